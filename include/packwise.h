@@ -1,0 +1,34 @@
+/**
+ * @file packwise.h
+ * @brief packwise: block-quantized weights carried from the file to the
+ *        matmul kernel, correctly and fast.
+ *
+ * Include this one header. The layout rules every function depends on are
+ * stated once, in @ref layout_rules (view.h).
+ */
+#ifndef PACKWISE_H
+#define PACKWISE_H
+
+/** Semantic version of the library API. */
+#define PW_VERSION_MAJOR 0
+#define PW_VERSION_MINOR 1
+#define PW_VERSION_PATCH 0
+/** Version as a string, e.g. "0.1.0". */
+#define PW_VERSION "0.1.0"
+
+#include "packwise/base.h"
+#include "packwise/format.h"
+#include "packwise/view.h"
+#include "packwise/gguf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the library actually linked (may differ from PW_VERSION). */
+PW_API const char *pw_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,276 @@
+/**
+ * @file base.h
+ * @brief Status codes, the caller-owned context, arenas and the trace sink.
+ *
+ * Every packwise function that can fail returns a ::pw_status. The detail of
+ * the last failure (which tensor, which byte offset, which field, what fix) is
+ * kept in the ::pw_context the call was given and read with
+ * pw_context_message(). The library never prints, never aborts on input from
+ * a caller or a file, and keeps no hidden global state: CPU features, the ISA
+ * cap, the thread count, the allocator and the trace sink all live in the
+ * context.
+ */
+#ifndef PACKWISE_BASE_H
+#define PACKWISE_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(PACKWISE_SHARED_BUILD)
+#define PW_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define PW_API __attribute__((visibility("default")))
+#else
+#define PW_API
+#endif
+
+/**
+ * X-macro list of status codes: (name, value, description).
+ * Values are fixed forever; new codes are appended.
+ */
+#define PW_STATUS_LIST(X)                                                                   \
+    X(PW_OK, 0, "success")                                                                  \
+    X(PW_ERR_INVALID_ARGUMENT, 1, "invalid argument")                                       \
+    X(PW_ERR_SHAPE, 2, "bad shape: not a whole number of blocks, out of range, or mismatched") \
+    X(PW_ERR_LAYOUT, 3, "bytes are in a layout the operation does not read")                \
+    X(PW_ERR_ORIENTATION, 4, "weight is labelled [in, out]; open with PW_ORIENT_OUT_IN")     \
+    X(PW_ERR_UNSUPPORTED, 5, "unsupported format, type, or operation")                      \
+    X(PW_ERR_OUT_OF_MEMORY, 6, "out of memory")                                             \
+    X(PW_ERR_OVERFLOW, 7, "a size computation overflowed")                                  \
+    X(PW_ERR_IO, 8, "input/output error")                                                   \
+    X(PW_ERR_BAD_FILE, 9, "malformed file")                                                 \
+    X(PW_ERR_TRUNCATED, 10, "file or buffer is shorter than its header says")               \
+    X(PW_ERR_VERSION, 11, "unsupported file version or byte order")                         \
+    X(PW_ERR_NOT_FOUND, 12, "not found")                                                    \
+    X(PW_ERR_DUPLICATE, 13, "duplicate name or key")                                        \
+    X(PW_ERR_CHECKSUM, 14, "checksum or content hash mismatch")                             \
+    X(PW_ERR_FAMILY, 15, "packed buffer belongs to another kernel family or tile shape")
+
+/** Status of every fallible packwise call. ::PW_OK is zero. */
+typedef enum pw_status {
+#define PW__STATUS_ENUM(name, value, text) name = value,
+    PW_STATUS_LIST(PW__STATUS_ENUM)
+#undef PW__STATUS_ENUM
+} pw_status;
+
+/** Fixed text for a status ("success", "malformed file", ...). Never NULL. */
+PW_API const char *pw_status_str(pw_status status);
+/** Short symbolic name of a status ("PW_ERR_BAD_FILE"). Never NULL. */
+PW_API const char *pw_status_name(pw_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Instruction-set levels and CPU features                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Instruction-set levels a context may be capped to. On x86-64 the levels are
+ * SCALAR < AVX2 < AVX512; on Arm64 SCALAR < NEON < DOTPROD < I8MM. A cap never
+ * raises what the CPU has; it only hides features so that lower paths can be
+ * tested on one machine.
+ */
+typedef enum pw_isa {
+    PW_ISA_NATIVE = 0, /**< no cap: everything the CPU has */
+    PW_ISA_SCALAR = 1, /**< portable C only */
+    PW_ISA_AVX2 = 2,   /**< x86: AVX2 + FMA + F16C */
+    PW_ISA_AVX512 = 3, /**< x86: AVX-512 F/BW/VL (+ VNNI where present) */
+    PW_ISA_NEON = 4,   /**< Arm64: Advanced SIMD */
+    PW_ISA_DOTPROD = 5,/**< Arm64: + SDOT/UDOT (asimddp) */
+    PW_ISA_I8MM = 6    /**< Arm64: + SMMLA/USMMLA (i8mm) */
+} pw_isa;
+
+/** CPU feature bits, as reported by pw_context_cpu_features(). */
+enum pw_cpu_feature {
+    PW_CPU_AVX2 = 1u << 0,
+    PW_CPU_FMA = 1u << 1,
+    PW_CPU_F16C = 1u << 2,
+    PW_CPU_AVX512F = 1u << 3,
+    PW_CPU_AVX512BW = 1u << 4,
+    PW_CPU_AVX512VL = 1u << 5,
+    PW_CPU_AVX512VNNI = 1u << 6,
+    PW_CPU_AVXVNNI = 1u << 7,
+    PW_CPU_NEON = 1u << 16,
+    PW_CPU_DOTPROD = 1u << 17,
+    PW_CPU_I8MM = 1u << 18
+};
+
+/** Name of an ISA level ("scalar", "avx2", ...). Never NULL. */
+PW_API const char *pw_isa_name(pw_isa isa);
+/**
+ * Parse an ISA name as accepted by PACKWISE_ISA: "native", "scalar", "avx2",
+ * "avx512", "neon", "dotprod", "i8mm". Returns ::PW_ERR_INVALID_ARGUMENT for
+ * anything else.
+ */
+PW_API pw_status pw_isa_from_name(const char *name, pw_isa *out);
+
+/* ------------------------------------------------------------------------ */
+/* Trace events                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** What a trace event reports. */
+typedef enum pw_trace_kind {
+    PW_TRACE_KERNEL = 0,   /**< a kernel was selected: kernel, key */
+    PW_TRACE_ADAPTER = 1,  /**< a layout conversion copied bytes: tensor, bytes, from, to */
+    PW_TRACE_FALLBACK = 2, /**< the reference kernel was used: kernel, reason */
+    PW_TRACE_CACHE = 3     /**< a weights-cache decision: tensor, reason */
+} pw_trace_kind;
+
+/**
+ * One trace event. Every string is owned by the library and valid only for
+ * the duration of the callback; fields that do not apply are NULL or 0.
+ */
+typedef struct pw_trace_event {
+    pw_trace_kind kind;
+    const char *tensor; /**< tensor name, when known */
+    const char *kernel; /**< kernel name (KERNEL, FALLBACK) */
+    const char *key;    /**< kernel key (KERNEL) */
+    uint64_t bytes;     /**< bytes copied (ADAPTER) */
+    const char *from;   /**< source layout name (ADAPTER) */
+    const char *to;     /**< target layout name (ADAPTER) */
+    const char *reason; /**< why (FALLBACK, CACHE) */
+} pw_trace_event;
+
+/** Trace sink: called synchronously on the calling thread. */
+typedef void (*pw_trace_fn)(void *user, const pw_trace_event *event);
+
+/**
+ * Format an event as the command-line contract's one-line form, for example
+ * `trace adapter tensor=w bytes=9437184 from=row_major to=input_block_major`
+ * (no trailing newline). Writes at most @p capacity bytes including the NUL
+ * and returns the length the full line needs, like snprintf.
+ */
+PW_API size_t pw_trace_format(const pw_trace_event *event, char *buffer, size_t capacity);
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Allocator hooks. alloc returns memory aligned to at least @p alignment
+ * (a power of two, at most 4096) or NULL; free accepts NULL.
+ */
+typedef struct pw_allocator {
+    void *(*alloc)(void *user, size_t bytes, size_t alignment);
+    void (*free)(void *user, void *pointer);
+    void *user;
+} pw_allocator;
+
+/**
+ * Parallel-for hook, so a host engine can run packwise's work on its own
+ * threads. It must call task(task_context, i) exactly once for every i in
+ * [0, range) and return only when all calls have returned; calls may run
+ * concurrently. NULL means packwise's own pool.
+ */
+typedef void (*pw_parallel_task)(void *task_context, size_t index);
+typedef void (*pw_parallel_for_fn)(void *user, pw_parallel_task task, void *task_context,
+                                   size_t range);
+
+/**
+ * Options for pw_context_create(). Initialise with pw_context_options_init(),
+ * then set what you need; new fields are only ever appended, and
+ * @ref struct_size tells the library which ones the caller knows.
+ */
+typedef struct pw_context_options {
+    size_t struct_size;   /**< sizeof(pw_context_options), set by init */
+    pw_isa max_isa;       /**< cap; PW_ISA_NATIVE = none. PACKWISE_ISA may lower it further */
+    int ignore_env;       /**< nonzero: do not read PACKWISE_ISA */
+    int threads;          /**< worker threads; 0 = the number of online cores */
+    int prepack_weights;  /**< nonzero: dispatch may relayout weights (an adapter event each time) */
+    pw_trace_fn trace;    /**< trace sink; NULL = events are dropped */
+    void *trace_user;     /**< passed to @ref trace */
+    pw_allocator allocator;         /**< all library allocations; zero = malloc/free */
+    pw_parallel_for_fn parallel_for;/**< NULL = packwise's own thread pool */
+    void *parallel_for_user;
+} pw_context_options;
+
+/** Opaque context owned by the caller. Not for concurrent use by several threads. */
+typedef struct pw_context pw_context;
+
+/** Fill @p options with defaults (no cap, all cores, no trace, malloc). */
+PW_API void pw_context_options_init(pw_context_options *options);
+
+/**
+ * Create a context: detects CPU features once and applies the ISA cap from
+ * @p options and from the environment variable PACKWISE_ISA (the lower of the
+ * two wins). @p options may be NULL for defaults. An unknown PACKWISE_ISA
+ * value is refused with ::PW_ERR_INVALID_ARGUMENT (and *out is NULL; the
+ * message is available from pw_last_create_message()).
+ */
+PW_API pw_status pw_context_create(const pw_context_options *options, pw_context **out);
+
+/** Destroy a context. Accepts NULL. */
+PW_API void pw_context_destroy(pw_context *ctx);
+
+/**
+ * Detail of the last failed call made with @p ctx ("" when there was none).
+ * Valid until the next call with @p ctx.
+ */
+PW_API const char *pw_context_message(const pw_context *ctx);
+
+/** Forget the last message. */
+PW_API void pw_context_clear_message(pw_context *ctx);
+
+/** Message of the last failed pw_context_create() on this thread. */
+PW_API const char *pw_last_create_message(void);
+
+/** Features the CPU has (bitwise OR of ::pw_cpu_feature), before any cap. */
+PW_API uint32_t pw_context_cpu_features(const pw_context *ctx);
+
+/** Features kernels may use: the CPU's features restricted by the cap. */
+PW_API uint32_t pw_context_usable_features(const pw_context *ctx);
+
+/** The highest ISA level usable in this context (after the cap). */
+PW_API pw_isa pw_context_isa(const pw_context *ctx);
+
+/**
+ * Lower (or lift, up to what the CPU has) the ISA cap. Returns
+ * ::PW_ERR_INVALID_ARGUMENT for a level of the other architecture.
+ */
+PW_API pw_status pw_context_set_isa(pw_context *ctx, pw_isa max_isa);
+
+/** Set or clear the trace sink. */
+PW_API void pw_context_set_trace(pw_context *ctx, pw_trace_fn trace, void *user);
+
+/** Whether dispatch may relayout weights (::pw_context_options.prepack_weights). */
+PW_API void pw_context_set_prepack_weights(pw_context *ctx, int enabled);
+PW_API int pw_context_prepack_weights(const pw_context *ctx);
+
+/** Number of worker threads (including the caller). */
+PW_API int pw_context_threads(const pw_context *ctx);
+
+/** Change the number of threads (0 = online cores). Recreates the pool. */
+PW_API pw_status pw_context_set_threads(pw_context *ctx, int threads);
+
+/* ------------------------------------------------------------------------ */
+/* Arena                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An arena: 64-byte aligned allocations released together by
+ * pw_arena_destroy() or pw_arena_reset(). Memory comes from the context's
+ * allocator. Relayouts (pw_view_prepack) allocate their copies here, so a
+ * prepacked view lives as long as its arena.
+ */
+typedef struct pw_arena pw_arena;
+
+/** Create an empty arena bound to @p ctx's allocator. */
+PW_API pw_status pw_arena_create(pw_context *ctx, pw_arena **out);
+/** Release every allocation and the arena. Accepts NULL. */
+PW_API void pw_arena_destroy(pw_arena *arena);
+/** Release every allocation; the arena stays usable. */
+PW_API void pw_arena_reset(pw_arena *arena);
+/**
+ * Allocate @p bytes (may be 0) aligned to 64 bytes. Returns NULL when memory
+ * is exhausted or @p bytes overflows; the context message then says so.
+ */
+PW_API void *pw_arena_alloc(pw_arena *arena, size_t bytes);
+/** Bytes handed out since creation or the last reset. */
+PW_API uint64_t pw_arena_used(const pw_arena *arena);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,275 @@
+/* The caller-owned context: CPU features, ISA cap, threads, allocator, trace sink. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef PW_HAVE_PTHREADPOOL
+#include <pthreadpool.h>
+#endif
+
+static _Thread_local char create_message[PW__MESSAGE_CAPACITY];
+
+const char *pw_last_create_message(void) { return create_message; }
+
+static void *default_alloc(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    if (alignment < sizeof(void *)) alignment = sizeof(void *);
+    void *p = NULL;
+    if (posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) return NULL;
+    return p;
+}
+
+static void default_free(void *user, void *p) {
+    (void)user;
+    free(p);
+}
+
+void *pw__alloc(pw_context *ctx, size_t bytes, size_t alignment) {
+    if (ctx == NULL) return default_alloc(NULL, bytes, alignment);
+    return ctx->allocator.alloc(ctx->allocator.user, bytes, alignment);
+}
+
+void *pw__calloc(pw_context *ctx, size_t count, size_t size, size_t alignment) {
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
+    void *p = pw__alloc(ctx, bytes, alignment);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+void pw__free(pw_context *ctx, void *p) {
+    if (p == NULL) return;
+    if (ctx == NULL) {
+        default_free(NULL, p);
+        return;
+    }
+    ctx->allocator.free(ctx->allocator.user, p);
+}
+
+void pw_context_options_init(pw_context_options *o) {
+    if (o == NULL) return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->max_isa = PW_ISA_NATIVE;
+}
+
+static int online_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int isa_valid_here(pw_isa isa) {
+    switch (isa) {
+    case PW_ISA_NATIVE:
+    case PW_ISA_SCALAR: return 1;
+#if defined(__x86_64__) || defined(_M_X64)
+    case PW_ISA_AVX2:
+    case PW_ISA_AVX512: return 1;
+#elif defined(__aarch64__)
+    case PW_ISA_NEON:
+    case PW_ISA_DOTPROD:
+    case PW_ISA_I8MM: return 1;
+#endif
+    default: return 0;
+    }
+}
+
+/* The lower of two caps; NATIVE means no cap. */
+static pw_isa lower_cap(pw_isa a, pw_isa b) {
+    if (a == PW_ISA_NATIVE) return b;
+    if (b == PW_ISA_NATIVE) return a;
+    return a < b ? a : b;
+}
+
+static void apply_cap(pw_context *ctx) {
+    ctx->usable_features = ctx->cpu_features & pw__features_for_isa(ctx->cap);
+}
+
+static void destroy_pool(pw_context *ctx) {
+#ifdef PW_HAVE_PTHREADPOOL
+    if (ctx->pool) pthreadpool_destroy((pthreadpool_t)ctx->pool);
+#endif
+    ctx->pool = NULL;
+}
+
+static pw_status make_pool(pw_context *ctx) {
+    destroy_pool(ctx);
+#ifdef PW_HAVE_PTHREADPOOL
+    if (ctx->parallel_for == NULL && ctx->threads > 1) {
+        ctx->pool = pthreadpool_create((size_t)ctx->threads);
+        PW__FAIL_IF(ctx->pool == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
+                    "cannot create a pool of %d threads", ctx->threads);
+    }
+#endif
+    return PW_OK;
+}
+
+pw_status pw_context_create(const pw_context_options *options, pw_context **out) {
+    create_message[0] = '\0';
+    if (out == NULL) {
+        pw__strlcpy(create_message, "pw_context_create: out is NULL", sizeof create_message);
+        return PW_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    pw_context_options o;
+    pw_context_options_init(&o);
+    if (options != NULL) {
+        if (options->struct_size == 0 || options->struct_size > sizeof o) {
+            snprintf(create_message, sizeof create_message,
+                     "pw_context_create: options.struct_size is %zu; initialise options with "
+                     "pw_context_options_init",
+                     options->struct_size);
+            return PW_ERR_INVALID_ARGUMENT;
+        }
+        memcpy(&o, options, options->struct_size);
+    }
+    if (!isa_valid_here(o.max_isa)) {
+        snprintf(create_message, sizeof create_message,
+                 "pw_context_create: max_isa '%s' is not an ISA of this architecture",
+                 pw_isa_name(o.max_isa));
+        return PW_ERR_INVALID_ARGUMENT;
+    }
+    if (o.threads < 0) {
+        snprintf(create_message, sizeof create_message,
+                 "pw_context_create: threads is %d; use 0 for all cores", o.threads);
+        return PW_ERR_INVALID_ARGUMENT;
+    }
+    if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL)) {
+        pw__strlcpy(create_message,
+                    "pw_context_create: allocator needs both alloc and free, or neither",
+                    sizeof create_message);
+        return PW_ERR_INVALID_ARGUMENT;
+    }
+    pw_isa cap = o.max_isa;
+    const char *env = o.ignore_env ? NULL : getenv("PACKWISE_ISA");
+    if (env != NULL && env[0] != '\0') {
+        pw_isa env_isa;
+        if (pw_isa_from_name(env, &env_isa) != PW_OK || !isa_valid_here(env_isa)) {
+            snprintf(create_message, sizeof create_message,
+                     "PACKWISE_ISA='%.64s' is not a level of this architecture (use scalar, "
+#if defined(__aarch64__)
+                     "neon, dotprod or i8mm)",
+#else
+                     "avx2 or avx512)",
+#endif
+                     env);
+            return PW_ERR_INVALID_ARGUMENT;
+        }
+        cap = lower_cap(cap, env_isa);
+    }
+    pw_allocator alloc = o.allocator;
+    if (alloc.alloc == NULL) {
+        alloc.alloc = default_alloc;
+        alloc.free = default_free;
+        alloc.user = NULL;
+    }
+    pw_context *ctx = alloc.alloc(alloc.user, sizeof *ctx, 64);
+    if (ctx == NULL) {
+        pw__strlcpy(create_message, "pw_context_create: out of memory", sizeof create_message);
+        return PW_ERR_OUT_OF_MEMORY;
+    }
+    memset(ctx, 0, sizeof *ctx);
+    ctx->allocator = alloc;
+    ctx->cpu_features = pw__detect_cpu_features();
+    ctx->cap = cap;
+    apply_cap(ctx);
+    ctx->threads = o.threads ? o.threads : online_cores();
+    ctx->prepack_weights = o.prepack_weights != 0;
+    ctx->trace = o.trace;
+    ctx->trace_user = o.trace_user;
+    ctx->parallel_for = o.parallel_for;
+    ctx->parallel_for_user = o.parallel_for_user;
+    if (make_pool(ctx) != PW_OK) {
+        pw__strlcpy(create_message, ctx->message, sizeof create_message);
+        alloc.free(alloc.user, ctx);
+        return PW_ERR_OUT_OF_MEMORY;
+    }
+    *out = ctx;
+    return PW_OK;
+}
+
+void pw_context_destroy(pw_context *ctx) {
+    if (ctx == NULL) return;
+    destroy_pool(ctx);
+    pw_allocator a = ctx->allocator;
+    a.free(a.user, ctx);
+}
+
+const char *pw_context_message(const pw_context *ctx) { return ctx ? ctx->message : ""; }
+
+void pw_context_clear_message(pw_context *ctx) {
+    if (ctx) ctx->message[0] = '\0';
+}
+
+uint32_t pw_context_cpu_features(const pw_context *ctx) { return ctx ? ctx->cpu_features : 0; }
+
+uint32_t pw_context_usable_features(const pw_context *ctx) {
+    return ctx ? ctx->usable_features : 0;
+}
+
+pw_isa pw_context_isa(const pw_context *ctx) {
+    return ctx ? pw__isa_of_features(ctx->usable_features) : PW_ISA_SCALAR;
+}
+
+pw_status pw_context_set_isa(pw_context *ctx, pw_isa max_isa) {
+    PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_isa: ctx is NULL");
+    PW__FAIL_IF(!isa_valid_here(max_isa), ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_context_set_isa: '%s' is not an ISA of this architecture",
+                pw_isa_name(max_isa));
+    ctx->cap = max_isa;
+    apply_cap(ctx);
+    return PW_OK;
+}
+
+void pw_context_set_trace(pw_context *ctx, pw_trace_fn trace, void *user) {
+    if (ctx == NULL) return;
+    ctx->trace = trace;
+    ctx->trace_user = user;
+}
+
+void pw_context_set_prepack_weights(pw_context *ctx, int enabled) {
+    if (ctx) ctx->prepack_weights = enabled != 0;
+}
+
+int pw_context_prepack_weights(const pw_context *ctx) { return ctx ? ctx->prepack_weights : 0; }
+
+int pw_context_threads(const pw_context *ctx) { return ctx ? ctx->threads : 1; }
+
+pw_status pw_context_set_threads(pw_context *ctx, int threads) {
+    PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_threads: ctx is NULL");
+    PW__FAIL_IF(threads < 0, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_context_set_threads: threads is %d; use 0 for all cores", threads);
+    ctx->threads = threads ? threads : online_cores();
+    return make_pool(ctx);
+}
+
+#ifdef PW_HAVE_PTHREADPOOL
+typedef struct pool_task {
+    pw_parallel_task task;
+    void *context;
+} pool_task;
+
+static void pool_trampoline(void *p, size_t i) {
+    const pool_task *t = p;
+    t->task(t->context, i);
+}
+#endif
+
+void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context, size_t range) {
+    if (range == 0) return;
+    if (ctx->parallel_for != NULL) {
+        ctx->parallel_for(ctx->parallel_for_user, task, task_context, range);
+        return;
+    }
+#ifdef PW_HAVE_PTHREADPOOL
+    if (ctx->pool != NULL && range > 1) {
+        pool_task t = {task, task_context};
+        pthreadpool_parallelize_1d((pthreadpool_t)ctx->pool, pool_trampoline, &t, range, 0);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < range; ++i) task(task_context, i);
+}

@@ -1,0 +1,123 @@
+/*
+ * CPU feature detection, done once per context. x86-64 uses CPUID and XGETBV
+ * (the OS must have enabled the AVX and AVX-512 register state, not only the
+ * CPU report the instructions); Arm64 Linux uses the hwcaps the kernel gives.
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+
+static uint64_t xgetbv0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+uint32_t pw__detect_cpu_features(void) {
+    unsigned a, b, c, d;
+    uint32_t f = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    const int osxsave = (c >> 27) & 1;
+    const int has_fma = (c >> 12) & 1;
+    const int has_f16c = (c >> 29) & 1;
+    if (!osxsave) return 0;
+    const uint64_t xcr0 = xgetbv0();
+    const int os_avx = (xcr0 & 0x6) == 0x6;          /* XMM and YMM state */
+    const int os_avx512 = (xcr0 & 0xe6) == 0xe6;     /* + opmask, ZMM_Hi256, Hi16_ZMM */
+    if (!os_avx) return 0;
+    if (has_fma) f |= PW_CPU_FMA;
+    if (has_f16c) f |= PW_CPU_F16C;
+    if (__get_cpuid_max(0, NULL) < 7) return f;
+    __cpuid_count(7, 0, a, b, c, d);
+    if ((b >> 5) & 1) f |= PW_CPU_AVX2;
+    if (os_avx512) {
+        if ((b >> 16) & 1) f |= PW_CPU_AVX512F;
+        if ((b >> 30) & 1) f |= PW_CPU_AVX512BW;
+        if ((b >> 31) & 1) f |= PW_CPU_AVX512VL;
+        if ((c >> 11) & 1) f |= PW_CPU_AVX512VNNI;
+    }
+    __cpuid_count(7, 1, a, b, c, d);
+    if ((a >> 4) & 1) f |= PW_CPU_AVXVNNI;
+    return f;
+}
+
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1 << 1)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+
+uint32_t pw__detect_cpu_features(void) {
+    unsigned long hw = getauxval(AT_HWCAP);
+    unsigned long hw2 = getauxval(AT_HWCAP2);
+    uint32_t f = 0;
+    if (hw & HWCAP_ASIMD) f |= PW_CPU_NEON;
+    if (hw & HWCAP_ASIMDDP) f |= PW_CPU_DOTPROD;
+    if (hw2 & HWCAP2_I8MM) f |= PW_CPU_I8MM;
+    return f;
+}
+
+#else
+uint32_t pw__detect_cpu_features(void) { return 0; }
+#endif
+
+#define PW__X86_ALL                                                                         \
+    (PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C | PW_CPU_AVX512F | PW_CPU_AVX512BW |            \
+     PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_AVXVNNI)
+#define PW__ARM_ALL (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)
+
+uint32_t pw__features_for_isa(pw_isa isa) {
+    switch (isa) {
+    case PW_ISA_NATIVE: return PW__X86_ALL | PW__ARM_ALL;
+    case PW_ISA_SCALAR: return 0;
+    /* AVX-VNNI (VEX) stays out of the AVX2 level so that "avx2" means plain AVX2 everywhere. */
+    case PW_ISA_AVX2: return PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
+    case PW_ISA_AVX512: return PW__X86_ALL;
+    case PW_ISA_NEON: return PW_CPU_NEON;
+    case PW_ISA_DOTPROD: return PW_CPU_NEON | PW_CPU_DOTPROD;
+    case PW_ISA_I8MM: return PW__ARM_ALL;
+    }
+    return 0;
+}
+
+pw_isa pw__isa_of_features(uint32_t f) {
+    const uint32_t avx512 = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL;
+    const uint32_t avx2 = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
+    if ((f & (avx512 | avx2)) == (avx512 | avx2)) return PW_ISA_AVX512;
+    if ((f & avx2) == avx2) return PW_ISA_AVX2;
+    if ((f & (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)) == (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM))
+        return PW_ISA_I8MM;
+    if ((f & (PW_CPU_NEON | PW_CPU_DOTPROD)) == (PW_CPU_NEON | PW_CPU_DOTPROD)) return PW_ISA_DOTPROD;
+    if (f & PW_CPU_NEON) return PW_ISA_NEON;
+    return PW_ISA_SCALAR;
+}
+
+static const char *const isa_names[] = {"native", "scalar", "avx2", "avx512",
+                                        "neon",   "dotprod", "i8mm"};
+
+const char *pw_isa_name(pw_isa isa) {
+    if ((unsigned)isa < sizeof isa_names / sizeof isa_names[0]) return isa_names[isa];
+    return "unknown";
+}
+
+pw_status pw_isa_from_name(const char *name, pw_isa *out) {
+    if (name == NULL || out == NULL) return PW_ERR_INVALID_ARGUMENT;
+    for (unsigned i = 0; i < sizeof isa_names / sizeof isa_names[0]; ++i) {
+        if (strcasecmp(name, isa_names[i]) == 0) {
+            *out = (pw_isa)i;
+            return PW_OK;
+        }
+    }
+    return PW_ERR_INVALID_ARGUMENT;
+}

@@ -1,0 +1,88 @@
+/*
+ * Internal helpers shared by every module: failure reporting, checked
+ * arithmetic, allocation through the context, tracing, and the context
+ * struct itself. Not installed.
+ */
+#ifndef PACKWISE_INTERNAL_H
+#define PACKWISE_INTERNAL_H
+
+#include "packwise/base.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PW__MESSAGE_CAPACITY 1024
+
+struct pw_context {
+    uint32_t cpu_features;    /* what the CPU has */
+    uint32_t usable_features; /* cpu_features restricted by the cap */
+    pw_isa cap;               /* PW_ISA_NATIVE = none */
+    int threads;
+    int prepack_weights;
+    pw_trace_fn trace;
+    void *trace_user;
+    pw_allocator allocator;
+    pw_parallel_for_fn parallel_for;
+    void *parallel_for_user;
+    void *pool; /* packwise's own pool (pthreadpool_t) when parallel_for is NULL */
+    char message[PW__MESSAGE_CAPACITY];
+};
+
+#if defined(__GNUC__)
+#define PW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PW__PRINTF(f, a)
+#endif
+
+/* Record a failure in ctx (if any) and return status. The message says what
+ * and where; it must not end with a newline. */
+pw_status pw__fail(pw_context *ctx, pw_status status, const char *fmt, ...) PW__PRINTF(3, 4);
+
+/* Return status with a message when cond holds. */
+#define PW__FAIL_IF(cond, ctx, status, ...)                                                  \
+    do {                                                                                    \
+        if (cond) return pw__fail((ctx), (status), __VA_ARGS__);                            \
+    } while (0)
+
+/* Propagate a non-OK status. */
+#define PW__TRY(expr)                                                                       \
+    do {                                                                                    \
+        pw_status pw__s = (expr);                                                           \
+        if (pw__s != PW_OK) return pw__s;                                                   \
+    } while (0)
+
+/* Checked arithmetic: true when the result overflowed. */
+static inline bool pw__mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *r) {
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline bool pw__add_overflow_u64(uint64_t a, uint64_t b, uint64_t *r) {
+    return __builtin_add_overflow(a, b, r);
+}
+static inline bool pw__mul_overflow_i64(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline bool pw__add_overflow_i64(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_add_overflow(a, b, r);
+}
+
+/* Allocation through the context's allocator (alignment a power of two <= 4096). */
+void *pw__alloc(pw_context *ctx, size_t bytes, size_t alignment);
+void *pw__calloc(pw_context *ctx, size_t count, size_t size, size_t alignment);
+void pw__free(pw_context *ctx, void *p);
+
+/* Emit a trace event if a sink is set. */
+void pw__trace(pw_context *ctx, const pw_trace_event *event);
+
+/* Run task(task_context, i) for i in [0, range) on the context's threads. */
+void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context, size_t range);
+
+/* CPU detection (cpu.c). */
+uint32_t pw__detect_cpu_features(void);
+uint32_t pw__features_for_isa(pw_isa isa);
+pw_isa pw__isa_of_features(uint32_t features);
+
+/* Bounded copy of a string into a fixed buffer; always NUL-terminates. */
+void pw__strlcpy(char *dst, const char *src, size_t capacity);
+
+#endif
