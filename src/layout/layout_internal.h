@@ -1,0 +1,17 @@
+/* Internal helpers of the layout module shared by view.c, prepack.c and convert.c. */
+#ifndef PACKWISE_LAYOUT_INTERNAL_H
+#define PACKWISE_LAYOUT_INTERNAL_H
+
+#include "packwise/view.h"
+
+/* Grid dims of a view: shape with the block axis divided by the block size. */
+void pw__view_grid(const pw_view *v, int64_t grid[PW_MAX_RANK]);
+
+/* Block address (in blocks from data) of grid coordinates c[rank]. */
+int64_t pw__view_block_index(const pw_view *v, const int64_t *c);
+
+/* Normalise a layout for a grid of `rows` rows: ROW_TILED with nr == 1 is
+ * ROW_MAJOR and with nr == rows is INPUT_BLOCK_MAJOR (same bytes). */
+pw_layout pw__layout_normalize(pw_layout l, int64_t rows);
+
+#endif

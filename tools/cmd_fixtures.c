@@ -1,0 +1,8 @@
+/* packwise fixtures: placeholder until its issue lands; refuses with exit 2. */
+#include "cli.h"
+
+int pw_cmd_fixtures(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return pw_cli_fail("fixtures", "not available in this build yet");
+}

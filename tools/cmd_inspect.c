@@ -1,0 +1,8 @@
+/* packwise inspect: placeholder until its issue lands; refuses with exit 2. */
+#include "cli.h"
+
+int pw_cmd_inspect(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return pw_cli_fail("inspect", "not available in this build yet");
+}

@@ -1,0 +1,8 @@
+/* packwise verify: placeholder until its issue lands; refuses with exit 2. */
+#include "cli.h"
+
+int pw_cmd_verify(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return pw_cli_fail("verify", "not available in this build yet");
+}
