@@ -139,7 +139,7 @@ static void check_format(pw_context *ctx, trace_log *log, pw_format f, int64_t r
     free(y);
 
     /* The bug this library exists to prevent: IBM bytes read as ROW_MAJOR differ. */
-    if (bpr > 1 && bs > 1) {
+    if (bpr > 1) {
         pw_view wrong;
         CHECK_OK(pw_view_init(ctx, &wrong, f, 2, shape, ibm.data, bytes), ctx);
         float *z = decode_all(ctx, &wrong);
