@@ -1,0 +1,118 @@
+/* Small helpers of the GGUF module: allocation, name hashing, UTF-8, type tables. */
+#include "gguf/gguf_internal.h"
+
+static void *default_alloc(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    return pw__alloc(NULL, bytes, alignment);
+}
+
+static void default_free(void *user, void *p) {
+    (void)user;
+    pw__free(NULL, p);
+}
+
+pw_allocator pw__gguf_allocator(const pw_context *ctx) {
+    if (ctx != NULL) return ctx->allocator;
+    pw_allocator a = {default_alloc, default_free, NULL};
+    return a;
+}
+
+void *pw__gguf_alloc(const pw_allocator *a, size_t bytes) {
+    return a->alloc(a->user, bytes ? bytes : 1, 16);
+}
+
+void pw__gguf_free(const pw_allocator *a, void *p) {
+    if (p != NULL) a->free(a->user, p);
+}
+
+/* FNV-1a, 64-bit: names are short and this is only for lookups. */
+uint64_t pw__gguf_hash(const char *s, uint64_t len) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint64_t i = 0; i < len; ++i) {
+        h ^= (uint8_t)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+int64_t pw__gguf_index_find(const pw_gguf *g, const pw__gguf_index *ix,
+                            const pw__gguf_str *(*name_of)(const pw_gguf *, int64_t),
+                            const char *s, uint64_t len) {
+    if (ix->slots == NULL) return -1;
+    for (uint64_t h = pw__gguf_hash(s, len) & ix->mask;; h = (h + 1) & ix->mask) {
+        const int64_t slot = ix->slots[h];
+        if (slot == 0) return -1;
+        const pw__gguf_str *n = name_of(g, slot - 1);
+        if (n->len == len && memcmp(g->pool + n->at, s, (size_t)len) == 0) return slot - 1;
+    }
+}
+
+bool pw__utf8_valid(const uint8_t *s, uint64_t len) {
+    uint64_t i = 0;
+    while (i < len) {
+        const uint8_t c = s[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        int n;
+        uint32_t cp, min;
+        if ((c & 0xE0) == 0xC0) {
+            n = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (len - i <= (uint64_t)n) return false;
+        for (int k = 1; k <= n; ++k) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += (uint64_t)n + 1;
+    }
+    return true;
+}
+
+size_t pw__gguf_fixed_size(uint32_t type) {
+    switch (type) {
+    case PW_GGUF_TYPE_UINT8:
+    case PW_GGUF_TYPE_INT8:
+    case PW_GGUF_TYPE_BOOL: return 1;
+    case PW_GGUF_TYPE_UINT16:
+    case PW_GGUF_TYPE_INT16: return 2;
+    case PW_GGUF_TYPE_UINT32:
+    case PW_GGUF_TYPE_INT32:
+    case PW_GGUF_TYPE_FLOAT32: return 4;
+    case PW_GGUF_TYPE_UINT64:
+    case PW_GGUF_TYPE_INT64:
+    case PW_GGUF_TYPE_FLOAT64: return 8;
+    default: return 0;
+    }
+}
+
+size_t pw_gguf_type_size(pw_gguf_type type) { return pw__gguf_fixed_size((uint32_t)type); }
+
+const char *pw_gguf_type_name(pw_gguf_type type) {
+    static const char *const names[] = {"uint8", "int8",   "uint16", "int16", "uint32",
+                                        "int32", "float32", "bool",   "string", "array",
+                                        "uint64", "int64",  "float64"};
+    const unsigned t = (unsigned)type;
+    return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
+const char *pw_gguf_tensor_type_name(uint32_t gguf_type) {
+    /* ggml's type ids, including ids ggml has since retired, so old files still read well. */
+    static const char *const names[] = {
+        "f32",     "f16",    "q4_0",    "q4_1",  "q4_2" /* removed */, "q4_3" /* removed */,
+        "q5_0",    "q5_1",   "q8_0",    "q8_1",  "q2_K",   "q3_K",   "q4_K",   "q5_K",
+        "q6_K",    "q8_K",   "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s",
+        "iq2_s",   "iq4_xs", "i8",      "i16",   "i32",    "i64",    "f64",    "iq1_m",
+        "bf16",    "q4_0_4_4" /* removed */, "q4_0_4_8" /* removed */,
+        "q4_0_8_8" /* removed */, "tq1_0", "tq2_0", "iq4_nl_4_4" /* removed */,
+        "iq4_nl_4_8" /* removed */, "iq4_nl_8_8" /* removed */, "mxfp4"};
+    return gguf_type < sizeof names / sizeof names[0] ? names[gguf_type] : NULL;
+}
