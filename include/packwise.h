@@ -20,6 +20,7 @@
 #include "packwise/format.h"
 #include "packwise/view.h"
 #include "packwise/gguf.h"
+#include "packwise/matmul.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,106 @@
+/*
+ * Dispatch: ranking kernels for a weight's layout, and running a kernel over
+ * the whole problem on the context's threads.
+ */
+#include "base/internal.h"
+#include "kernel/kernel.h"
+
+#include <string.h>
+#include <strings.h>
+
+size_t pw_kernel_count(void) { return pw__kernel_list_count(); }
+
+const pw_kernel_info *pw_kernel_info_get(size_t index) {
+    const pw__kernel *k = pw__kernel_list_get(index);
+    return k ? &k->info : NULL;
+}
+
+pw_status pw_kernel_find(pw_context *ctx, const char *name, size_t *index) {
+    PW__FAIL_IF(name == NULL || index == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_kernel_find: NULL argument");
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        if (strcasecmp(pw__kernel_list_get(i)->info.name, name) == 0) {
+            *index = i;
+            return PW_OK;
+        }
+    }
+    return pw__fail(ctx, PW_ERR_NOT_FOUND,
+                    "no kernel named '%s' in this build (packwise formats lists them)", name);
+}
+
+int pw__kernel_usable(const pw_context *ctx, const pw__kernel *k) {
+    const uint32_t f = pw_context_usable_features(ctx);
+    return (k->info.features & f) == k->info.features;
+}
+
+int pw_kernel_usable(const pw_context *ctx, size_t index) {
+    const pw__kernel *k = pw__kernel_list_get(index);
+    return k != NULL && pw__kernel_usable(ctx, k);
+}
+
+const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
+                                  const char *family, int64_t n) {
+    const pw__kernel *best = NULL;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.is_reference || k->info.format != format || k->info.layout != layout) continue;
+        if (family != NULL && (k->info.family == NULL || strcmp(family, k->info.family) != 0))
+            continue;
+        if (n < k->min_n || !pw__kernel_usable(ctx, k)) continue;
+        if (best == NULL || k->priority > best->priority) best = k;
+    }
+    return best;
+}
+
+const pw__kernel *pw__kernel_reference(pw_format format) {
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.is_reference && k->info.format == format) return k;
+    }
+    return NULL;
+}
+
+typedef struct run_plan {
+    const pw__kernel *k;
+    const pw__mm_call *call;
+    int64_t o_chunk, i_chunk, o_tasks;
+} run_plan;
+
+static void run_task(void *p, size_t t) {
+    const run_plan *rp = p;
+    const int64_t ot = (int64_t)t % rp->o_tasks, it = (int64_t)t / rp->o_tasks;
+    const int64_t o0 = ot * rp->o_chunk, i0 = it * rp->i_chunk;
+    const int64_t o1 = o0 + rp->o_chunk < rp->call->out ? o0 + rp->o_chunk : rp->call->out;
+    const int64_t i1 = i0 + rp->i_chunk < rp->call->n ? i0 + rp->i_chunk : rp->call->n;
+    rp->k->run(rp->call, o0, o1, i0, i1);
+}
+
+void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call) {
+    const int threads = pw_context_threads(ctx);
+    const int64_t nr = k->info.tile_rows > 0 ? k->info.tile_rows : 1;
+    const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
+    run_plan rp = {k, call, call->out, call->n, 1};
+    if (threads > 1) {
+        /* Split outputs into whole tiles, enough tasks for load balance (4 per thread);
+         * rows of X in chunks of whole mr-tiles when n is large. */
+        const int64_t tiles = (call->out + nr - 1) / nr;
+        const int64_t want = 4 * (int64_t)threads;
+        int64_t i_tasks = 1;
+        if (call->n >= 4 * mr && tiles < want) {
+            i_tasks = (want + tiles - 1) / tiles;
+            if (i_tasks > call->n / mr) i_tasks = call->n / mr;
+        }
+        int64_t i_chunk = (call->n + i_tasks - 1) / i_tasks;
+        i_chunk = (i_chunk + mr - 1) / mr * mr;
+        int64_t o_tasks_want = (want + i_tasks - 1) / i_tasks;
+        int64_t tiles_per = (tiles + o_tasks_want - 1) / o_tasks_want;
+        if (tiles_per < 1) tiles_per = 1;
+        rp.o_chunk = tiles_per * nr;
+        rp.i_chunk = i_chunk;
+        rp.o_tasks = (call->out + rp.o_chunk - 1) / rp.o_chunk;
+        const int64_t i_count = (call->n + rp.i_chunk - 1) / rp.i_chunk;
+        pw__parallel_for(ctx, run_task, &rp, (size_t)(rp.o_tasks * i_count));
+        return;
+    }
+    k->run(call, 0, call->out, 0, call->n);
+}

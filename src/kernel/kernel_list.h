@@ -1,0 +1,41 @@
+/*
+ * The one list of kernels (STYLE.md rule 5). Dispatch, the tests and the
+ * bench all iterate over it; adding a kernel is one line here plus its file.
+ * Each PW_KERNEL(id) names a `const pw__kernel pw__k_<id>` defined next to
+ * the kernel's code. Lines are grouped by ISA; order inside the list does not
+ * matter (dispatch ranks by priority).
+ */
+
+/* Reference (decode, then dot in double): the oracle, and the fallback. */
+PW_KERNEL(ref_f32)
+PW_KERNEL(ref_f16)
+PW_KERNEL(ref_bf16)
+PW_KERNEL(ref_q4_0)
+PW_KERNEL(ref_q4_1)
+PW_KERNEL(ref_q5_0)
+PW_KERNEL(ref_q5_1)
+PW_KERNEL(ref_q8_0)
+PW_KERNEL(ref_q8_1)
+PW_KERNEL(ref_q2_k)
+PW_KERNEL(ref_q3_k)
+PW_KERNEL(ref_q4_k)
+PW_KERNEL(ref_q5_k)
+PW_KERNEL(ref_q6_k)
+PW_KERNEL(ref_q8_k)
+PW_KERNEL(ref_iq4_nl)
+PW_KERNEL(ref_tq1_0)
+PW_KERNEL(ref_tq2_0)
+
+/* Portable scalar kernels. */
+
+#if defined(__x86_64__)
+/* AVX2 + FMA + F16C. */
+
+/* AVX-512 F/BW/VL + VNNI. */
+#endif
+
+#if defined(__aarch64__)
+/* NEON dotprod. */
+
+/* NEON i8mm. */
+#endif
