@@ -27,6 +27,19 @@ PW_KERNEL(ref_tq1_0)
 PW_KERNEL(ref_tq2_0)
 
 /* Portable scalar kernels. */
+PW_KERNEL(q4_0_i8g_scalar)
+PW_KERNEL(q4_1_i8g_scalar)
+PW_KERNEL(q5_0_i8g_scalar)
+PW_KERNEL(q5_1_i8g_scalar)
+PW_KERNEL(q8_0_i8g_scalar)
+PW_KERNEL(iq4_nl_i8g_scalar)
+PW_KERNEL(q4_k_i8g_scalar)
+PW_KERNEL(q5_k_i8g_scalar)
+PW_KERNEL(tq1_0_i8g_scalar)
+PW_KERNEL(tq2_0_i8g_scalar)
+PW_KERNEL(q2_k_i8g_scalar)
+PW_KERNEL(q3_k_i8g_scalar)
+PW_KERNEL(q6_k_i8g_scalar)
 
 #if defined(__x86_64__)
 /* AVX2 + FMA + F16C. */

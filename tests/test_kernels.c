@@ -1,0 +1,152 @@
+/*
+ * Every kernel in the list against the reference, on shapes derived from its
+ * block and tile sizes (XNNPACK style): in = 1, 2, 3 and 7 blocks; out = 1,
+ * nr-1, nr, nr+1, 2nr+3 and 37; n = 1, 2, mr-1, mr, mr+1 and 33; plus
+ * narrowed and offset views. Runs under each PACKWISE_ISA level (ctest), so
+ * every kernel the CPU can run is exercised with the ISA forced in turn.
+ *
+ * Oracle: the weight decoded by the format's decoder and the activations as
+ * the kernel really sees them (quantized by the kernel's activation form and
+ * dequantized back), multiplied in double. Integer products inside a group
+ * are exact, so the only error is f32 rounding of at most in/16 scaled group
+ * terms plus the final sum: |y - ref| <= 1e-5 * sum_k |w_k x_k| + 1e-30
+ * (eps_f32 * 64 terms ~ 7.6e-6, rounded up).
+ */
+#include "pw_test.h"
+
+#include "format/format_internal.h"
+#include "kernel/kernel.h"
+
+#include <math.h>
+
+static int g_cases, g_kernels;
+
+static void make_weight(pw_context *ctx, pw_format f, int64_t rows, int64_t in, uint64_t seed,
+                        unsigned char **bytes, uint64_t *nbytes) {
+    const pw_format_info *fi = pw_format_get(f);
+    pw_rng r = {seed};
+    float *x = malloc(sizeof(float) * (size_t)(rows * in));
+    for (int64_t i = 0; i < rows * in; ++i) x[i] = (float)(pw_rng_gauss(&r) * 0.05);
+    *nbytes = (uint64_t)(rows * in / fi->block_size * fi->block_bytes);
+    *bytes = malloc((size_t)*nbytes);
+    CHECK_OK(pw_format_quantize(ctx, f, x, (size_t)(rows * in / fi->block_size), *bytes), ctx);
+    free(x);
+}
+
+/* Run kernel k on view w (forced by name) and compare with the oracle. */
+static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, int64_t n,
+                       uint64_t seed, const char *what) {
+    const int64_t out = w->shape[0], in = w->shape[1];
+    pw_rng r = {seed};
+    float *x = malloc(sizeof(float) * (size_t)(n * in));
+    for (int64_t i = 0; i < n * in; ++i) x[i] = (float)pw_rng_gauss(&r);
+    float *y = malloc(sizeof(float) * (size_t)(n * out));
+    for (int64_t i = 0; i < n * out; ++i) y[i] = NAN;
+    pw_weight_options o;
+    pw_weight_options_init(&o);
+    o.kernel = k->info.name;
+    pw_weight *h = NULL;
+    CHECK_OK(pw_weight_create(ctx, w, &o, &h), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, n, h, y), ctx);
+    pw_weight_destroy(h);
+
+    float *wf = malloc(sizeof(float) * (size_t)(out * in));
+    CHECK_OK(pw_view_to_float(ctx, w, wf, (size_t)(out * in)), ctx);
+    const pw_activation a = k->info.activation;
+    float *xs = malloc(sizeof(float) * (size_t)in);
+    void *xq = malloc(pw__act_block_bytes(a) * (size_t)(in / pw__act_block_size(a)) + 64);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; ++i) {
+        pw__act_quantize_row(a, x + i * in, in, xq);
+        pw__act_dequantize_row(a, xq, in, xs);
+        for (int64_t oo = 0; oo < out && bad < 3; ++oo) {
+            double ref = 0, mag = 0;
+            for (int64_t kk = 0; kk < in; ++kk) {
+                const double p = (double)wf[oo * in + kk] * (double)xs[kk];
+                ref += p;
+                mag += fabs(p);
+            }
+            const double got = y[i * out + oo];
+            const double tol = 1e-5 * mag + 1e-30;
+            if (!(fabs(got - ref) <= tol)) {
+                ++bad;
+                CHECK(0, "%s %s: out=%lld in=%lld n=%lld y[%lld,%lld] = %.9g, reference %.9g (tol %.3g)",
+                      k->info.name, what, (long long)out, (long long)in, (long long)n, (long long)i,
+                      (long long)oo, got, ref, tol);
+            }
+        }
+    }
+    ++g_cases;
+    free(x);
+    free(y);
+    free(wf);
+    free(xs);
+    free(xq);
+}
+
+static void check_kernel(pw_context *ctx, const pw__kernel *k) {
+    const pw_format f = k->info.format;
+    const pw_format_info *fi = pw_format_get(f);
+    const int64_t nr = k->info.tile_rows > 0 ? k->info.tile_rows : 1;
+    const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
+    /* Activations in blocks of 256 need in to be a multiple of 256. */
+    int64_t unit = fi->block_size;
+    const int64_t abs_ = pw__act_block_size(k->info.activation);
+    if (abs_ > unit) unit = abs_;
+    if (fi->block_size == 1) unit = abs_ > 16 ? abs_ : 16; /* float formats: 16-wide "blocks" */
+    const int64_t in_blocks[] = {1, 2, 3, 7};
+    const int64_t outs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 37};
+    const int64_t ns[] = {1, 2, mr - 1, mr, mr + 1, 33};
+    uint64_t seed = 1;
+    for (size_t a = 0; a < 4; ++a) {
+        const int64_t in = in_blocks[a] * unit;
+        for (size_t b = 0; b < 6; ++b) {
+            const int64_t out = outs[b];
+            if (out < 1) continue;
+            unsigned char *bytes;
+            uint64_t nb;
+            make_weight(ctx, f, out, in, seed++, &bytes, &nb);
+            pw_view w;
+            const int64_t shape[2] = {out, in};
+            CHECK_OK(pw_view_init(ctx, &w, f, 2, shape, bytes, nb), ctx);
+            for (size_t c = 0; c < 6; ++c) {
+                if (ns[c] < 1 || (c > 0 && ns[c] == ns[c - 1])) continue;
+                check_case(ctx, k, &w, ns[c], seed++, "dense");
+            }
+            free(bytes);
+        }
+    }
+    /* Narrowed and offset view: rows [3, 3+nr+2) and blocks [1, 4) of a wider weight. */
+    {
+        const int64_t rows = nr + 9, in = 5 * unit;
+        unsigned char *bytes;
+        uint64_t nb;
+        make_weight(ctx, f, rows, in, 999, &bytes, &nb);
+        pw_view w, v;
+        const int64_t shape[2] = {rows, in};
+        CHECK_OK(pw_view_init(ctx, &w, f, 2, shape, bytes, nb), ctx);
+        CHECK_OK(pw_view_narrow(ctx, &w, 0, 3, nr + 2, &v), ctx);
+        CHECK_OK(pw_view_narrow(ctx, &v, 1, unit, 3 * unit, &v), ctx);
+        check_case(ctx, k, &v, 1, 5, "narrowed");
+        check_case(ctx, k, &v, mr + 1, 6, "narrowed");
+        free(bytes);
+    }
+    ++g_kernels;
+}
+
+int main(void) {
+    pw_context *ctx = pw_test_context();
+    int skipped = 0;
+    for (size_t i = 0; i < pw_kernel_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (!pw_kernel_usable(ctx, i)) {
+            ++skipped;
+            continue;
+        }
+        check_kernel(ctx, k);
+    }
+    printf("%d kernels checked on %d cases, %d not usable at isa %s\n", g_kernels, g_cases,
+           skipped, pw_isa_name(pw_context_isa(ctx)));
+    pw_context_destroy(ctx);
+    return pw_test_finish();
+}
