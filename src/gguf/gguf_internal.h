@@ -129,6 +129,9 @@ static inline uint64_t pw__le64(const uint8_t *p) {
 /* Size in the file of a fixed-size metadata type; 0 for STRING, ARRAY and unknown ids. */
 size_t pw__gguf_fixed_size(uint32_t type);
 
+/* Raw little-endian bytes of a fixed-size value handle (checked). */
+pw_status pw__gguf_value_payload(pw_context *ctx, const pw_gguf_value *v, const uint8_t **p);
+
 /* Strict UTF-8 (no overlongs, surrogates or code points above U+10FFFF). */
 bool pw__utf8_valid(const uint8_t *s, uint64_t len);
 

@@ -81,6 +81,12 @@ static pw_status fixed_payload(pw_context *ctx, const pw_gguf_value *v, pw_gguf_
     return PW_OK;
 }
 
+pw_status pw__gguf_value_payload(pw_context *ctx, const pw_gguf_value *v, const uint8_t **p) {
+    PW__FAIL_IF(v == NULL || pw__gguf_fixed_size((uint32_t)v->type) == 0, ctx,
+                PW_ERR_INVALID_ARGUMENT, "metadata value is NULL or not of a fixed-size type");
+    return fixed_payload(ctx, v, v->type, p, p);
+}
+
 pw_status pw_gguf_value_u8(pw_context *ctx, const pw_gguf_value *v, uint8_t *out) {
     const uint8_t *p = NULL;
     PW__TRY(fixed_payload(ctx, v, PW_GGUF_TYPE_UINT8, out, &p));
