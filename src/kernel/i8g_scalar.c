@@ -81,7 +81,7 @@ void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
         .run = pw__i8g_run_scalar,                                                          \
         .pack_plan = pw__i8g_pack_plan,                                                     \
         .pack = pw__i8g_pack,                                                               \
-        .priority = 10,                                                                     \
+        .priority = PW__PRIO_SCALAR,                                                                     \
         .min_n = 1};
 
 PW__I8G_SCALAR(q4_0, PW_FORMAT_Q4_0, 32, Q8_32)

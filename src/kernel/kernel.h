@@ -79,6 +79,20 @@ typedef struct pw__kernel {
     int32_t min_n;              /* smallest n it is chosen for by dispatch (1 = GEMV too) */
 } pw__kernel;
 
+/*
+ * Priorities: dispatch picks the highest among usable kernels that read the
+ * weight's layout (pw_weight may also pack once for a PACKED kernel). Row-major
+ * kernels serve GEMV (min_n = 1); packed GEMM kernels add PW__PRIO_GEMM and
+ * set min_n = 2 so that n = 1 streams the file's own bytes.
+ */
+#define PW__PRIO_SCALAR 10
+#define PW__PRIO_AVX2 20
+#define PW__PRIO_AVX512 30
+#define PW__PRIO_NEON 20
+#define PW__PRIO_DOTPROD 30
+#define PW__PRIO_I8MM 40
+#define PW__PRIO_GEMM 5
+
 /* The list (kernel/list.c). */
 size_t pw__kernel_list_count(void);
 const pw__kernel *pw__kernel_list_get(size_t i);

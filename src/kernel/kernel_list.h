@@ -42,13 +42,21 @@ PW_KERNEL(q3_k_i8g_scalar)
 PW_KERNEL(q6_k_i8g_scalar)
 
 #if defined(__x86_64__)
-/* AVX2 + FMA + F16C. */
+/* AVX2 + FMA + F16C: row-major GEMV, 32-element formats and float formats. */
 
-/* AVX-512 F/BW/VL + VNNI. */
+/* AVX2 + FMA + F16C: row-major GEMV, K-quants and ternary. */
+
+/* AVX2: i8g GEMM. */
+
+/* AVX-512 F/BW/VL + VNNI: row-major GEMV. */
+
+/* AVX-512 VNNI: i8g GEMM. */
 #endif
 
 #if defined(__aarch64__)
-/* NEON dotprod. */
+/* NEON dotprod: row-major GEMV. */
 
-/* NEON i8mm. */
+/* NEON dotprod: i8g GEMM. */
+
+/* NEON i8mm: GEMM. */
 #endif
