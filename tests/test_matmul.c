@@ -1,0 +1,228 @@
+/*
+ * Dispatch and the x * W^T entry points: pack once through a pw_weight
+ * handle (one adapter event over 100 calls, no allocation in steady state),
+ * the reference fall-back event when no kernel reads a layout and prepack is
+ * off, per-call adapters when pw_matmul_view may prepack, refusal of weights
+ * labelled [in, out], forced kernels, and thread-count independence.
+ * Shapes: 37 rows x 3 blocks (odd rows, several blocks per row).
+ */
+#include "pw_test.h"
+
+#include <math.h>
+
+typedef struct events {
+    int kernel, adapter, fallback;
+    uint64_t adapter_bytes;
+    char reason[160], kernel_name[64];
+} events;
+
+static void on_event(void *user, const pw_trace_event *e) {
+    events *ev = user;
+    if (e->kind == PW_TRACE_KERNEL) {
+        ev->kernel++;
+        snprintf(ev->kernel_name, sizeof ev->kernel_name, "%s", e->kernel);
+    } else if (e->kind == PW_TRACE_ADAPTER) {
+        ev->adapter++;
+        ev->adapter_bytes += e->bytes;
+    } else if (e->kind == PW_TRACE_FALLBACK) {
+        ev->fallback++;
+        snprintf(ev->reason, sizeof ev->reason, "%s", e->reason ? e->reason : "");
+    }
+}
+
+typedef struct counting {
+    long allocs;
+} counting;
+
+static void *count_alloc(void *user, size_t bytes, size_t alignment) {
+    ((counting *)user)->allocs++;
+    void *p = NULL;
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, bytes ? bytes : 1) ? NULL : p;
+}
+
+static void count_free(void *user, void *p) {
+    (void)user;
+    free(p);
+}
+
+enum { OUT = 37, IN = 96, N = 5 };
+
+static unsigned char wbytes[OUT * 3 * 18];
+static float x[N * IN], y[N * OUT], y2[N * OUT], yref[N * OUT], ymag[N * OUT];
+
+static pw_context *make_ctx(events *ev, counting *c, int threads) {
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.trace = on_event;
+    o.trace_user = ev;
+    o.threads = threads;
+    if (c) {
+        o.allocator.alloc = count_alloc;
+        o.allocator.free = count_free;
+        o.allocator.user = c;
+    }
+    pw_context *ctx = NULL;
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    return ctx;
+}
+
+static void setup(void) {
+    pw_context *ctx = pw_test_context();
+    pw_rng r = {42};
+    float w[OUT * IN];
+    for (int i = 0; i < OUT * IN; ++i) w[i] = (float)pw_rng_gauss(&r);
+    for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+    CHECK_OK(pw_format_quantize(ctx, PW_FORMAT_Q4_0, w, OUT * 3, wbytes), ctx);
+    /* Oracle: decoded weight times f32 x, in double. */
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    float wf[OUT * IN];
+    CHECK_OK(pw_view_to_float(ctx, &v, wf, OUT * IN), ctx);
+    for (int i = 0; i < N; ++i)
+        for (int o = 0; o < OUT; ++o) {
+            double s = 0, m = 0;
+            for (int k = 0; k < IN; ++k) {
+                s += (double)wf[o * IN + k] * x[i * IN + k];
+                m += fabs((double)wf[o * IN + k] * x[i * IN + k]);
+            }
+            yref[i * OUT + o] = (float)s;
+            ymag[i * OUT + o] = (float)m;
+        }
+    pw_context_destroy(ctx);
+}
+
+/* Kernels quantize x to int8 per block: each x is off by at most half a step, max|x|/254 of
+ * its block. Those errors are independent, so for Gaussian data the sum drifts from the f32
+ * oracle by ~0.2% of sum |w x| (measured); 1% leaves room while catching any wrong block. */
+static int close_to_ref(const float *got, int n) {
+    for (int i = 0; i < n * OUT; ++i)
+        if (!(fabsf(got[i] - yref[i]) <= 0.01f * ymag[i])) return 0;
+    return 1;
+}
+
+static void test_pack_once(void) {
+    events ev = {0};
+    counting c = {0};
+    pw_context *ctx = make_ctx(&ev, &c, 1);
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    v.name = "blk.0.w";
+    pw_weight *h = NULL;
+    CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
+    CHECK(close_to_ref(y, N), "first GEMM result");
+    const long allocs_after_first = c.allocs;
+    for (int call = 1; call < 100; ++call) CHECK_OK(pw_matmul_wt(ctx, x, N, h, y2), ctx);
+    CHECK(ev.adapter == 1, "%d adapter events over 100 GEMM calls, expected exactly 1", ev.adapter);
+    CHECK(ev.kernel == 1, "%d kernel events, expected 1 (chosen once)", ev.kernel);
+    CHECK(c.allocs == allocs_after_first, "%ld allocations in 99 steady-state calls",
+          c.allocs - allocs_after_first);
+    CHECK(memcmp(y, y2, sizeof y) == 0, "repeated calls differ");
+    /* GEMV on the same handle: no new packing beyond the one form per kernel layout,
+     * and no allocation for n <= the largest n seen. */
+    const int adapters_before = ev.adapter;
+    CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y2), ctx);
+    const long a1 = c.allocs;
+    for (int call = 0; call < 99; ++call) CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y2), ctx);
+    CHECK(c.allocs == a1, "GEMV steady state allocated %ld times", c.allocs - a1);
+    CHECK(ev.adapter <= adapters_before + 1, "GEMV packed more than once");
+    CHECK(close_to_ref(y2, 1), "GEMV result");
+    CHECK(pw_weight_bytes(h) > 0, "handle reports no bytes");
+    pw_weight_destroy(h);
+    pw_context_destroy(ctx);
+}
+
+static void test_fallback_and_prepack(void) {
+    events ev = {0};
+    pw_context *ctx = make_ctx(&ev, NULL, 1);
+    pw_view rm, ibm;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    pw_arena *a = NULL;
+    CHECK_OK(pw_arena_create(ctx, &a), ctx);
+    CHECK_OK(pw_view_prepack(ctx, &rm, (pw_layout){PW_ORDER_INPUT_BLOCK_MAJOR, 0}, a, &ibm), ctx);
+    memset(&ev, 0, sizeof ev);
+    /* Prepack off (the default): no kernel reads input_block_major q4_0 -> reference, traced. */
+    CHECK_OK(pw_matmul_view(ctx, x, N, &ibm, y), ctx);
+    CHECK(ev.fallback == 1 && ev.adapter == 0, "fallback %d adapter %d", ev.fallback, ev.adapter);
+    CHECK(strstr(ev.reason, "input_block_major") && strstr(ev.reason, "Q4_0"), "reason: %s", ev.reason);
+    CHECK(close_to_ref(y, N), "fallback result");
+    /* Prepack on: a kernel of another layout may be used, at the price of an adapter per call. */
+    pw_context_set_prepack_weights(ctx, 1);
+    memset(&ev, 0, sizeof ev);
+    for (int i = 0; i < 3; ++i) CHECK_OK(pw_matmul_view(ctx, x, N, &ibm, y2), ctx);
+    CHECK(ev.fallback == 0 && ev.adapter == 3, "prepack on: fallback %d adapter %d (want 0, 3)",
+          ev.fallback, ev.adapter);
+    CHECK(close_to_ref(y2, N), "prepacked result");
+    pw_arena_destroy(a);
+    pw_context_destroy(ctx);
+}
+
+static void test_refusals(void) {
+    events ev = {0};
+    pw_context *ctx = make_ctx(&ev, NULL, 1);
+    pw_view rm, tr;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    /* A block-aligned weight labelled [in, out] (as AS_STORED gives): 64 x 96 both aligned. */
+    const int64_t sq[2] = {64, 96};
+    static unsigned char sqb[64 * 3 * 18];
+    pw_view s;
+    CHECK_OK(pw_view_init(ctx, &s, PW_FORMAT_Q4_0, 2, sq, sqb, sizeof sqb), ctx);
+    CHECK_OK(pw_view_transpose(ctx, &s, &tr), ctx);
+    pw_weight *h = NULL;
+    CHECK_STATUS(pw_weight_create(ctx, &tr, NULL, &h), PW_ERR_ORIENTATION, ctx);
+    CHECK(strstr(pw_context_message(ctx), "PW_ORIENT_OUT_IN") != NULL, "message: %s", pw_context_message(ctx));
+    CHECK_STATUS(pw_matmul_view(ctx, x, 1, &tr, y), PW_ERR_ORIENTATION, ctx);
+    pw_weight_options o;
+    pw_weight_options_init(&o);
+    o.kernel = "no_such_kernel";
+    CHECK_STATUS(pw_weight_create(ctx, &rm, &o, &h), PW_ERR_NOT_FOUND, ctx);
+    o.kernel = "ref_q8_0";
+    CHECK_STATUS(pw_weight_create(ctx, &rm, &o, &h), PW_ERR_UNSUPPORTED, ctx);
+    CHECK_STATUS(pw_matmul_view(ctx, x, 0, &rm, y), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_matmul_view(ctx, NULL, 1, &rm, y), PW_ERR_INVALID_ARGUMENT, ctx);
+    /* A kernel needing features the cap hides is refused, not run. */
+    pw_context_set_isa(ctx, PW_ISA_SCALAR);
+    for (size_t i = 0; i < pw_kernel_count(); ++i) {
+        const pw_kernel_info *k = pw_kernel_info_get(i);
+        if (k->features == 0 || k->format != PW_FORMAT_Q4_0) continue;
+        o.kernel = k->name;
+        CHECK_STATUS(pw_weight_create(ctx, &rm, &o, &h), PW_ERR_UNSUPPORTED, ctx);
+        break;
+    }
+    pw_context_destroy(ctx);
+}
+
+/* Every kernel computes each output independently: the thread split cannot change bits. */
+static void test_threads(void) {
+    events ev = {0};
+    for (int n = 1; n <= N; n += N - 1) {
+        pw_context *c1 = make_ctx(&ev, NULL, 1), *c2 = make_ctx(&ev, NULL, 2);
+        pw_view v;
+        const int64_t shape[2] = {OUT, IN};
+        CHECK_OK(pw_view_init(c1, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), c1);
+        pw_weight *h1 = NULL, *h2 = NULL;
+        CHECK_OK(pw_weight_create(c1, &v, NULL, &h1), c1);
+        CHECK_OK(pw_weight_create(c2, &v, NULL, &h2), c2);
+        CHECK_OK(pw_matmul_wt(c1, x, n, h1, y), c1);
+        CHECK_OK(pw_matmul_wt(c2, x, n, h2, y2), c2);
+        CHECK(memcmp(y, y2, sizeof(float) * (size_t)(n * OUT)) == 0, "1 vs 2 threads differ at n=%d", n);
+        CHECK_STATUS(pw_matmul_wt(c1, x, n, h2, y), PW_ERR_INVALID_ARGUMENT, c1);
+        pw_weight_destroy(h1);
+        pw_weight_destroy(h2);
+        pw_context_destroy(c1);
+        pw_context_destroy(c2);
+    }
+}
+
+int main(void) {
+    setup();
+    test_pack_once();
+    test_fallback_and_prepack();
+    test_refusals();
+    test_threads();
+    return pw_test_finish();
+}
