@@ -236,20 +236,22 @@ void pw__quantize_q2_K(const float *src, size_t blocks, void *dst) {
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
-        /* Sub-block scales and mins as 4-bit multiples of d and dmin. */
+        /* Sub-block scales and mins as 4-bit multiples of d and dmin. The clamps
+         * only matter for degenerate input (subnormal ranges make iscale
+         * infinite); normal values already land in 0..15. */
         memset(b.scales, 0, sizeof b.scales);
         b.d = 0;
         b.dmin = 0;
         if (max_scale > 0.0f) {
             const float iscale = 15.0f / max_scale;
             for (int j = 0; j < 16; ++j)
-                b.scales[j] = (uint8_t)pw__nearest_int(iscale * scales[j]);
+                b.scales[j] = (uint8_t)pw__clamp_int(pw__nearest_int(iscale * scales[j]), 0, 15);
             b.d = pw__f32_to_f16(max_scale / 15.0f);
         }
         if (max_min > 0.0f) {
             const float iscale = 15.0f / max_min;
             for (int j = 0; j < 16; ++j)
-                b.scales[j] |= (uint8_t)(pw__nearest_int(iscale * mins[j]) << 4);
+                b.scales[j] |= (uint8_t)(pw__clamp_int(pw__nearest_int(iscale * mins[j]), 0, 15) << 4);
             b.dmin = pw__f32_to_f16(max_min / 15.0f);
         }
         const float d = pw__f16_to_f32(b.d), dmin = pw__f16_to_f32(b.dmin);
@@ -347,9 +349,9 @@ static void pw__quantize_k4_levels(const float *x, int nmax, float rmin, int nst
     const float inv_scale = max_scale > 0.0f ? 63.0f / max_scale : 0.0f;
     const float inv_min = max_min > 0.0f ? 63.0f / max_min : 0.0f;
     for (int j = 0; j < 8; ++j) {
-        uint8_t ls = (uint8_t)pw__nearest_int(inv_scale * scales[j]);
-        uint8_t lm = (uint8_t)pw__nearest_int(inv_min * mins[j]);
-        pw__k4_pack(packed, j, ls < 63 ? ls : 63, lm < 63 ? lm : 63);
+        const int ls = pw__clamp_int(pw__nearest_int(inv_scale * scales[j]), 0, 63);
+        const int lm = pw__clamp_int(pw__nearest_int(inv_min * mins[j]), 0, 63);
+        pw__k4_pack(packed, j, (uint8_t)ls, (uint8_t)lm);
     }
     *d16 = pw__f32_to_f16(max_scale / 63.0f);
     *dmin16 = pw__f32_to_f16(max_min / 63.0f);
