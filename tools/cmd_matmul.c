@@ -1,8 +1,173 @@
-/* packwise matmul: placeholder until its issue lands; refuses with exit 2. */
+/*
+ * packwise matmul FILE WEIGHT --x X -o OUT [--kernel K] [--threads N] [--cache CACHE]
+ *                 [--trace] [--repeat R]
+ * Y = X * W^T with the weight left as [out, in] (the file is opened OUT_IN).
+ * X is FILE.gguf:TENSOR (any format, decoded to f32) or a raw little-endian
+ * float32 file of n x in values; OUT receives n x out float32 values.
+ * --repeat R runs the product R times through one prepared weight (the first
+ * call packs, later calls reuse it), so --trace shows what steady state costs.
+ */
 #include "cli.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+static float *read_raw_floats(const char *path, size_t *count) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    float *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && n % 4 == 0 && fseek(f, 0, SEEK_SET) == 0) {
+            buf = malloc((size_t)n ? (size_t)n : 1);
+            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+                free(buf);
+                buf = NULL;
+            }
+            *count = (size_t)n / 4;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* X from "file.gguf:tensor": decoded to floats. Returns NULL after printing a message. */
+static float *read_gguf_tensor(pw_context *ctx, const char *spec, size_t *count) {
+    const char *colon = strrchr(spec, ':');
+    char path[4096];
+    size_t len = (size_t)(colon - spec);
+    if (len >= sizeof path) {
+        pw_cli_fail("matmul", "--x: path too long");
+        return NULL;
+    }
+    memcpy(path, spec, len);
+    path[len] = '\0';
+    pw_gguf_open_options oo;
+    pw_gguf_open_options_init(&oo);
+    oo.orientation = PW_ORIENT_OUT_IN;
+    pw_gguf *g = NULL;
+    pw_status st = pw_gguf_open(ctx, path, &oo, &g);
+    if (st != PW_OK) {
+        pw_cli_fail_status("matmul", ctx, st, path);
+        return NULL;
+    }
+    int64_t idx;
+    pw_view v;
+    float *x = NULL;
+    st = pw_gguf_find_tensor(ctx, g, colon + 1, &idx);
+    if (st == PW_OK) st = pw_gguf_tensor_view(ctx, g, idx, &v);
+    if (st == PW_OK) {
+        *count = (size_t)pw_view_elements(&v);
+        x = malloc(sizeof(float) * (*count ? *count : 1));
+        if (x == NULL) st = PW_ERR_OUT_OF_MEMORY;
+        else st = pw_view_to_float(ctx, &v, x, *count);
+    }
+    if (st != PW_OK) {
+        pw_cli_fail_status("matmul", ctx, st, spec);
+        free(x);
+        x = NULL;
+    }
+    pw_gguf_close(g);
+    return x;
+}
+
 int pw_cmd_matmul(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return pw_cli_fail("matmul", "not available in this build yet");
+    const char *file = NULL, *weight = NULL, *xspec = NULL, *out = NULL, *kernel = NULL,
+               *cache = NULL;
+    long long threads = 0, repeat = 1;
+    int trace = 0;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (strcmp(a, "--x") == 0 && has) xspec = argv[++i];
+        else if (strcmp(a, "-o") == 0 && has) out = argv[++i];
+        else if (strcmp(a, "--kernel") == 0 && has) kernel = argv[++i];
+        else if (strcmp(a, "--cache") == 0 && has) cache = argv[++i];
+        else if (strcmp(a, "--trace") == 0) trace = 1;
+        else if (strcmp(a, "--threads") == 0 && has) {
+            if (pw_cli_parse_i64(argv[++i], &threads) != 0 || threads > 4096)
+                return pw_cli_fail("matmul", "--threads: '%s' is not a thread count", argv[i]);
+        } else if (strcmp(a, "--repeat") == 0 && has) {
+            if (pw_cli_parse_i64(argv[++i], &repeat) != 0 || repeat < 1 || repeat > 1000000)
+                return pw_cli_fail("matmul", "--repeat: '%s' is not a count >= 1", argv[i]);
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return pw_cli_fail("matmul", "unknown option '%s'", a);
+        } else if (file == NULL) file = a;
+        else if (weight == NULL) weight = a;
+        else return pw_cli_fail("matmul", "unexpected argument '%s'", a);
+    }
+    if (file == NULL || weight == NULL || xspec == NULL || out == NULL)
+        return pw_cli_fail("matmul", "usage: packwise matmul FILE WEIGHT --x X -o OUT [--kernel K] "
+                                     "[--threads N] [--cache CACHE] [--trace] [--repeat R]");
+    if (cache != NULL)
+        return pw_cli_fail("matmul", "--cache: weights-cache files are not supported by this build yet");
+    pw_context *ctx = pw_cli_context("matmul", trace, (int)threads);
+    if (ctx == NULL) return PW_EXIT_USAGE;
+    int rc = PW_EXIT_OK;
+    pw_gguf *g = NULL;
+    pw_weight *h = NULL;
+    float *x = NULL, *y = NULL;
+    pw_gguf_open_options oo;
+    pw_gguf_open_options_init(&oo);
+    oo.orientation = PW_ORIENT_OUT_IN;
+    pw_status st = pw_gguf_open(ctx, file, &oo, &g);
+    if (st != PW_OK) {
+        rc = pw_cli_fail_status("matmul", ctx, st, file);
+        goto done;
+    }
+    int64_t idx;
+    pw_view w;
+    st = pw_gguf_find_tensor(ctx, g, weight, &idx);
+    if (st == PW_OK) st = pw_gguf_tensor_view(ctx, g, idx, &w);
+    if (st != PW_OK) {
+        rc = pw_cli_fail_status("matmul", ctx, st, weight);
+        goto done;
+    }
+    if (w.rank != 2) {
+        rc = pw_cli_fail("matmul", "%s: weight '%s' has rank %d; matmul needs a 2-D [out, in] weight",
+                         file, weight, (int)w.rank);
+        goto done;
+    }
+    const int64_t o_dim = w.shape[0], in = w.shape[1];
+    size_t count = 0;
+    const char *colon = strrchr(xspec, ':');
+    if (colon != NULL && colon != xspec && strstr(xspec, ".gguf:") != NULL)
+        x = read_gguf_tensor(ctx, xspec, &count);
+    else {
+        x = read_raw_floats(xspec, &count);
+        if (x == NULL) pw_cli_fail("matmul", "--x: cannot read '%s' as raw float32", xspec);
+    }
+    if (x == NULL) {
+        rc = PW_EXIT_USAGE;
+        goto done;
+    }
+    if (count == 0 || count % (size_t)in != 0) {
+        rc = pw_cli_fail("matmul", "--x: %zu values are not a whole number of rows of in = %lld",
+                         count, (long long)in);
+        goto done;
+    }
+    const int64_t n = (int64_t)(count / (size_t)in);
+    y = malloc(sizeof(float) * (size_t)(n * o_dim));
+    if (y == NULL) {
+        rc = pw_cli_fail("matmul", "out of memory");
+        goto done;
+    }
+    pw_weight_options wo;
+    pw_weight_options_init(&wo);
+    wo.kernel = kernel;
+    st = pw_weight_create(ctx, &w, &wo, &h);
+    for (long long r = 0; r < repeat && st == PW_OK; ++r) st = pw_matmul_wt(ctx, x, n, h, y);
+    if (st != PW_OK) {
+        rc = pw_cli_fail_status("matmul", ctx, st, weight);
+        goto done;
+    }
+    if (pw_cli_write_file(out, y, sizeof(float) * (size_t)(n * o_dim)) != 0)
+        rc = pw_cli_fail("matmul", "cannot write '%s'", out);
+done:
+    pw_weight_destroy(h);
+    pw_gguf_close(g);
+    free(x);
+    free(y);
+    pw_context_destroy(ctx);
+    return rc;
 }
