@@ -263,7 +263,7 @@ PW_API pw_status pw_gguf_writer_create(pw_context *ctx, pw_gguf_writer **out);
 PW_API void pw_gguf_writer_destroy(pw_gguf_writer *w);
 
 /**
- * Set the data alignment (bytes; a power of two, at most 2^30). Stored in
+ * Set the data alignment (bytes; a power of two). Stored in
  * the file as the u32 key `general.alignment`: updated in place when that key
  * exists, appended otherwise. Setting `general.alignment` with
  * pw_gguf_writer_set_u32() does the same; any other type for that key is refused.
