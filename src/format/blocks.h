@@ -233,17 +233,18 @@ static inline float pw__f32_from_bits(uint32_t u) {
     return f;
 }
 
-/* IEEE half -> float, exact. Written as three candidates and a select so
- * loops over it vectorize; a subnormal half is em * 2^-24 exactly. NaN
- * payloads are kept bit for bit. */
+/* IEEE half -> float, exact. Branch-free (both candidates computed, then
+ * selected by masks) so loops over it vectorize. Normal and inf/NaN halves
+ * only need their exponent rebiased (15 -> 127, or 31 -> 255), which keeps
+ * NaN payloads bit for bit; a subnormal half is em * 2^-24 exactly. */
 static inline float pw__f16_to_f32(uint16_t h) {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t em = h & 0x7fffu;
-    const uint32_t normal = (em << 13) + 0x38000000u;   /* rebias 15 -> 127 */
-    const uint32_t special = (em << 13) + 0x70000000u;  /* exponent 31 -> 255 */
-    const uint32_t subnormal = pw__f32_bits((float)em * 0x1p-24f);
-    const uint32_t bits = em >= 0x7c00u ? special : em >= 0x0400u ? normal : subnormal;
-    return pw__f32_from_bits(sign | bits);
+    const uint32_t special = 0u - (uint32_t)(em >= 0x7c00u);
+    const uint32_t subnormal_mask = 0u - (uint32_t)(em < 0x0400u);
+    const uint32_t normal = (em << 13) + 0x38000000u + (special & 0x38000000u);
+    const uint32_t subnormal = pw__f32_bits((float)(int32_t)em * 0x1p-24f);
+    return pw__f32_from_bits(sign | (subnormal & subnormal_mask) | (normal & ~subnormal_mask));
 }
 
 /* Float -> IEEE half, round to nearest even, in integer arithmetic only so

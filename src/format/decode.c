@@ -61,7 +61,16 @@ void pw__decode_q4_1(const void *src, size_t blocks, float *dst) {
     }
 }
 
-static uint32_t pw__load_qh(const uint8_t qh[4]) {
+/* Bit e of a Q5_0/Q5_1 qh word, for e = 0..31. Testing qh against this
+ * table instead of shifting by e keeps the element loops free of per-lane
+ * shifts, which baseline SSE2 does not have, so they vectorize. */
+static const uint32_t pw__q5_bit[32] = {
+    1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,
+    1u << 8,  1u << 9,  1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15,
+    1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
+    1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+
+static inline uint32_t pw__load_qh(const uint8_t qh[4]) {
     return (uint32_t)qh[0] | ((uint32_t)qh[1] << 8) | ((uint32_t)qh[2] << 16) |
            ((uint32_t)qh[3] << 24);
 }
@@ -74,8 +83,8 @@ void pw__decode_q5_0(const void *src, size_t blocks, float *dst) {
         const float d = pw__f16_to_f32(b.d);
         const uint32_t qh = pw__load_qh(b.qh);
         for (int j = 0; j < PW__QK5_0 / 2; ++j) {
-            const int hi0 = (int)((qh >> j) & 1u) << 4;
-            const int hi1 = (int)((qh >> (j + 16)) & 1u) << 4;
+            const int hi0 = (qh & pw__q5_bit[j]) ? 16 : 0;
+            const int hi1 = (qh & pw__q5_bit[j + 16]) ? 16 : 0;
             dst[j] = (float)(((b.qs[j] & 0x0F) | hi0) - 16) * d;
             dst[j + PW__QK5_0 / 2] = (float)(((b.qs[j] >> 4) | hi1) - 16) * d;
         }
@@ -91,8 +100,8 @@ void pw__decode_q5_1(const void *src, size_t blocks, float *dst) {
         const float m = pw__f16_to_f32(b.m);
         const uint32_t qh = pw__load_qh(b.qh);
         for (int j = 0; j < PW__QK5_1 / 2; ++j) {
-            const int hi0 = (int)((qh >> j) & 1u) << 4;
-            const int hi1 = (int)((qh >> (j + 16)) & 1u) << 4;
+            const int hi0 = (qh & pw__q5_bit[j]) ? 16 : 0;
+            const int hi1 = (qh & pw__q5_bit[j + 16]) ? 16 : 0;
             dst[j] = (float)((b.qs[j] & 0x0F) | hi0) * d + m;
             dst[j + PW__QK5_1 / 2] = (float)((b.qs[j] >> 4) | hi1) * d + m;
         }
@@ -125,9 +134,12 @@ void pw__decode_iq4_nl(const void *src, size_t blocks, float *dst) {
         pw__block_iq4_nl b;
         memcpy(&b, p, sizeof b);
         const float d = pw__f16_to_f32(b.d);
+        /* The 16 possible outputs, each the single product ggml computes. */
+        float value[16];
+        for (int k = 0; k < 16; ++k) value[k] = d * (float)pw__iq4nl_values[k];
         for (int j = 0; j < PW__QK4_NL / 2; ++j) {
-            dst[j] = d * (float)pw__iq4nl_values[b.qs[j] & 0x0F];
-            dst[j + PW__QK4_NL / 2] = d * (float)pw__iq4nl_values[b.qs[j] >> 4];
+            dst[j] = value[b.qs[j] & 0x0F];
+            dst[j + PW__QK4_NL / 2] = value[b.qs[j] >> 4];
         }
     }
 }

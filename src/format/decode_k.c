@@ -56,21 +56,33 @@ void pw__decode_q3_K(const void *src, size_t blocks, float *dst) {
     }
 }
 
+/* The eight sub-block factors of Q4_K/Q5_K: d * scale and dmin * min, each
+ * one rounded multiply as in ggml. */
+static inline void pw__k4_sub_scales(const uint16_t *d16, const uint16_t *dmin16,
+                                     const uint8_t packed[12], float dl[8], float ml[8]) {
+    const float d = pw__f16_to_f32(*d16), dmin = pw__f16_to_f32(*dmin16);
+    for (int s = 0; s < 8; ++s) {
+        uint8_t sc, m;
+        pw__k4_scale_min(s, packed, &sc, &m);
+        dl[s] = d * (float)sc;
+        ml[s] = dmin * (float)m;
+    }
+}
+
 void pw__decode_q4_K(const void *src, size_t blocks, float *dst) {
     const uint8_t *p = src;
     for (size_t i = 0; i < blocks; ++i, p += sizeof(pw__block_q4_K)) {
         pw__block_q4_K b;
         memcpy(&b, p, sizeof b);
-        const float d = pw__f16_to_f32(b.d);
-        const float dmin = pw__f16_to_f32(b.dmin);
-        for (int s = 0; s < PW__QK_K / 32; ++s, dst += 32) {
-            uint8_t sc, m;
-            pw__k4_scale_min(s, b.scales, &sc, &m);
-            const float dl = d * (float)sc;
-            const float ml = dmin * (float)m;
-            const uint8_t *q = b.qs + 32 * (s / 2);
-            const int shift = 4 * (s % 2);
-            for (int l = 0; l < 32; ++l) dst[l] = dl * (float)((q[l] >> shift) & 0xF) - ml;
+        float dl[8], ml[8];
+        pw__k4_sub_scales(&b.d, &b.dmin, b.scales, dl, ml);
+        /* 64-element chunk c: low nibbles are sub-block 2c, high 2c+1. */
+        for (int c = 0; c < 4; ++c, dst += 64) {
+            const uint8_t *q = b.qs + 32 * c;
+            for (int l = 0; l < 32; ++l) {
+                dst[l] = dl[2 * c] * (float)(q[l] & 0xF) - ml[2 * c];
+                dst[l + 32] = dl[2 * c + 1] * (float)(q[l] >> 4) - ml[2 * c + 1];
+            }
         }
     }
 }
@@ -80,19 +92,16 @@ void pw__decode_q5_K(const void *src, size_t blocks, float *dst) {
     for (size_t i = 0; i < blocks; ++i, p += sizeof(pw__block_q5_K)) {
         pw__block_q5_K b;
         memcpy(&b, p, sizeof b);
-        const float d = pw__f16_to_f32(b.d);
-        const float dmin = pw__f16_to_f32(b.dmin);
-        for (int s = 0; s < PW__QK_K / 32; ++s, dst += 32) {
-            uint8_t sc, m;
-            pw__k4_scale_min(s, b.scales, &sc, &m);
-            const float dl = d * (float)sc;
-            const float ml = dmin * (float)m;
-            const uint8_t *q = b.qs + 32 * (s / 2);
-            const int shift = 4 * (s % 2);
-            const uint8_t bit = (uint8_t)(1u << s);
+        float dl[8], ml[8];
+        pw__k4_sub_scales(&b.d, &b.dmin, b.scales, dl, ml);
+        for (int c = 0; c < 4; ++c, dst += 64) {
+            const uint8_t *q = b.qs + 32 * c;
+            const uint8_t lo_bit = (uint8_t)(1u << (2 * c)), hi_bit = (uint8_t)(2u << (2 * c));
             for (int l = 0; l < 32; ++l) {
-                const int v = ((q[l] >> shift) & 0xF) + ((b.qh[l] & bit) ? 16 : 0);
-                dst[l] = dl * (float)v - ml;
+                const int v0 = (q[l] & 0xF) + ((b.qh[l] & lo_bit) ? 16 : 0);
+                const int v1 = (q[l] >> 4) + ((b.qh[l] & hi_bit) ? 16 : 0);
+                dst[l] = dl[2 * c] * (float)v0 - ml[2 * c];
+                dst[l + 32] = dl[2 * c + 1] * (float)v1 - ml[2 * c + 1];
             }
         }
     }

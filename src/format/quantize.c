@@ -207,19 +207,17 @@ void pw__quantize_q8_1(const float *src, size_t blocks, void *dst) {
     }
 }
 
-/* Index of the codebook entry nearest to v (the lower one on ties), by
- * bisection over the ascending IQ4_NL values. */
+/* Index of the codebook entry nearest to v (the upper one on ties, as
+ * ggml's bisection gives). The bracket t[lo] <= v < t[lo+1] is found by
+ * counting entries <= v, which is branch-free and gives the same lo as a
+ * bisection; the final float comparison is ggml's. */
 static inline int pw__iq4nl_index(float v) {
     const int8_t *t = pw__iq4nl_values;
     if (!(v > (float)t[0])) return 0; /* also NaN */
     if (v >= (float)t[15]) return 15;
-    int lo = 0, hi = 15;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (v < (float)t[mid]) hi = mid;
-        else lo = mid;
-    }
-    return v - (float)t[hi - 1] < (float)t[hi] - v ? hi - 1 : hi;
+    int lo = 0;
+    for (int k = 1; k < 15; ++k) lo += v >= (float)t[k];
+    return v - (float)t[lo] < (float)t[lo + 1] - v ? lo : lo + 1;
 }
 
 /* Weighted least-squares fit of x ~ d * t[index(id * x)] with weights x^2:
