@@ -21,6 +21,7 @@
 #include "packwise/view.h"
 #include "packwise/gguf.h"
 #include "packwise/matmul.h"
+#include "packwise/fixtures.h"
 
 #ifdef __cplusplus
 extern "C" {
