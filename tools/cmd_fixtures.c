@@ -1,8 +1,61 @@
-/* packwise fixtures: placeholder until its issue lands; refuses with exit 2. */
-#include "cli.h"
+/*
+ * packwise fixtures --format F [--rows R --blocks B] [--order canonical|kernel|row_tiled_N]
+ *                  -o OUT [--values VALUES.f32]
+ * Writes the tag fixture bytes (defaults: 5 rows x 3 blocks, canonical order).
+ * With --values, writes the format's value fixture instead: its block bytes
+ * (canonical, 2 x 3 blocks) to OUT and the exactly known decoded values,
+ * float32 little-endian row-major, to VALUES.f32.
+ */
+#include "cli_layout.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 int pw_cmd_fixtures(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return pw_cli_fail("fixtures", "not available in this build yet");
+    pw_cli_grid g = {PW_FORMAT_Q4_0, 0, PW_FIXTURE_DEFAULT_ROWS, PW_FIXTURE_DEFAULT_BLOCKS,
+                     {PW_ORDER_ROW_MAJOR, 0}};
+    const char *out = NULL, *values = NULL;
+    for (int i = 1; i < argc; ++i) {
+        const int r = pw_cli_grid_option("fixtures", argc, argv, &i, &g);
+        if (r < 0) return PW_EXIT_USAGE;
+        if (r > 0) continue;
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--values") == 0 && i + 1 < argc) values = argv[++i];
+        else return pw_cli_fail("fixtures", "unexpected argument '%s'", argv[i]);
+    }
+    if (!g.have_format || out == NULL)
+        return pw_cli_fail("fixtures", "usage: packwise fixtures --format F [--rows R --blocks B] "
+                                       "[--order canonical|kernel|row_tiled_N] -o OUT [--values V.f32]");
+    pw_context *ctx = pw_cli_context("fixtures", 0, 1);
+    if (ctx == NULL) return PW_EXIT_USAGE;
+    int rc = PW_EXIT_OK;
+    void *buf = NULL;
+    float *vals = NULL;
+    uint64_t bytes = 0, count = 0;
+    pw_status st;
+    if (values != NULL) {
+        int64_t rows, blocks;
+        st = pw_fixture_values(ctx, g.format, NULL, &bytes, NULL, &count, &rows, &blocks);
+        if (st == PW_OK) {
+            buf = malloc((size_t)bytes);
+            vals = malloc(sizeof(float) * (size_t)count);
+            st = buf && vals ? pw_fixture_values(ctx, g.format, buf, &bytes, vals, &count, &rows, &blocks)
+                             : PW_ERR_OUT_OF_MEMORY;
+        }
+    } else {
+        st = pw_fixture_bytes(ctx, g.format, g.rows, g.blocks, &bytes);
+        if (st == PW_OK) {
+            buf = malloc((size_t)bytes ? (size_t)bytes : 1);
+            st = buf ? pw_fixture_tags(ctx, g.format, g.rows, g.blocks, g.layout, buf, bytes)
+                     : PW_ERR_OUT_OF_MEMORY;
+        }
+    }
+    if (st != PW_OK) rc = pw_cli_fail_status("fixtures", ctx, st, pw_format_get(g.format)->name);
+    else if (pw_cli_write_file(out, buf, (size_t)bytes) != 0) rc = pw_cli_fail("fixtures", "cannot write '%s'", out);
+    else if (values != NULL && pw_cli_write_file(values, vals, sizeof(float) * (size_t)count) != 0)
+        rc = pw_cli_fail("fixtures", "cannot write '%s'", values);
+    free(buf);
+    free(vals);
+    pw_context_destroy(ctx);
+    return rc;
 }
