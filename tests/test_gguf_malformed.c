@@ -140,8 +140,13 @@ static pw_status status_named(const char *s) {
 
 int main(void) {
     size_t size = 0;
-    char *index = (char *)pw_test_read_file(pw_test_data_path("gguf-malformed/INDEX.txt"), &size);
-    REQUIRE(index != NULL, "INDEX.txt");
+    unsigned char *raw = pw_test_read_file(pw_test_data_path("gguf-malformed/INDEX.txt"), &size);
+    REQUIRE(raw != NULL, "INDEX.txt");
+    char *index = malloc(size + 1); /* the file has no terminating NUL */
+    REQUIRE(index != NULL, "malloc");
+    memcpy(index, raw, size);
+    index[size] = '\0';
+    free(raw);
     int files = 0, refused = 0;
     for (char *line = strtok(index, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || line[0] == '\0') continue;
