@@ -1,0 +1,121 @@
+"""Tests of the Python binding, including a converter-style test that proves its
+bytes with disagreement(). Run with PACKWISE_LIBRARY pointing at libpackwise.so
+and PACKWISE_TEST_DATA at tests/data."""
+import os
+import re
+import unittest
+
+import numpy as np
+
+import packwise
+
+DATA = os.environ.get("PACKWISE_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data"))
+S1 = os.path.join(DATA, "ggml", "fixture_s1_in768_out40.gguf")
+
+
+def my_converter_to_kernel_order(canonical, block_bytes, rows, blocks):
+    """What a downstream converter writes: input-block-major, b * rows + o."""
+    out = bytearray(len(canonical))
+    for o in range(rows):
+        for b in range(blocks):
+            src = (o * blocks + b) * block_bytes
+            dst = (b * rows + o) * block_bytes
+            out[dst:dst + block_bytes] = canonical[src:src + block_bytes]
+    return bytes(out)
+
+
+class Formats(unittest.TestCase):
+    def test_every_format(self):
+        names = {f["name"]: f for f in packwise.formats()}
+        self.assertEqual(len(names), 18)
+        self.assertEqual((names["Q4_K"]["block_size"], names["Q4_K"]["block_bytes"]), (256, 144))
+        self.assertEqual(names["Q8_0"]["gguf_type"], 8)
+        with self.assertRaises(packwise.PackwiseError) as e:
+            packwise.format_info("Q9_9")
+        self.assertIn("PW_ERR", str(e.exception))
+
+
+class Gguf(unittest.TestCase):
+    def test_list_and_dequantize(self):
+        with packwise.GGUF(S1) as g:
+            t = {x.name: x for x in g.tensors()}
+            self.assertEqual(t["W.q4_K"].shape, (40, 768))
+            self.assertEqual(t["W.q4_K"].ne, (768, 40))
+            self.assertEqual(t["W.q4_K"].format, "Q4_K")
+            for typ in ("q4_0", "q4_K", "q6_K", "tq2_0"):
+                w = g.dequantize("W." + typ)
+                ref = g.dequantize("deq." + typ)
+                self.assertEqual(w.shape, (40, 768))
+                self.assertTrue(np.array_equal(w.view(np.uint32), ref.view(np.uint32)), typ)
+        with packwise.GGUF(S1, orientation="as_stored") as g:
+            self.assertEqual({x.name: x for x in g.tensors()}["W.q4_K"].shape, (768, 40))
+
+    def test_matmul_against_ggml(self):
+        manifest = open(os.path.join(DATA, "ggml", "MANIFEST.txt")).read()
+        with packwise.GGUF(S1) as g:
+            x = g.dequantize("x")
+            for typ in ("q4_0", "q8_0", "q4_K", "q6_K"):
+                y = g.matmul_wt(x, "W." + typ)[0].astype(np.float64)
+                yexact = g.dequantize("yexact." + typ).astype(np.float64)
+                ggml = float(re.search(r"\n  %s\s.*?y_vs_yexact=(\S+)" % re.escape(typ), manifest).group(1))
+                rel = np.sqrt(np.mean((y - yexact) ** 2)) / np.sqrt(np.mean(yexact ** 2))
+                self.assertLessEqual(rel, 2 * ggml, typ)
+
+    def test_missing_tensor(self):
+        with packwise.GGUF(S1) as g:
+            with self.assertRaises(packwise.PackwiseError) as e:
+                g.dequantize("no.such.tensor")
+            self.assertIn("no.such.tensor", str(e.exception))
+
+
+class Orders(unittest.TestCase):
+    def test_there_and_back(self):
+        rows, blocks = 7, 3
+        canon = packwise.fixture("Q4_K", rows, blocks, "canonical")
+        kern = packwise.to_kernel_order(canon, "Q4_K", rows, blocks)
+        self.assertNotEqual(kern, canon)
+        self.assertEqual(packwise.to_canonical_order(kern, "Q4_K", rows, blocks), canon)
+        # Naming the order the bytes are in: converting to it changes nothing.
+        self.assertEqual(packwise.to_kernel_order(kern, "Q4_K", rows, blocks, order="kernel"), kern)
+        self.assertEqual(kern, packwise.fixture("Q4_K", rows, blocks, "kernel"))
+
+
+class ConverterStyle(unittest.TestCase):
+    """A converter in another repository asserting disagreement(...) is None."""
+
+    def test_every_format(self):
+        rows, blocks = 9, 3
+        for f in packwise.formats():
+            name, bb = f["name"], f["block_bytes"]
+            canon = packwise.fixture(name, rows, blocks)
+            mine = my_converter_to_kernel_order(canon, bb, rows, blocks)
+            self.assertIsNone(packwise.disagreement(mine, name, rows, blocks, order="kernel"), name)
+            # A converter that forgot to convert: named as the other order.
+            msg = packwise.disagreement(canon, name, rows, blocks, order="kernel")
+            self.assertIsNotNone(msg)
+            self.assertIn("expected at flat index 1 (input_block_major)", msg)
+            self.assertIn("other order", msg)
+            # A converter with one byte wrong, and one that drops the last byte.
+            bad = bytearray(mine)
+            bad[4 * bb + bb - 1] ^= 0x40
+            self.assertIn("flat index 4", packwise.disagreement(bytes(bad), name, rows, blocks, order="kernel"))
+            self.assertIn("short", packwise.disagreement(mine[:-1], name, rows, blocks, order="kernel"))
+
+    def test_value_fixtures(self):
+        for f in packwise.formats():
+            data, values = packwise.value_fixture(f["name"])
+            got = packwise.decode(data, f["name"], values.shape[0], values.shape[1])
+            self.assertTrue(np.array_equal(got, values), f["name"])
+
+    def test_matmul_on_bytes(self):
+        data, values = packwise.value_fixture("Q8_0")
+        x = np.arange(values.shape[1], dtype=np.float32).reshape(1, -1) / 50.0
+        y = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1])
+        ref = x.astype(np.float64) @ values.T.astype(np.float64)
+        self.assertTrue(np.allclose(y, ref, rtol=2e-2, atol=1e-2))
+        y_ref = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1], kernel="ref_q8_0")
+        self.assertTrue(np.allclose(y_ref, ref, rtol=1e-5, atol=1e-5))
+
+
+if __name__ == "__main__":
+    unittest.main()
