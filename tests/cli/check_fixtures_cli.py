@@ -4,8 +4,8 @@
 For every format: write the canonical tag fixture with `packwise fixtures`,
 convert it to the kernel order (input-block-major) with a small Python loop
 over the bytes, and check that `packwise verify --order kernel` accepts it
-(exit 0). Then a deliberately wrong conversion (rows and blocks mixed up in
-the destination index) must fail with exit 1 and a message naming the first
+(exit 0). Then a deliberately wrong conversion (rows rotated inside each input
+block) must fail with exit 1 and a message naming the first
 misplaced block, its expected flat index and the order.
 
 usage: check_fixtures_cli.py PACKWISE WORK_DIR
@@ -23,12 +23,12 @@ def run(cmd):
 
 
 def convert(canon, bb, wrong=False):
+    """Canonical -> kernel order (b * rows + o). The wrong version makes a classic slip:
+    it rotates the rows inside each input block (o + 1), a permutation that still looks fine."""
     out = bytearray(len(canon))
     for o in range(ROWS):
         for b in range(BLOCKS):
-            dst = (o * BLOCKS + b) if wrong else (b * ROWS + o)
-            if wrong:  # the classic slip: the destination index of the other order
-                dst = (b * BLOCKS + o) % (ROWS * BLOCKS) if b * BLOCKS + o < ROWS * BLOCKS else o * BLOCKS + b
+            dst = b * ROWS + ((o + 1) % ROWS if wrong else o)
             out[dst * bb:(dst + 1) * bb] = canon[(o * BLOCKS + b) * bb:(o * BLOCKS + b + 1) * bb]
     return bytes(out)
 
