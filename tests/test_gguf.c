@@ -8,7 +8,6 @@
  */
 #include "pw_test.h"
 
-#include <math.h>
 
 static const char *S1 = "ggml/fixture_s1_in768_out40.gguf";
 static const char *S2 = "ggml/fixture_s2_in1280_out64_align128.gguf";
@@ -176,6 +175,13 @@ static void test_orientation(pw_context *ctx) {
               strstr(pw_context_message(ctx), "W.q8_0") != NULL,
           "message names the fix and the tensor: %s", pw_context_message(ctx));
     CHECK_OK(pw_gguf_require_out_in(ctx, &wo), ctx);
+    /* The matmul entry point reads the recorded orientation the same way. */
+    float x[1280], y[64];
+    for (int k = 0; k < 1280; ++k) x[k] = (float)(k % 7) - 3.0f;
+    CHECK_STATUS(pw_matmul_view(ctx, x, 1, &wa, y), PW_ERR_ORIENTATION, ctx);
+    CHECK(strstr(pw_context_message(ctx), "PW_ORIENT_OUT_IN") != NULL,
+          "matmul refusal names OUT_IN: %s", pw_context_message(ctx));
+    CHECK_OK(pw_matmul_view(ctx, x, 1, &wo, y), ctx);
     CHECK_STATUS(pw_gguf_require_out_in(ctx, &va), PW_ERR_ORIENTATION, ctx);
     CHECK_OK(pw_gguf_require_out_in(ctx, &vo), ctx);
     pw_view vx;
