@@ -51,7 +51,8 @@ class Gguf(unittest.TestCase):
             self.assertEqual({x.name: x for x in g.tensors()}["W.q4_K"].shape, (768, 40))
 
     def test_matmul_against_ggml(self):
-        manifest = open(os.path.join(DATA, "ggml", "MANIFEST.txt")).read()
+        with open(os.path.join(DATA, "ggml", "MANIFEST.txt"), encoding="utf-8") as f:
+            manifest = f.read()
         with packwise.GGUF(S1) as g:
             x = g.dequantize("x")
             for typ in ("q4_0", "q8_0", "q4_K", "q6_K"):
@@ -112,9 +113,11 @@ class ConverterStyle(unittest.TestCase):
         x = np.arange(values.shape[1], dtype=np.float32).reshape(1, -1) / 50.0
         y = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1])
         ref = x.astype(np.float64) @ values.T.astype(np.float64)
-        self.assertTrue(np.allclose(y, ref, rtol=2e-2, atol=1e-2))
+        # Fast kernels quantize x to int8 (half a step of max|x|/127 per value): 1% of sum |w x|.
+        mag = np.abs(x).astype(np.float64) @ np.abs(values.T).astype(np.float64)
+        self.assertTrue(np.all(np.abs(y - ref) <= 0.01 * mag), (y, ref))
         y_ref = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1], kernel="ref_q8_0")
-        self.assertTrue(np.allclose(y_ref, ref, rtol=1e-5, atol=1e-5))
+        self.assertTrue(np.all(np.abs(y_ref - ref) <= 1e-6 * mag))
 
 
 if __name__ == "__main__":
