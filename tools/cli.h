@@ -23,6 +23,9 @@ int pw_cmd_fixtures(int argc, char **argv);
 int pw_cmd_verify(int argc, char **argv);
 int pw_cmd_bench(int argc, char **argv);
 
+/* packwise fixtures --all DIR (cmd_fixtures_all.c). */
+int pw_cli_fixtures_all(const char *dir);
+
 /* Print "packwise <cmd>: <message>" on stderr and return PW_EXIT_USAGE. */
 int pw_cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

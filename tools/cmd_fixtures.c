@@ -2,6 +2,7 @@
  * packwise fixtures --format F [--rows R --blocks B] [--order canonical|kernel|row_tiled_N]
  *                  -o OUT [--values VALUES.f32]
  * Writes the tag fixture bytes (defaults: 5 rows x 3 blocks, canonical order).
+ * `packwise fixtures --all DIR` writes every fixture with a MANIFEST.txt (cmd_fixtures_all.c).
  * With --values, writes the format's value fixture instead: its block bytes
  * (canonical, 2 x 3 blocks) to OUT and the exactly known decoded values,
  * float32 little-endian row-major, to VALUES.f32.
@@ -12,6 +13,7 @@
 #include <string.h>
 
 int pw_cmd_fixtures(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--all") == 0) return pw_cli_fixtures_all(argv[2]);
     pw_cli_grid g = {PW_FORMAT_Q4_0, 0, PW_FIXTURE_DEFAULT_ROWS, PW_FIXTURE_DEFAULT_BLOCKS,
                      {PW_ORDER_ROW_MAJOR, 0}};
     const char *out = NULL, *values = NULL;

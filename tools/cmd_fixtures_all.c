@@ -1,0 +1,148 @@
+/*
+ * packwise fixtures --all DIR: every fixture as data, with a MANIFEST.txt, so a
+ * converter in any language tests against the same bytes packwise's own tests
+ * use. For every format: tag fixtures (8 rows x 3 blocks) in canonical,
+ * kernel (input-block-major) and row_tiled_4 order; the value fixture's
+ * canonical bytes and its exactly known float32 values; and that value
+ * fixture packed into each private kernel family the library has for it.
+ */
+#include "cli.h"
+
+#include "kernel/kernel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static uint64_t fnv1a64(const void *p, size_t n) {
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int mkdir_p(const char *path) {
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof tmp) return -1;
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; ++p) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int emit(FILE *manifest, const char *dir, const char *file, const void *data, size_t bytes,
+                const char *fields) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (pw_cli_write_file(path, data, bytes) != 0) return pw_cli_fail("fixtures", "cannot write '%s'", path);
+    fprintf(manifest, "%s %s bytes=%zu fnv1a64=%016llx\n", file, fields, bytes,
+            (unsigned long long)fnv1a64(data, bytes));
+    return 0;
+}
+
+static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) {
+    const pw_format_info *fi = pw_format_get(f);
+    static const pw_layout layouts[] = {
+        {PW_ORDER_ROW_MAJOR, 0}, {PW_ORDER_INPUT_BLOCK_MAJOR, 0}, {PW_ORDER_ROW_TILED, 4}};
+    const int64_t rows = 8, blocks = 3;
+    uint64_t n;
+    if (pw_fixture_bytes(ctx, f, rows, blocks, &n) != PW_OK) return pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+    unsigned char *buf = malloc((size_t)n);
+    int rc = buf ? 0 : pw_cli_fail("fixtures", "out of memory");
+    for (size_t l = 0; l < 3 && rc == 0; ++l) {
+        char lname[32], file[128], fields[256];
+        pw_layout_name(layouts[l], lname, sizeof lname);
+        if (pw_fixture_tags(ctx, f, rows, blocks, layouts[l], buf, n) != PW_OK)
+            rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+        snprintf(file, sizeof file, "%s.tags.%s.bin", fi->name, lname);
+        snprintf(fields, sizeof fields, "format=%s kind=tags order=%s rows=%lld blocks=%lld", fi->name,
+                 lname, (long long)rows, (long long)blocks);
+        if (rc == 0) rc = emit(m, dir, file, buf, (size_t)n, fields);
+    }
+    free(buf);
+    if (rc) return rc;
+    uint64_t vb = 0, vc = 0;
+    int64_t vr, vbl;
+    pw_fixture_values(ctx, f, NULL, &vb, NULL, &vc, &vr, &vbl);
+    unsigned char *vbytes = malloc((size_t)vb);
+    float *vals = malloc(sizeof(float) * (size_t)vc);
+    if (!vbytes || !vals || pw_fixture_values(ctx, f, vbytes, &vb, vals, &vc, &vr, &vbl) != PW_OK) {
+        free(vbytes);
+        free(vals);
+        return pw_cli_fail("fixtures", "%s value fixture: %s", fi->name, pw_context_message(ctx));
+    }
+    char file[128], fields[256];
+    snprintf(fields, sizeof fields, "format=%s kind=values order=row_major rows=%lld blocks=%lld", fi->name,
+             (long long)vr, (long long)vbl);
+    snprintf(file, sizeof file, "%s.values.bin", fi->name);
+    rc = emit(m, dir, file, vbytes, (size_t)vb, fields);
+    snprintf(fields, sizeof fields, "format=%s kind=values_f32 rows=%lld elements=%lld", fi->name,
+             (long long)vr, (long long)(vbl * fi->block_size));
+    snprintf(file, sizeof file, "%s.values.f32", fi->name);
+    if (rc == 0) rc = emit(m, dir, file, vals, sizeof(float) * (size_t)vc, fields);
+    /* The value fixture in each private packed family that serves this format. */
+    const char *done[8];
+    int ndone = 0;
+    pw_view v;
+    const int64_t shape[2] = {vr, vbl * fi->block_size};
+    if (rc == 0 && pw_view_init(ctx, &v, f, 2, shape, vbytes, vb) != PW_OK) rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+    for (size_t i = 0; i < pw__kernel_list_count() && rc == 0; ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.format != f || k->info.layout != PW_LAYOUT_PACKED || k->pack == NULL) continue;
+        int seen = 0;
+        for (int j = 0; j < ndone; ++j) seen |= strcmp(done[j], k->info.family) == 0;
+        if (seen || ndone == 8) continue;
+        done[ndone++] = k->info.family;
+        pw__pack_desc d;
+        if (k->pack_plan(ctx, f, shape[0], shape[1], &d) != PW_OK) continue;
+        unsigned char *pk = calloc(1, (size_t)d.bytes);
+        if (pk == NULL) {
+            rc = pw_cli_fail("fixtures", "out of memory");
+            break;
+        }
+        k->pack(&d, &v, 0, shape[0], pk);
+        snprintf(file, sizeof file, "%s.values.%s.bin", fi->name, d.family);
+        snprintf(fields, sizeof fields,
+                 "format=%s kind=packed family=%s nr=%d kr=%d sr=%d group=%d version=%d rows=%lld in=%lld",
+                 fi->name, d.family, (int)d.nr, (int)d.kr, (int)d.sr, (int)d.group, (int)d.version,
+                 (long long)shape[0], (long long)shape[1]);
+        rc = emit(m, dir, file, pk, (size_t)d.bytes, fields);
+        free(pk);
+    }
+    free(vbytes);
+    free(vals);
+    return rc;
+}
+
+int pw_cli_fixtures_all(const char *dir) {
+    if (mkdir_p(dir) != 0) return pw_cli_fail("fixtures", "cannot create '%s'", dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+    FILE *m = fopen(path, "w");
+    if (m == NULL) return pw_cli_fail("fixtures", "cannot write '%s'", path);
+    pw_context *ctx = pw_cli_context("fixtures", 0, 1);
+    if (ctx == NULL) {
+        fclose(m);
+        return PW_EXIT_USAGE;
+    }
+    fprintf(m,
+            "# packwise %s layout fixtures (include/packwise/fixtures.h explains them).\n"
+            "# tags: block (o, b) of a rows x blocks grid has canonical id o*blocks+b; its first\n"
+            "#   min(4, block_bytes) bytes are id's little-endian bytes XOR (0xA5 + 0x3B*p) & 0xFF,\n"
+            "#   byte p >= 4 is (167*p + h(id)) & 0xFF. Orders: row_major = canonical (o*blocks+b),\n"
+            "#   input_block_major = the kernel order (b*rows+o), row_tiled_N = (o/N)*N*blocks + b*N + o%%N.\n"
+            "# values: canonical bytes of a small weight and its exactly known decoded float32 values.\n"
+            "# packed: that value fixture in a kernel family's private packed form.\n",
+            pw_version());
+    int rc = 0;
+    for (int f = 0; f < PW_FORMAT_COUNT && rc == 0; ++f) rc = write_format(ctx, m, dir, (pw_format)f);
+    if (fclose(m) != 0 && rc == 0) rc = pw_cli_fail("fixtures", "cannot write '%s'", path);
+    pw_context_destroy(ctx);
+    return rc;
+}
