@@ -347,11 +347,44 @@ static void test_refusals(pw_context *ctx) {
     pw_gguf_writer_destroy(NULL);
 }
 
+/* Duplicate checks over many names (hashed), and after a rolled-back setter. */
+static void test_many_names(pw_context *ctx) {
+    pw_gguf_writer *w = NULL;
+    CHECK_OK(pw_gguf_writer_create(ctx, &w), ctx);
+    char name[32];
+    const float one = 1.0f;
+    const int64_t ne[1] = {1};
+    for (int i = 0; i < 3000; ++i) {
+        snprintf(name, sizeof name, "k.%d", i);
+        CHECK_OK(pw_gguf_writer_set_i32(w, name, i), ctx);
+        snprintf(name, sizeof name, "t.%d", i);
+        CHECK_OK(pw_gguf_writer_add_tensor(w, name, PW_FORMAT_F32, 1, ne, &one, 4), ctx);
+    }
+    CHECK_STATUS(pw_gguf_writer_set_u8(w, "k.1777", 1), PW_ERR_DUPLICATE, ctx);
+    CHECK_STATUS(pw_gguf_writer_add_tensor(w, "t.2999", PW_FORMAT_F32, 1, ne, &one, 4),
+                 PW_ERR_DUPLICATE, ctx);
+    const char *bad[2] = {"fine", NULL};
+    const uint64_t lens[2] = {4, 3};
+    CHECK_STATUS(pw_gguf_writer_set_string_array(w, "k.new", bad, lens, 2),
+                 PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_OK(pw_gguf_writer_set_u8(w, "k.new", 1), ctx);
+    CHECK_STATUS(pw_gguf_writer_set_u8(w, "k.2", 1), PW_ERR_DUPLICATE, ctx);
+    uint64_t size = 0;
+    unsigned char *image = write_image(ctx, w, &size);
+    pw_gguf *g = NULL;
+    CHECK_OK(pw_gguf_open_memory(ctx, image, size, NULL, &g), ctx);
+    CHECK(pw_gguf_kv_count(g) == 3001 && pw_gguf_tensor_count(g) == 3000, "counts");
+    pw_gguf_close(g);
+    free(image);
+    pw_gguf_writer_destroy(w);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     test_round_trip(ctx);
     test_rewrite_ggml(ctx);
     test_refusals(ctx);
+    test_many_names(ctx);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

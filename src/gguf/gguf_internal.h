@@ -39,7 +39,8 @@ typedef struct pw__gguf_str {
 typedef struct pw__gguf_node {
     uint64_t offset; /* payload offset in the file: the value, string bytes, or first element */
     uint64_t count;  /* ARRAY: elements; STRING: bytes; otherwise 1 */
-    int64_t aux;     /* STRING: pool offset of its copy; ARRAY of STRING/ARRAY: first child; else -1 */
+    int64_t aux;     /* STRING: pool offset of its copy; ARRAY of STRING/ARRAY: first child
+                        node; otherwise -1 */
     uint8_t type;
     uint8_t array_type;
 } pw__gguf_node;

@@ -422,7 +422,8 @@ static pw_status check_extents(parser *p) {
             pw__add_overflow_u64(begin, t->bytes, &end) || end > g->file_size) {
             st = fail_at(p, PW_ERR_TRUNCATED, off_at, "offset",
                          "data at data section + %" PRIu64 " (%" PRIu64
-                         " bytes) lies outside the file of %" PRIu64 " bytes (data section at %" PRIu64 ")",
+                         " bytes) lies outside the file of %" PRIu64
+                         " bytes (data section at %" PRIu64 ")",
                          t->rel_offset, t->bytes, g->file_size, g->data_offset);
             break;
         }

@@ -57,6 +57,62 @@ pw_status pw__gguf_dbuf_put_le(pw_gguf_writer *w, pw__gguf_dbuf *b, uint64_t v, 
     return pw__gguf_dbuf_put(w, b, tmp, n);
 }
 
+static const char *name_of(const pw_gguf_writer *w, pw__gguf_set_kind kind, int64_t i,
+                           uint64_t *len) {
+    if (kind == PW__GGUF_TENSOR_SET) {
+        *len = strlen(w->tensors[i].name);
+        return w->tensors[i].name;
+    }
+    *len = pw__le64(w->keys.p + 16 * i + 8);
+    return (const char *)w->kv.p + pw__le64(w->keys.p + 16 * i);
+}
+
+static pw__gguf_nameset *set_of(pw_gguf_writer *w, pw__gguf_set_kind kind) {
+    return kind == PW__GGUF_KEY_SET ? &w->key_set : &w->tensor_set;
+}
+
+int64_t pw__gguf_nameset_find(const pw_gguf_writer *w, pw__gguf_set_kind kind, const char *s,
+                              uint64_t len) {
+    const pw__gguf_nameset *set = kind == PW__GGUF_KEY_SET ? &w->key_set : &w->tensor_set;
+    if (set->slots == NULL) return -1;
+    for (uint64_t h = pw__gguf_hash(s, len) & set->mask;; h = (h + 1) & set->mask) {
+        const int64_t slot = set->slots[h];
+        if (slot == 0) return -1;
+        uint64_t n;
+        const char *name = name_of(w, kind, slot - 1, &n);
+        if (n == len && memcmp(name, s, (size_t)len) == 0) return slot - 1;
+    }
+}
+
+static void set_insert(const pw_gguf_writer *w, pw__gguf_set_kind kind, pw__gguf_nameset *set,
+                       int64_t i) {
+    uint64_t len;
+    const char *name = name_of(w, kind, i, &len);
+    uint64_t h = pw__gguf_hash(name, len) & set->mask;
+    while (set->slots[h] != 0) h = (h + 1) & set->mask;
+    set->slots[h] = i + 1;
+    ++set->count;
+}
+
+pw_status pw__gguf_nameset_add(pw_gguf_writer *w, pw__gguf_set_kind kind, int64_t i) {
+    pw__gguf_nameset *set = set_of(w, kind);
+    if ((uint64_t)(set->count + 1) * 2 > set->mask) { /* keep the load under one half */
+        const uint64_t cap = set->mask ? (set->mask + 1) * 2 : 64;
+        PW__FAIL_IF(cap > SIZE_MAX / sizeof(int64_t), w->ctx, PW_ERR_OVERFLOW,
+                    "GGUF writer: too many names");
+        int64_t *slots = pw__gguf_alloc(&w->alloc, (size_t)cap * sizeof *slots);
+        PW__FAIL_IF(slots == NULL, w->ctx, PW_ERR_OUT_OF_MEMORY, "GGUF writer: out of memory");
+        memset(slots, 0, (size_t)cap * sizeof *slots);
+        pw__gguf_nameset grown = {slots, cap - 1, 0};
+        for (uint64_t k = 0; set->slots && k <= set->mask; ++k)
+            if (set->slots[k]) set_insert(w, kind, &grown, set->slots[k] - 1);
+        pw__gguf_free(&w->alloc, set->slots);
+        *set = grown;
+    }
+    set_insert(w, kind, set, i);
+    return PW_OK;
+}
+
 pw_status pw_gguf_writer_create(pw_context *ctx, pw_gguf_writer **out) {
     PW__FAIL_IF(out == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_gguf_writer_create: out is NULL");
     pw_allocator a = pw__gguf_allocator(ctx);
@@ -75,6 +131,8 @@ void pw_gguf_writer_destroy(pw_gguf_writer *w) {
     if (w == NULL) return;
     pw__gguf_free(&w->alloc, w->kv.p);
     pw__gguf_free(&w->alloc, w->keys.p);
+    pw__gguf_free(&w->alloc, w->key_set.slots);
+    pw__gguf_free(&w->alloc, w->tensor_set.slots);
     pw__gguf_free(&w->alloc, w->tensors);
     pw_allocator a = w->alloc;
     pw__gguf_free(&a, w);
@@ -89,11 +147,8 @@ static pw_status check_key(pw_gguf_writer *w, const char *key) {
     const uint64_t len = strlen(key);
     PW__FAIL_IF(!pw__utf8_valid((const uint8_t *)key, len), w->ctx, PW_ERR_INVALID_ARGUMENT,
                 "GGUF writer: key '%.200s' is not valid UTF-8", key);
-    for (uint64_t i = 0; i < w->keys.len; i += 16) {
-        const uint64_t at = pw__le64(w->keys.p + i), klen = pw__le64(w->keys.p + i + 8);
-        PW__FAIL_IF(klen == len && memcmp(w->kv.p + at, key, (size_t)len) == 0, w->ctx,
-                    PW_ERR_DUPLICATE, "GGUF writer: key '%.200s' is already set", key);
-    }
+    PW__FAIL_IF(pw__gguf_nameset_find(w, PW__GGUF_KEY_SET, key, len) >= 0, w->ctx,
+                PW_ERR_DUPLICATE, "GGUF writer: key '%.200s' is already set", key);
     return PW_OK;
 }
 
@@ -107,6 +162,7 @@ static pw_status begin_kv(pw_gguf_writer *w, const char *key, pw_gguf_type type)
     PW__TRY(pw__gguf_dbuf_put_le(w, &w->kv, (uint64_t)type, 4));
     PW__TRY(pw__gguf_dbuf_put_le(w, &w->keys, key_at, 8));
     PW__TRY(pw__gguf_dbuf_put_le(w, &w->keys, len, 8));
+    PW__TRY(pw__gguf_nameset_add(w, PW__GGUF_KEY_SET, w->n_kv));
     ++w->n_kv;
     return PW_OK;
 }
@@ -126,8 +182,15 @@ static mark mark_of(const pw_gguf_writer *w) {
 static pw_status rollback(pw_gguf_writer *w, mark m, pw_status st) {
     w->kv.len = m.kv_len;
     w->keys.len = m.keys_len;
-    w->n_kv = m.n_kv;
     w->depth = m.depth;
+    if (w->n_kv != m.n_kv) {
+        /* The failed pair's key may be in the set: rebuild it from the keys
+         * that remain (an error path; it cannot grow, so it cannot fail). */
+        w->n_kv = m.n_kv;
+        if (w->key_set.slots) memset(w->key_set.slots, 0, (w->key_set.mask + 1) * sizeof(int64_t));
+        w->key_set.count = 0;
+        for (int64_t i = 0; i < w->n_kv; ++i) set_insert(w, PW__GGUF_KEY_SET, &w->key_set, i);
+    }
     return st;
 }
 
@@ -143,7 +206,8 @@ static pw_status set_fixed(pw_gguf_writer *w, const char *key, pw_gguf_type type
     }
     const mark m = mark_of(w);
     pw_status st = begin_kv(w, key, type);
-    if (st == PW_OK) st = pw__gguf_dbuf_put_le(w, &w->kv, bits, pw__gguf_fixed_size((uint32_t)type));
+    if (st == PW_OK)
+        st = pw__gguf_dbuf_put_le(w, &w->kv, bits, pw__gguf_fixed_size((uint32_t)type));
     if (st != PW_OK) return rollback(w, m, st);
     if (is_alignment) {
         w->alignment_at = (int64_t)(w->kv.len - 4);
@@ -366,7 +430,8 @@ static pw_status copy_elements(pw_gguf_writer *w, const pw_gguf_value *v) {
         const void *data = NULL;
         PW__TRY(pw_gguf_value_array_data(ctx, v, &data));
         const size_t es = pw__gguf_fixed_size(v->array_type);
-        PW__TRY(pw__gguf_dbuf_reserve(w, &w->kv, v->count * es)); /* fits: it is in the source file */
+        /* count * es cannot overflow: those bytes are in the source file */
+        PW__TRY(pw__gguf_dbuf_reserve(w, &w->kv, v->count * es));
         PW__TRY(pw__gguf_dbuf_put(w, &w->kv, data, v->count * es));
         w->stack[w->depth - 1].count += v->count;
         return PW_OK;

@@ -31,9 +31,8 @@ static pw_status add(pw_gguf_writer *w, const char *name, uint32_t gguf_type, in
     for (int d = 0; d < n_dims; ++d)
         PW__FAIL_IF(ne[d] < 0, ctx, PW_ERR_SHAPE, "GGUF writer: tensor '%s' has ne[%d] = %" PRId64,
                     name, d, ne[d]);
-    for (int64_t i = 0; i < w->n_tensors; ++i)
-        PW__FAIL_IF(strcmp(w->tensors[i].name, name) == 0, ctx, PW_ERR_DUPLICATE,
-                    "GGUF writer: tensor '%s' is already added", name);
+    PW__FAIL_IF(pw__gguf_nameset_find(w, PW__GGUF_TENSOR_SET, name, len) >= 0, ctx,
+                PW_ERR_DUPLICATE, "GGUF writer: tensor '%s' is already added", name);
     if (w->n_tensors == w->tensor_cap) {
         const int64_t cap = w->tensor_cap ? w->tensor_cap * 2 : 16;
         PW__FAIL_IF((uint64_t)cap > SIZE_MAX / sizeof(pw__gguf_wtensor), ctx, PW_ERR_OVERFLOW,
@@ -45,7 +44,7 @@ static pw_status add(pw_gguf_writer *w, const char *name, uint32_t gguf_type, in
         w->tensors = t;
         w->tensor_cap = cap;
     }
-    pw__gguf_wtensor *t = &w->tensors[w->n_tensors++];
+    pw__gguf_wtensor *t = &w->tensors[w->n_tensors];
     memset(t, 0, sizeof *t);
     memcpy(t->name, name, len + 1);
     t->gguf_type = gguf_type;
@@ -53,6 +52,8 @@ static pw_status add(pw_gguf_writer *w, const char *name, uint32_t gguf_type, in
     for (int d = 0; d < PW_MAX_RANK; ++d) t->ne[d] = d < n_dims ? ne[d] : 1;
     t->data = data;
     t->bytes = bytes;
+    PW__TRY(pw__gguf_nameset_add(w, PW__GGUF_TENSOR_SET, w->n_tensors));
+    ++w->n_tensors;
     return PW_OK;
 }
 
