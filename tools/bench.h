@@ -1,21 +1,123 @@
-/* Benchmark sections of `packwise bench`, and timing helpers they share. */
+/*
+ * `packwise bench`: sections, the results they collect, and the helpers they
+ * share. The matmul suite (bench_matmul.c) measures the machine first
+ * (bench_machine.c: read bandwidth and int8 peak per thread count, with one
+ * loop file per ISA, bench_peak_<isa>.c) and reports every case as a fraction
+ * of those figures; bench_report.c prints the collected results as a table,
+ * JSON lines or a gnuplot chart. bench_decode.c is the decode section.
+ */
 #ifndef PACKWISE_BENCH_H
 #define PACKWISE_BENCH_H
 
 #include "packwise.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
+#define PW_BENCH_MAX_LIST 16 /* entries of --shapes, --batch, --threads */
+
 typedef struct pw_bench_options {
-    int json;               /* one JSON object per line instead of a table */
-    int quick;              /* smaller sizes and fewer repetitions (tests) */
-    uint64_t formats_mask;  /* bit f set: include format f */
+    int json;              /* one JSON object per line instead of a table */
+    int quick;             /* small default sizes and few repetitions (tests) */
+    int decode;            /* run the decode section instead of the matmul suite */
+    uint64_t formats_mask; /* bit f set: include format f; 0 = the section's default */
+    const char *kernel;    /* --kernel: force this kernel for every case; NULL = dispatch */
+    int64_t shapes[PW_BENCH_MAX_LIST][2]; /* [out, in] in elements */
+    int nshapes;
+    int64_t batch[PW_BENCH_MAX_LIST]; /* rows of X (n) */
+    int nbatch;
+    int threads[PW_BENCH_MAX_LIST];
+    int nthreads;
 } pw_bench_options;
+
+/* What the machine does at one thread count, measured in this run. */
+typedef struct pw_bench_machine {
+    int threads;
+    double read_gbps;       /* streaming read, 1e9 bytes per second */
+    uint64_t read_bytes;    /* buffer read per repetition */
+    double int8_gops;       /* 1e9 int8 ops per second, 2 per multiply-accumulate */
+    const char *peak_isa;   /* the loop that measured it, e.g. "avx512vnni" */
+} pw_bench_machine;
+
+/* One matmul case. Ratios and pack_s are 0 where not measured. */
+typedef struct pw_bench_result {
+    int gemm;              /* 0: GEMV (n == 1, weights flushed before each run), 1: GEMM */
+    pw_format format;
+    char kernel[64];
+    int64_t out, in, n;
+    int threads;
+    double median_s;
+    double gflops;         /* 2 * out * in * n / median_s, 1e9 per second */
+    double weight_gbps;    /* row-major weight bytes / median_s */
+    double fraction;       /* GEMV: of read bandwidth; GEMM: of int8 peak */
+    int reps;
+    int cold;              /* the weight (and any packed copy) was flushed before each run */
+    uint64_t weight_bytes; /* row-major bytes of the weight */
+    double pack_s;         /* packing time of this weight, on the case that packed it */
+    double ref_ratio;      /* GEMM: gflops / the reference kernel's gflops */
+    char ref_kernel[64];
+    double f32_ratio;      /* GEMM: gflops / the f32 path's gflops (same shape, n, threads) */
+    char f32_kernel[64];
+} pw_bench_result;
+
+typedef struct pw_bench_results {
+    pw_bench_machine machine[PW_BENCH_MAX_LIST];
+    int nmachine;
+    pw_bench_result *cases;
+    size_t count, capacity;
+} pw_bench_results;
+
+/* --- shared helpers (bench_util.c) --- */
 
 /* Monotonic time in seconds. */
 double pw_bench_now(void);
 /* Median of n samples (sorts in place). */
 double pw_bench_median(double *samples, int n);
+/* Gaussian floats (sigma 0.02, like a real layer's weights) from a seeded stream. */
+void pw_bench_gaussian(float *dst, size_t count, uint64_t seed);
+/* Allocate bytes aligned to 64 (rounded up to a whole cache line); NULL when out of memory. */
+void *pw_bench_alloc(size_t bytes);
+/* Evict [p, p + bytes) from every cache level; returns 0 where the CPU offers no way. */
+int pw_bench_flush(const void *p, size_t bytes);
 
+/* --- machine (bench_machine.c) --- */
+
+/* Read bandwidth and int8 peak with ctx's current thread count. */
+int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *read_buffer,
+                             size_t read_bytes, pw_bench_machine *m);
+/* Bytes of the bandwidth buffer: much larger than the last-level cache. */
+size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
+
+/* Per-ISA loops (bench_peak_<isa>.c; only the ones of this architecture are built).
+ * int8 loops run `iters` iterations of independent register-only chains and
+ * return the int8 ops done (2 per multiply-accumulate); read loops sum `bytes`
+ * (a multiple of 256) from 64-byte aligned p. */
+double pw_bench_int8_scalar(uint64_t iters);
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes);
+#if defined(__x86_64__)
+double pw_bench_int8_avx2(uint64_t iters);
+double pw_bench_int8_avxvnni(uint64_t iters);
+double pw_bench_int8_avx512(uint64_t iters);
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes);
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes);
+#endif
+#if defined(__aarch64__)
+double pw_bench_int8_neon(uint64_t iters);
+double pw_bench_int8_dotprod(uint64_t iters);
+#endif
+
+/* --- sections --- */
+
+/* The matmul suite on its own context: machine figures, then every case
+ * (JSON lines are printed as they come with o->json); results appended to r. */
+int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r);
 /* Decode throughput per format: GB/s of packed bytes read and of floats written. */
 int pw_bench_decode(pw_context *ctx, const pw_bench_options *o);
+
+/* --- output (bench_report.c) --- */
+
+void pw_bench_print_machine_json(const pw_bench_machine *m);
+void pw_bench_print_case_json(const pw_bench_result *c);
+void pw_bench_print_table(const pw_bench_results *r);
 
 #endif

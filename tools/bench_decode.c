@@ -6,26 +6,8 @@
 #include "bench.h"
 #include "cli.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double pw_bench_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double pw_bench_median(double *s, int n) {
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
 
 int pw_bench_decode(pw_context *ctx, const pw_bench_options *o) {
     const int64_t rows = o->quick ? 64 : 1024, in = 4096;
@@ -37,19 +19,7 @@ int pw_bench_decode(pw_context *ctx, const pw_bench_options *o) {
         free(dst);
         return pw_cli_fail("bench", "out of memory");
     }
-    uint64_t state = 12345;
-    for (int64_t i = 0; i < rows * in; i += 2) {
-        /* Box-Muller over a splitmix64 stream: Gaussian weights like a real layer's. */
-        state += 0x9e3779b97f4a7c15ull;
-        uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        double u1 = ((double)(z >> 11) + 1.0) * 0x1.0p-53, u2 = (double)(z & 0x7ff) / 2048.0;
-        double r = sqrt(-2.0 * log(u1));
-        src[i] = (float)(0.02 * r * cos(6.283185307179586 * u2));
-        src[i + 1] = (float)(0.02 * r * sin(6.283185307179586 * u2));
-    }
+    pw_bench_gaussian(src, (size_t)(rows * in), 12345);
     if (!o->json)
         printf("decode: [%lld, %lld] weight, rows decoded into a float matrix, median of %d\n"
                "%-8s %12s %14s %14s\n",

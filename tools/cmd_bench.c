@@ -1,46 +1,170 @@
 /*
  * packwise bench: throughput measured as ratios in one run (DESIGN.md
- * "Performance method"). The default suite runs every section; each section
- * lives in its own bench_*.c file.
+ * "Performance method"). With no options, the default matmul suite (issue 4):
+ * Q4_0, Q8_0, Q4_K, Q6_K at [out, in] = [4096, 4096], [11008, 4096],
+ * [4096, 11008], n = 1, 16, 128, on 1 thread and on every online core. Each
+ * section lives in its own bench_*.c file; --decode runs the decode section.
  */
 #include "cli.h"
 #include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define USAGE                                                                                     \
+    "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
+    "[--threads T,..] [--kernel K] [--json] [--quick] [--decode]"
+
+static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
+                                            PW_FORMAT_Q6_K};
+
+/* Split a comma list into at most PW_BENCH_MAX_LIST tokens (modifies s). */
+static int split(char *s, char **tok, const char *opt) {
+    int n = 0;
+    for (char *t = strtok(s, ","); t; t = strtok(NULL, ",")) {
+        if (n == PW_BENCH_MAX_LIST)
+            return -pw_cli_fail("bench", "%s: at most %d entries", opt, PW_BENCH_MAX_LIST);
+        tok[n++] = t;
+    }
+    if (n == 0) return -pw_cli_fail("bench", "%s: empty list", opt);
+    return n;
+}
+
+static int parse_count(const char *s, long long lo, long long hi, const char *opt, long long *v) {
+    if (pw_cli_parse_i64(s, v) != 0 || *v < lo || *v > hi)
+        return pw_cli_fail("bench", "%s: '%s' is not an integer in [%lld, %lld]", opt, s, lo, hi);
+    return PW_EXIT_OK;
+}
+
+static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
+    char buf[1024];
+    if (strlen(arg) >= sizeof buf) return pw_cli_fail("bench", "%s: list too long", opt);
+    strcpy(buf, arg);
+    char *tok[PW_BENCH_MAX_LIST];
+    const int n = split(buf, tok, opt);
+    if (n < 0) return -n;
+    for (int i = 0; i < n; ++i) {
+        long long v = 0, w = 0;
+        if (strcmp(opt, "--formats") == 0) {
+            pw_format f;
+            if (pw_format_from_name(tok[i], &f) != PW_OK)
+                return pw_cli_fail("bench", "--formats: unknown format '%s' (packwise formats "
+                                   "lists them)", tok[i]);
+            o->formats_mask |= 1ull << f;
+        } else if (strcmp(opt, "--shapes") == 0) {
+            char *x = strchr(tok[i], 'x');
+            if (x == NULL) return pw_cli_fail("bench", "--shapes: '%s' is not OUTxIN", tok[i]);
+            *x = '\0';
+            if (parse_count(tok[i], 1, 1ll << 24, opt, &v) || parse_count(x + 1, 1, 1ll << 24, opt, &w))
+                return PW_EXIT_USAGE;
+            o->shapes[i][0] = v;
+            o->shapes[i][1] = w;
+            o->nshapes = n;
+        } else if (strcmp(opt, "--batch") == 0) {
+            if (parse_count(tok[i], 1, 1 << 16, opt, &v)) return PW_EXIT_USAGE;
+            o->batch[i] = v;
+            o->nbatch = n;
+        } else {
+            if (parse_count(tok[i], 0, 1024, opt, &v)) return PW_EXIT_USAGE;
+            o->threads[i] = (int)v;
+            o->nthreads = n;
+        }
+    }
+    return PW_EXIT_OK;
+}
+
+/* Defaults for what the options left out; 0 threads means every online core. */
+static int complete(pw_bench_options *o) {
+    if (o->kernel != NULL) {
+        const pw_kernel_info *k = NULL;
+        for (size_t i = 0; i < pw_kernel_count() && k == NULL; ++i)
+            if (strcasecmp(pw_kernel_info_get(i)->name, o->kernel) == 0) k = pw_kernel_info_get(i);
+        if (k == NULL)
+            return pw_cli_fail("bench", "--kernel: no kernel named '%s' in this build (packwise "
+                               "formats lists them)", o->kernel);
+        if (o->formats_mask != 0 && o->formats_mask != 1ull << k->format)
+            return pw_cli_fail("bench", "--kernel %s reads %s weights only; drop --formats or "
+                               "list just %s", k->name, pw_format_get(k->format)->name,
+                               pw_format_get(k->format)->name);
+        o->kernel = k->name;
+        o->formats_mask = 1ull << k->format;
+    }
+    if (o->formats_mask == 0) {
+        if (o->decode) o->formats_mask = (1ull << PW_FORMAT_COUNT) - 1;
+        for (size_t i = 0; !o->decode && i < sizeof default_formats / sizeof default_formats[0]; ++i)
+            o->formats_mask |= 1ull << default_formats[i];
+    }
+    if (o->nshapes == 0) {
+        static const int64_t full[3][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+        /* Quick: an edge tile of rows (40 = 2.5 tiles of 16) and two block sizes of in. */
+        static const int64_t quick[2][2] = {{64, 512}, {40, 768}};
+        o->nshapes = o->quick ? 2 : 3;
+        memcpy(o->shapes, o->quick ? quick : full, sizeof(int64_t) * 2 * (size_t)o->nshapes);
+    }
+    if (o->nbatch == 0) {
+        static const int64_t full[3] = {1, 16, 128}, quick[2] = {1, 5};
+        o->nbatch = o->quick ? 2 : 3;
+        memcpy(o->batch, o->quick ? quick : full, sizeof(int64_t) * (size_t)o->nbatch);
+    }
+    if (o->nthreads == 0) {
+        o->threads[0] = 1;
+        o->threads[1] = 0;
+        o->nthreads = 2;
+    }
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int kept = 0;
+    for (int i = 0; i < o->nthreads; ++i) {
+        const int t = o->threads[i] ? o->threads[i] : (online > 0 ? (int)online : 1);
+        int dup = 0;
+        for (int j = 0; j < kept; ++j) dup |= o->threads[j] == t;
+        if (!dup) o->threads[kept++] = t;
+    }
+    o->nthreads = kept;
+    return PW_EXIT_OK;
+}
 
 int pw_cmd_bench(int argc, char **argv) {
     pw_bench_options o;
     memset(&o, 0, sizeof o);
-    o.formats_mask = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
+        const int has_value = i + 1 < argc;
+        int rc = PW_EXIT_OK;
         if (strcmp(a, "--json") == 0) {
             o.json = 1;
-        } else if (strcmp(a, "--formats") == 0 && i + 1 < argc) {
-            char *list = strdup(argv[++i]);
-            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-                pw_format f;
-                if (pw_format_from_name(tok, &f) != PW_OK) {
-                    free(list);
-                    return pw_cli_fail("bench", "--formats: unknown format '%s'", tok);
-                }
-                o.formats_mask |= 1ull << f;
-            }
-            free(list);
         } else if (strcmp(a, "--quick") == 0) {
             o.quick = 1;
+        } else if (strcmp(a, "--decode") == 0) {
+            o.decode = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("%s\n", USAGE);
+            return PW_EXIT_OK;
+        } else if (strcmp(a, "--kernel") == 0 && has_value) {
+            o.kernel = argv[++i];
+        } else if ((strcmp(a, "--formats") == 0 || strcmp(a, "--shapes") == 0 ||
+                    strcmp(a, "--batch") == 0 || strcmp(a, "--threads") == 0) &&
+                   has_value) {
+            rc = parse_list(a, argv[++i], &o);
         } else {
-            return pw_cli_fail("bench",
-                               "unknown option '%s' (usage: packwise bench [--formats F,..] "
-                               "[--json] [--quick])",
-                               a);
+            rc = pw_cli_fail("bench", "unknown option or missing value '%s' (%s)", a, USAGE);
         }
+        if (rc != PW_EXIT_OK) return rc;
     }
-    if (o.formats_mask == 0) o.formats_mask = (1ull << PW_FORMAT_COUNT) - 1;
-    pw_context *ctx = pw_cli_context("bench", 0, 1);
-    if (ctx == NULL) return PW_EXIT_USAGE;
-    int rc = pw_bench_decode(ctx, &o);
-    pw_context_destroy(ctx);
+    int rc = complete(&o);
+    if (rc != PW_EXIT_OK) return rc;
+    if (o.decode) {
+        pw_context *ctx = pw_cli_context("bench", 0, 1);
+        if (ctx == NULL) return PW_EXIT_USAGE;
+        rc = pw_bench_decode(ctx, &o);
+        pw_context_destroy(ctx);
+        return rc;
+    }
+    pw_bench_results r;
+    memset(&r, 0, sizeof r);
+    rc = pw_bench_matmul(&o, &r);
+    if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
+    free(r.cases);
     return rc;
 }

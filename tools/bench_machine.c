@@ -1,0 +1,223 @@
+/*
+ * The machine section of `packwise bench`: what this machine can do, measured
+ * in the same run as the kernels (DESIGN.md "Performance method").
+ *
+ * - Read bandwidth: a streaming sum over a buffer much larger than the
+ *   last-level cache (at least 1 GiB and 4x the largest cache /sys reports),
+ *   split into chunks run on the context's threads.
+ * - int8 peak: register-only loops of independent multiply-accumulate chains
+ *   in the best form the context's ISA allows (bench_peak_<isa>.c), 2 ops per
+ *   multiply-accumulate, run on the context's threads.
+ */
+#include "bench.h"
+#include "cli.h"
+#include "base/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+/* Portable forms: every chain's inputs pass through an empty asm statement each
+ * iteration so that the compiler cannot hoist the loop-invariant products. */
+double pw_bench_int8_scalar(uint64_t iters) {
+    const uint32_t a = 3;
+    uint32_t b0 = 1, b1 = 2, b2 = 3, b3 = 4, b4 = 5, b5 = 6, b6 = 7, b7 = 8;
+    uint32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;
+    for (uint64_t i = 0; i < iters; ++i) {
+        __asm__ volatile("" : "+r"(b0), "+r"(b1), "+r"(b2), "+r"(b3), "+r"(b4), "+r"(b5),
+                         "+r"(b6), "+r"(b7));
+        c0 += a * b0;
+        c1 += a * b1;
+        c2 += a * b2;
+        c3 += a * b3;
+        c4 += a * b4;
+        c5 += a * b5;
+        c6 += a * b6;
+        c7 += a * b7;
+    }
+    volatile uint32_t sink = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7;
+    (void)sink;
+    return (double)iters * 8.0 * 2.0;
+}
+
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes) {
+    const uint64_t *v = (const uint64_t *)p;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i < bytes / 8; i += 8) {
+        s0 += v[i] + v[i + 1];
+        s1 += v[i + 2] + v[i + 3];
+        s2 += v[i + 4] + v[i + 5];
+        s3 += v[i + 6] + v[i + 7];
+    }
+    return s0 + s1 + s2 + s3;
+}
+
+#if defined(__aarch64__)
+/* Plain NEON (no SDOT): smull of 8 int8 pairs, pairwise-added into int32 lanes. */
+double pw_bench_int8_neon(uint64_t iters) {
+    const int8x8_t a = vdup_n_s8(3);
+    int8x8_t b0 = vdup_n_s8(-2), b1 = vdup_n_s8(-1), b2 = vdup_n_s8(1), b3 = vdup_n_s8(2),
+             b4 = vdup_n_s8(-3), b5 = vdup_n_s8(3), b6 = vdup_n_s8(-4), b7 = vdup_n_s8(4);
+    int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (uint64_t i = 0; i < iters; ++i) {
+        __asm__ volatile("" : "+w"(b0), "+w"(b1), "+w"(b2), "+w"(b3), "+w"(b4), "+w"(b5),
+                         "+w"(b6), "+w"(b7));
+        c0 = vpadalq_s16(c0, vmull_s8(a, b0));
+        c1 = vpadalq_s16(c1, vmull_s8(a, b1));
+        c2 = vpadalq_s16(c2, vmull_s8(a, b2));
+        c3 = vpadalq_s16(c3, vmull_s8(a, b3));
+        c4 = vpadalq_s16(c4, vmull_s8(a, b4));
+        c5 = vpadalq_s16(c5, vmull_s8(a, b5));
+        c6 = vpadalq_s16(c6, vmull_s8(a, b6));
+        c7 = vpadalq_s16(c7, vmull_s8(a, b7));
+    }
+    const int32x4_t s = vaddq_s32(vaddq_s32(vaddq_s32(c0, c1), vaddq_s32(c2, c3)),
+                                  vaddq_s32(vaddq_s32(c4, c5), vaddq_s32(c6, c7)));
+    volatile int32_t sink = vaddvq_s32(s);
+    (void)sink;
+    return (double)iters * 8.0 * 8.0 * 2.0;
+}
+#endif
+
+typedef double (*int8_fn)(uint64_t iters);
+typedef uint64_t (*read_fn)(const void *p, size_t bytes);
+
+static int has(uint32_t f, uint32_t want) { return (f & want) == want; }
+
+/* The int8 loop for the ISA the context allows, and its name. */
+static int8_fn pick_int8(const pw_context *ctx, const char **isa) {
+    const uint32_t f = pw_context_usable_features(ctx);
+    (void)f;
+#if defined(__x86_64__)
+    if (has(f, PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)) {
+        *isa = "avx512vnni";
+        return pw_bench_int8_avx512;
+    }
+    if (has(f, PW_CPU_AVX2 | PW_CPU_AVXVNNI)) {
+        *isa = "avxvnni";
+        return pw_bench_int8_avxvnni;
+    }
+    if (has(f, PW_CPU_AVX2)) {
+        *isa = "avx2";
+        return pw_bench_int8_avx2;
+    }
+#elif defined(__aarch64__)
+    if (has(f, PW_CPU_NEON | PW_CPU_DOTPROD)) {
+        *isa = "dotprod";
+        return pw_bench_int8_dotprod;
+    }
+    if (has(f, PW_CPU_NEON)) {
+        *isa = "neon";
+        return pw_bench_int8_neon;
+    }
+#endif
+    *isa = "scalar";
+    return pw_bench_int8_scalar;
+}
+
+static read_fn pick_read(const pw_context *ctx) {
+    const uint32_t f = pw_context_usable_features(ctx);
+    (void)f;
+#if defined(__x86_64__)
+    if (has(f, PW_CPU_AVX512F)) return pw_bench_read_avx512;
+    if (has(f, PW_CPU_AVX2)) return pw_bench_read_avx2;
+#endif
+    return pw_bench_read_scalar;
+}
+
+/* Largest cache size /sys reports for cpu0, in bytes (0 when unknown). */
+static uint64_t last_level_cache_bytes(void) {
+    uint64_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        char path[96], text[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) continue;
+        const int ok = fgets(text, sizeof text, f) != NULL;
+        fclose(f);
+        if (!ok) continue;
+        char *end = NULL;
+        uint64_t v = strtoull(text, &end, 10);
+        if (*end == 'K') v <<= 10;
+        else if (*end == 'M') v <<= 20;
+        else if (*end == 'G') v <<= 30;
+        if (v > best) best = v;
+    }
+    return best;
+}
+
+size_t pw_bench_read_buffer_bytes(const pw_bench_options *o) {
+    const uint64_t chunk = 1u << 20;
+    if (o->quick) return 32u << 20;
+    uint64_t want = (uint64_t)1 << 30;
+    const uint64_t llc4 = 4 * last_level_cache_bytes();
+    if (llc4 > want) want = llc4;
+    want = (want + chunk - 1) / chunk * chunk;
+    return want > SIZE_MAX ? (size_t)1 << 30 : (size_t)want;
+}
+
+typedef struct read_task {
+    read_fn fn;
+    const uint8_t *base;
+    size_t chunk;
+    uint64_t sink;
+} read_task;
+
+static void run_read(void *p, size_t i) {
+    read_task *t = p;
+    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->chunk, t->chunk), __ATOMIC_RELAXED);
+}
+
+typedef struct int8_task {
+    int8_fn fn;
+    uint64_t iters;
+} int8_task;
+
+static void run_int8(void *p, size_t i) {
+    const int8_task *t = p;
+    (void)i;
+    t->fn(t->iters);
+}
+
+int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *buffer,
+                             size_t bytes, pw_bench_machine *m) {
+    const int threads = pw_context_threads(ctx);
+    const int reps = o->quick ? 2 : 5;
+    double t[8];
+    memset(m, 0, sizeof *m);
+    m->threads = threads;
+
+    /* Chunks of 1 MiB: many more than threads, so an uneven start evens out. */
+    read_task rt = {pick_read(ctx), buffer, (size_t)1 << 20, 0};
+    const size_t chunks = bytes / rt.chunk;
+    pw__parallel_for(ctx, run_read, &rt, chunks); /* warm-up: page tables, frequency */
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = pw_bench_now();
+        pw__parallel_for(ctx, run_read, &rt, chunks);
+        t[r] = pw_bench_now() - t0;
+    }
+    m->read_bytes = (uint64_t)(chunks * rt.chunk);
+    m->read_gbps = (double)m->read_bytes / pw_bench_median(t, reps) * 1e-9;
+
+    /* Calibrate the loop on this thread, then give each thread four tasks of about
+     * a quarter of the target time (so a late-starting thread cannot skew much). */
+    int8_task it = {pick_int8(ctx, &m->peak_isa), 1u << 14};
+    double t0 = pw_bench_now();
+    const double ops_per_iter = it.fn(it.iters) / (double)it.iters;
+    const double per_iter = (pw_bench_now() - t0) / (double)it.iters;
+    const double target = o->quick ? 0.004 : 0.2;
+    const double want = target / 4.0 / (per_iter > 0 ? per_iter : 1e-9);
+    it.iters = want < 1024 ? 1024 : (uint64_t)want;
+    const size_t tasks = 4 * (size_t)threads;
+    for (int r = 0; r < reps; ++r) {
+        t0 = pw_bench_now();
+        pw__parallel_for(ctx, run_int8, &it, tasks);
+        t[r] = pw_bench_now() - t0;
+    }
+    m->int8_gops = ops_per_iter * (double)it.iters * (double)tasks / pw_bench_median(t, reps) * 1e-9;
+    return PW_EXIT_OK;
+}

@@ -1,0 +1,75 @@
+/* Helpers shared by the bench sections: clock, median, test data, aligned buffers, cache flush. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
+
+double pw_bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double pw_bench_median(double *s, int n) {
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void pw_bench_gaussian(float *dst, size_t count, uint64_t seed) {
+    uint64_t state = seed;
+    for (size_t i = 0; i < count; i += 2) {
+        /* Box-Muller: two normals per 64-bit draw (53 bits for the radius, 11 for the angle). */
+        const uint64_t z = splitmix64(&state);
+        const double u1 = ((double)(z >> 11) + 1.0) * 0x1.0p-53, u2 = (double)(z & 0x7ff) / 2048.0;
+        const double r = 0.02 * sqrt(-2.0 * log(u1));
+        dst[i] = (float)(r * cos(6.283185307179586 * u2));
+        if (i + 1 < count) dst[i + 1] = (float)(r * sin(6.283185307179586 * u2));
+    }
+}
+
+void *pw_bench_alloc(size_t bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded < bytes) return NULL;
+    return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+int pw_bench_flush(const void *p, size_t bytes) {
+    if (bytes == 0) return 1;
+    const uintptr_t end = (uintptr_t)p + bytes;
+#if defined(__x86_64__) || defined(__i386__)
+    /* clflush is part of SSE2, the x86-64 baseline; every level of the hierarchy drops the line. */
+    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < end; a += 64) _mm_clflush((const void *)a);
+    _mm_mfence();
+    return 1;
+#elif defined(__aarch64__)
+    /* DC CIVAC (clean and invalidate to the point of coherency) is allowed at EL0 on Linux;
+     * CTR_EL0.DminLine gives the smallest data cache line, log2 of 4-byte words. */
+    uint64_t ctr;
+    __asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+    const uintptr_t line = (uintptr_t)4 << ((ctr >> 16) & 15);
+    for (uintptr_t a = (uintptr_t)p & ~(line - 1); a < end; a += line)
+        __asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
+    __asm__ volatile("dsb ish" : : : "memory");
+    return 1;
+#else
+    (void)end;
+    return 0;
+#endif
+}
