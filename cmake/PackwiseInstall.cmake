@@ -31,6 +31,9 @@ set(PW_PC_PRIVATE "-lpthread -lm")
 if(PW_HAVE_PTHREADPOOL)
   set(PW_PC_PRIVATE "-lpthreadpool ${PW_PC_PRIVATE}")
 endif()
+# Relocatable: the prefix is found from the .pc file's own folder, so `cmake --install
+# --prefix P` anywhere gives a working file.
+file(RELATIVE_PATH PW_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/packwise.pc.in ${PROJECT_BINARY_DIR}/packwise.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/packwise.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
