@@ -307,6 +307,7 @@ static void test_refusals(pw_context *ctx) {
     CHECK_OK(pw_gguf_writer_set_u32(w, "k", 1), ctx);
     CHECK_STATUS(pw_gguf_writer_set_u32(w, "k", 2), PW_ERR_DUPLICATE, ctx);
     CHECK_STATUS(pw_gguf_writer_set_u8(w, "bad\xff", 1), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_gguf_writer_set_u8(w, "", 1), PW_ERR_INVALID_ARGUMENT, ctx);
     CHECK_STATUS(pw_gguf_writer_set_u64(w, "general.alignment", 64), PW_ERR_INVALID_ARGUMENT,
                  ctx);
     CHECK_STATUS(pw_gguf_writer_set_alignment(w, 48), PW_ERR_INVALID_ARGUMENT, ctx);

@@ -81,7 +81,7 @@ typedef struct pw_gguf_tensor_info {
     const char *name;
     uint32_t gguf_type;        /**< type id as written in the file */
     int format_known;          /**< nonzero when packwise has a format for gguf_type */
-    pw_format format;          /**< valid when format_known */
+    pw_format format;          /**< valid when format_known, else PW_FORMAT_COUNT */
     int32_t n_dims;            /**< as written, 1..4 */
     int64_t ne[PW_MAX_RANK];   /**< dims in ne order (ne[0] fastest), as written; unused = 1 */
     int32_t rank;              /**< == n_dims */
@@ -187,8 +187,8 @@ PW_API int64_t pw_gguf_kv_count(const pw_gguf *gguf);
 
 /**
  * Key-value pair @p index (0-based, file order). @p key receives the key,
- * NUL-terminated (keys are valid UTF-8 without NUL bytes: a file with any
- * other key is refused at open); @p key_len (may be NULL) its length in bytes;
+ * NUL-terminated (keys are non-empty valid UTF-8 without NUL bytes: a file
+ * with any other key is refused at open); @p key_len (may be NULL) its length in bytes;
  * @p value (may be NULL) a handle to the value.
  */
 PW_API pw_status pw_gguf_kv_get(pw_context *ctx, const pw_gguf *gguf, int64_t index,
@@ -307,7 +307,8 @@ PW_API pw_status pw_gguf_writer_set_value(pw_gguf_writer *w, const char *key,
  * Arrays built element by element, which is how nested arrays are made:
  * begin (with @p key at top level, NULL for an element of the open array),
  * push elements, end. The element type is fixed at begin; a push of another
- * type is refused.
+ * type is refused. GGUF allows arrays of arrays (packwise reads 16 levels)
+ * but ggml's reader refuses them: write them only for readers that accept them.
  */
 PW_API pw_status pw_gguf_writer_array_begin(pw_gguf_writer *w, const char *key,
                                             pw_gguf_type element_type);

@@ -191,7 +191,7 @@ pw_status pw_gguf_tensor_info_get(pw_context *ctx, const pw_gguf *g, int64_t ind
     out->name = name_at(g, t);
     out->gguf_type = t->gguf_type;
     out->format_known = t->format_known;
-    out->format = t->format_known ? t->format : PW_FORMAT_F32;
+    out->format = t->format_known ? t->format : PW_FORMAT_COUNT; /* not a format */
     out->n_dims = t->n_dims;
     out->rank = t->n_dims;
     for (int d = 0; d < PW_MAX_RANK; ++d) out->ne[d] = out->shape[d] = t->ne[d];

@@ -160,6 +160,8 @@ static pw_status read_name(parser *p, const char *field, pw__gguf_str *out) {
     PW__TRY(read_u64(p, field, &len));
     PW__TRY(ensure(p, len, field));
     const uint8_t *s = p->g->base + p->pos;
+    if (len == 0 && strcmp(field, "key") == 0) /* ggml aborts on an empty key */
+        return fail_at(p, PW_ERR_BAD_FILE, len_at, field, "is empty");
     if (memchr(s, 0, (size_t)len) != NULL)
         return fail_at(p, PW_ERR_BAD_FILE, len_at, field, "contains a NUL byte");
     if (!pw__utf8_valid(s, len))

@@ -145,6 +145,8 @@ static pw_status check_key(pw_gguf_writer *w, const char *key) {
                 key ? key : "(null)");
     PW__FAIL_IF(key == NULL, w->ctx, PW_ERR_INVALID_ARGUMENT, "GGUF writer: key is NULL");
     const uint64_t len = strlen(key);
+    PW__FAIL_IF(len == 0, w->ctx, PW_ERR_INVALID_ARGUMENT,
+                "GGUF writer: a key must not be empty (ggml cannot read it)");
     PW__FAIL_IF(!pw__utf8_valid((const uint8_t *)key, len), w->ctx, PW_ERR_INVALID_ARGUMENT,
                 "GGUF writer: key '%.200s' is not valid UTF-8", key);
     PW__FAIL_IF(pw__gguf_nameset_find(w, PW__GGUF_KEY_SET, key, len) >= 0, w->ctx,

@@ -144,6 +144,8 @@ def cases():
     yield "trunc_key", raw[:o["kv0"] + 12], "PW_ERR_TRUNCATED", "PW_OK", "ends inside the first key"
     yield "huge_key_length", b.patch(o["kv0"], u64(1 << 63)), "PW_ERR_TRUNCATED", "PW_OK", \
         "key length 2^63"
+    f = base(kvs=[("", UINT32, 1)])
+    yield "key_empty", f.bytes, "PW_ERR_BAD_FILE", "PW_OK", "an empty key (ggml aborts on it)"
     yield "key_not_utf8", b.patch(o["kv2"] + 8, b"\xfftest"), "PW_ERR_BAD_FILE", "PW_OK", \
         "key with byte 0xff"
     yield "key_overlong_utf8", b.patch(o["kv2"] + 8, b"\xc0\xaetest"), "PW_ERR_BAD_FILE", "PW_OK", \
