@@ -4,7 +4,18 @@
  * Each PW_KERNEL(id) names a `const pw__kernel pw__k_<id>` defined next to
  * the kernel's code. Lines are grouped by ISA; order inside the list does not
  * matter (dispatch ranks by priority).
+ *
+ * QC4W kernels (a different operation: QD8 x per-channel int4 with bias and
+ * clamp) have their own descriptor, pw__qc4w_kernel in qc4w/qc4w.h, and their
+ * own macro, PW_QC4W_KERNEL(id) naming `pw__qk_<id>`, in the last section. An
+ * expansion defines the macro it wants; the other expands to nothing.
  */
+#ifndef PW_KERNEL
+#define PW_KERNEL(id)
+#endif
+#ifndef PW_QC4W_KERNEL
+#define PW_QC4W_KERNEL(id)
+#endif
 
 /* Reference (decode, then dot in double): the oracle, and the fallback. */
 PW_KERNEL(ref_f32)
@@ -40,23 +51,75 @@ PW_KERNEL(tq2_0_i8g_scalar)
 PW_KERNEL(q2_k_i8g_scalar)
 PW_KERNEL(q3_k_i8g_scalar)
 PW_KERNEL(q6_k_i8g_scalar)
+PW_KERNEL(f32_rm_scalar)
+PW_KERNEL(f16_rm_scalar)
+PW_KERNEL(bf16_rm_scalar)
 
 #if defined(__x86_64__)
 /* AVX2 + FMA + F16C: row-major GEMV, 32-element formats and float formats. */
+PW_KERNEL(q4_0_rm_avx2)
+PW_KERNEL(q4_1_rm_avx2)
+PW_KERNEL(q5_0_rm_avx2)
+PW_KERNEL(q5_1_rm_avx2)
+PW_KERNEL(q8_0_rm_avx2)
+PW_KERNEL(iq4_nl_rm_avx2)
+PW_KERNEL(f32_rm_avx2)
+PW_KERNEL(f16_rm_avx2)
+PW_KERNEL(bf16_rm_avx2)
 
 /* AVX2 + FMA + F16C: row-major GEMV, K-quants and ternary. */
+PW_KERNEL(q2_k_rm_avx2)
+PW_KERNEL(q3_k_rm_avx2)
+PW_KERNEL(q4_k_rm_avx2)
+PW_KERNEL(q5_k_rm_avx2)
+PW_KERNEL(q6_k_rm_avx2)
+PW_KERNEL(tq1_0_rm_avx2)
+PW_KERNEL(tq2_0_rm_avx2)
 
 /* AVX2: i8g GEMM. */
 
 /* AVX-512 F/BW/VL + VNNI: row-major GEMV. */
+PW_KERNEL(q4_0_rm_avx512vnni)
+PW_KERNEL(iq4_nl_rm_avx512vnni)
+PW_KERNEL(q8_0_rm_avx512vnni)
 
 /* AVX-512 VNNI: i8g GEMM. */
+PW_KERNEL(q4_0_i8g32_avx512vnni)
+PW_KERNEL(q4_1_i8g32_avx512vnni)
+PW_KERNEL(q5_0_i8g32_avx512vnni)
+PW_KERNEL(q5_1_i8g32_avx512vnni)
+PW_KERNEL(q8_0_i8g32_avx512vnni)
+PW_KERNEL(iq4_nl_i8g32_avx512vnni)
+PW_KERNEL(q4_k_i8g32_avx512vnni)
+PW_KERNEL(q5_k_i8g32_avx512vnni)
+PW_KERNEL(tq1_0_i8g32_avx512vnni)
+PW_KERNEL(tq2_0_i8g32_avx512vnni)
+PW_KERNEL(q2_k_i8g16_avx512vnni)
+PW_KERNEL(q3_k_i8g16_avx512vnni)
+PW_KERNEL(q6_k_i8g16_avx512vnni)
 #endif
 
 #if defined(__aarch64__)
 /* NEON dotprod: row-major GEMV. */
+PW_KERNEL(q4_0_rm_dotprod)
+PW_KERNEL(q8_0_rm_dotprod)
+PW_KERNEL(q4_k_rm_dotprod)
+PW_KERNEL(q6_k_rm_dotprod)
+PW_KERNEL(tq2_0_rm_dotprod)
 
 /* NEON dotprod: i8g GEMM. */
 
 /* NEON i8mm: GEMM. */
+#endif
+
+/* QC4W fully connected (qc4w/qc4w.h): one portable kernel per packed family. */
+PW_QC4W_KERNEL(qc4w_n16k8s2_scalar)
+PW_QC4W_KERNEL(qc4w_n8k8s2_scalar)
+PW_QC4W_KERNEL(qc4w_n4k16s2_scalar)
+PW_QC4W_KERNEL(qc4w_n8k4s1_scalar)
+#if defined(__x86_64__)
+/* QC4W: AVX2 and AVX-512 VNNI, family qc4w_n16k8s2. */
+#endif
+#if defined(__aarch64__)
+/* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */
 #endif

@@ -1,0 +1,149 @@
+/*
+ * Shared pieces of the AVX2 row-major GEMV kernels (rm_*_avx2.c): the one
+ * driver that walks rows and blocks, the horizontal sums, and the int8 dot
+ * helpers. Only files built with the _avx2.c flags include it.
+ *
+ * A format supplies one block function, `acc = f(w, x, acc)`: it adds the
+ * product of one weight block (w: the block's bytes as the file stores them)
+ * and the matching activation block (x: a pw__q8_32, a pw__q8_256, or 8 f32)
+ * into 8 partial sums. The driver runs it over several rows at once so the
+ * rows' dependency chains overlap, and hands every edge (the last rows of a
+ * range, the last elements of a float row) to the same function.
+ *
+ * The int8 dot on AVX2 is vpmaddubsw (u8 x s8, adjacent pairs summed into
+ * SATURATING int16) then vpmaddwd. Every caller keeps a pair sum inside int16:
+ *   - unsigned weights 0..63 times activations in [-127, 127]: 2*63*127 = 16002;
+ *   - signed weights >= -128 through the sign trick: |w| <= 128 as u8 times
+ *     sign(x, w) in [-127, 127]: at most 2*128*127 = 32512.
+ * Activations never reach -128 (act.h clamps to [-127, 127]), which is what
+ * makes the sign trick exact.
+ */
+#ifndef PACKWISE_KERNEL_X86_RM_AVX2_H
+#define PACKWISE_KERNEL_X86_RM_AVX2_H
+
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "rm_avx2.h needs -mavx2 -mfma -mf16c (only *_avx2.c files include it)"
+#endif
+
+#include "format/blocks.h"
+#include "kernel/kernel.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define PW__AVX2_INLINE inline __attribute__((always_inline))
+
+/* Adds one weight block times one activation block into 8 partial sums. */
+typedef __m256 (*pw__rm_block_fn)(const uint8_t *w, const uint8_t *x, __m256 acc);
+
+static PW__AVX2_INLINE uint16_t pw__rd16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static PW__AVX2_INLINE uint32_t pw__rd32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static PW__AVX2_INLINE __m256i pw__ld256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static PW__AVX2_INLINE __m128i pw__ld128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+
+/* The four row totals of four 8-lane accumulators. */
+static PW__AVX2_INLINE __m128 pw__hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+}
+
+/* sum u[k] * s[k] over 32 bytes as 8 int32 lanes; u unsigned, s signed, every
+ * adjacent pair sum within int16 (see the header comment). */
+static PW__AVX2_INLINE __m256i pw__dot_us(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+/* sum w[k] * x[k] for signed w (any value) and x in [-127, 127]: the sign trick. */
+static PW__AVX2_INLINE __m256i pw__dot_ss(__m256i w, __m256i x) {
+    return pw__dot_us(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+}
+
+/* An int32 vector holding v in lane 0 and zero elsewhere. */
+static PW__AVX2_INLINE __m256i pw__lane0_epi32(int32_t v) { return _mm256_setr_epi32(v, 0, 0, 0, 0, 0, 0, 0); }
+
+/* fp16 h times f, broadcast to 8 lanes (F16C converts exactly). */
+static PW__AVX2_INLINE __m256 pw__f16_times(uint16_t h, float f) {
+    const __m128 v = _mm_cvtph_ps(_mm_cvtsi32_si128(h));
+    return _mm256_broadcastss_ps(_mm_mul_ss(v, _mm_set_ss(f)));
+}
+
+/* Two fp16 at p (p[0..1], p[2..3]) times two f32 at q, as lanes 0 and 1. */
+static PW__AVX2_INLINE __m128 pw__f16x2_times(const uint8_t *p, const float *q) {
+    const __m128 h = _mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd32(p)));
+    return _mm_mul_ps(h, _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)q)));
+}
+
+/* Two fp16 at p times the same f, as lanes 0 and 1. */
+static PW__AVX2_INLINE __m128 pw__f16x2_scale(const uint8_t *p, float f) {
+    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd32(p))), _mm_set1_ps(f));
+}
+
+/*
+ * Y[i, o] for o in [o, o + ROWS) and i in [i0, i1): ROWS weight rows (row
+ * stride rs bytes) against each activation row. bpr full blocks of wb weight
+ * bytes and xb activation bytes; for float formats (f32_act) a row may end in
+ * `tail` (< 8) elements of eb bytes, which go through f on zero-padded copies.
+ * ROWS, wb, xb, eb and f are constants at every call, so this is specialised.
+ */
+static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0, int64_t rs,
+                                        int ROWS, int64_t bpr, size_t wb, size_t xb,
+                                        int f32_act, int tail, size_t eb, int64_t o,
+                                        int64_t i0, int64_t i1, pw__rm_block_fn f) {
+    for (int64_t i = i0; i < i1; ++i) {
+        const uint8_t *x = f32_act ? (const uint8_t *)(c->x + i * c->ldx)
+                                   : c->xq + (size_t)i * c->xq_row_bytes;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        const uint8_t *p = w0;
+        for (int64_t b = 0; b < bpr; ++b, p += wb, x += xb) {
+            a0 = f(p, x, a0);
+            if (ROWS > 1) a1 = f(p + rs, x, a1);
+            if (ROWS > 2) a2 = f(p + 2 * rs, x, a2);
+            if (ROWS > 3) a3 = f(p + 3 * rs, x, a3);
+        }
+        if (f32_act && tail > 0) {
+            float xt[8] = {0};
+            uint8_t wt[4][32] = {{0}};
+            memcpy(xt, x, (size_t)tail * sizeof(float));
+            for (int r = 0; r < ROWS; ++r) memcpy(wt[r], p + r * rs, (size_t)tail * eb);
+            a0 = f(wt[0], (const uint8_t *)xt, a0);
+            if (ROWS > 1) a1 = f(wt[1], (const uint8_t *)xt, a1);
+            if (ROWS > 2) a2 = f(wt[2], (const uint8_t *)xt, a2);
+            if (ROWS > 3) a3 = f(wt[3], (const uint8_t *)xt, a3);
+        }
+        float s[4];
+        _mm_storeu_ps(s, pw__hsum4_ps(a0, a1, a2, a3));
+        for (int r = 0; r < ROWS; ++r) c->y[i * c->ldy + o + r] = s[r];
+    }
+}
+
+/*
+ * The whole rectangle [o0, o1) x [i0, i1) of a row-major kernel: groups of
+ * ROWS weight rows, then the rows left over one at a time through the same
+ * code. Each group of rows stays in L1 while every activation row passes.
+ */
+static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                       int64_t i1, int ROWS, int64_t block_elems, size_t wb,
+                                       size_t xb, int f32_act, size_t eb, pw__rm_block_fn f) {
+    const pw_view *w = c->w;
+    const int64_t bpr = c->in / block_elems;
+    const int tail = (int)(c->in % block_elems);
+    const int64_t rs = w->strides[0] * (int64_t)(f32_act ? eb : wb);
+    const uint8_t *base = w->data + w->offset * (int64_t)(f32_act ? eb : wb);
+    int64_t o = o0;
+    for (; o + ROWS <= o1; o += ROWS)
+        pw__rm_rows(c, base + o * rs, rs, ROWS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+    for (; o < o1; ++o)
+        pw__rm_rows(c, base + o * rs, rs, 1, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+}
+
+#endif
