@@ -1,0 +1,93 @@
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "rm_q4_k_dotprod.c needs Arm64 dotprod (cmake gives *_dotprod.c -march=armv8.2-a+dotprod)"
+#endif
+/*
+ * Q4_K row-major GEMV with NEON sdot against PW_ACT_Q8_256 rows (GGUF's
+ * Q4_K x Q8_K pairing). Per 256-element super-block, with sub-block j
+ * (32 elements) of 6-bit scale sc_j and min m_j:
+ *
+ *   y += d * d_x * sum_j sc_j * sum(q * q_x)  -  dmin * d_x * sum_j m_j * bsum_j
+ *
+ * where bsum_j = sum of the activation's 32 values of sub-block j (two of
+ * its 16-value bsums). The scale sum stays int32 for the whole super-block
+ * (|sum| < 2^23), so there is one f32 step per 256 values.
+ *
+ *   Q4_K block, 144 B
+ *   +-d-+dmin+-- scales[12] --+------------ qs[128] ------------+
+ *    0   2    4                16
+ *   qs[32c .. 32c+32): chunk c of 64 elements; low nibbles = sub-block 2c,
+ *   high nibbles = sub-block 2c+1 (two 16-byte loads give both).
+ *   scales: 6-bit sc/m of sub-blocks 0..3 in bytes 0..3 / 4..7; of 4..7 the
+ *   low 4 bits in bytes 8..11 (sc low, m high nibble), the top 2 bits in
+ *   bits 6..7 of bytes 0..3 (sc) / 4..7 (m): unpacked four at a time in
+ *   32-bit words.
+ *
+ *   activation pw__q8_256, 576 B: d at 0, bsums int16[16] at 8, qs at 64.
+ */
+#include "kernel/arm/dotprod_util.h"
+
+#define Q4_K_BYTES 144
+
+/* The 6-bit scales and mins of the eight sub-blocks (pw__k4_scale_min, four at a time). */
+PW__ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, uint8_t sc[8], uint8_t mn[8]) {
+    uint32_t a, b, c, s[2], m[2];
+    memcpy(&a, packed, 4);
+    memcpy(&b, packed + 4, 4);
+    memcpy(&c, packed + 8, 4);
+    s[0] = a & 0x3f3f3f3fu;
+    m[0] = b & 0x3f3f3f3fu;
+    s[1] = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+    m[1] = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+    memcpy(sc, s, 8);
+    memcpy(mn, m, 8);
+}
+
+static float q4_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
+    const pw__q8_256 *x = (const pw__q8_256 *)xq;
+    const uint8x16_t m4 = vdupq_n_u8(0x0F);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float acc_min = 0.0f;
+    for (int64_t b = 0; b < nb; ++b, w += Q4_K_BYTES, ++x) {
+        uint8_t sc[8], mn[8];
+        q4_k_scales(w + 4, sc, mn);
+        /* min term: sum_j m_j * (bsums[2j] + bsums[2j+1]) */
+        const int16x8_t bs = vpaddq_s16(vld1q_s16(x->bsums), vld1q_s16(x->bsums + 8));
+        const int16x8_t mv = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(mn)));
+        const int32x4_t mp = vmlal_high_s16(vmull_s16(vget_low_s16(mv), vget_low_s16(bs)), mv, bs);
+        const float dx = x->d;
+        acc_min += pw__arm_f16_at(w + 2) * dx * (float)vaddvq_s32(mp);
+
+        const uint8_t *q = w + 16;
+        const int8_t *xs = x->qs;
+        int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
+        for (int c = 0; c < 4; ++c, q += 32, xs += 64) {
+            const uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
+            int32x4_t lo = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vandq_u8(v0, m4)), vld1q_s8(xs));
+            lo = vdotq_s32(lo, vreinterpretq_s8_u8(vandq_u8(v1, m4)), vld1q_s8(xs + 16));
+            int32x4_t hi = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vshrq_n_u8(v0, 4)), vld1q_s8(xs + 32));
+            hi = vdotq_s32(hi, vreinterpretq_s8_u8(vshrq_n_u8(v1, 4)), vld1q_s8(xs + 48));
+            s0 = vmlaq_n_s32(s0, lo, sc[2 * c]);
+            s1 = vmlaq_n_s32(s1, hi, sc[2 * c + 1]);
+        }
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(vaddq_s32(s0, s1)), pw__arm_f16_at(w) * dx);
+    }
+    return vaddvq_f32(acc) - acc_min;
+}
+
+static void q4_k_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__arm_rm_loop(c, o0, o1, i0, i1, 256, Q4_K_BYTES, q4_k_row);
+}
+
+const pw__kernel pw__k_q4_k_rm_dotprod = {
+    .info = {.name = "q4_k_rm_dotprod",
+             .key = "matmul_wt:q4_k/row_major x f32->Q8_256 -> f32 :dotprod",
+             .format = PW_FORMAT_Q4_K,
+             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
+             .tile_rows = 1,
+             .tile_batch = 1,
+             .activation = PW_ACT_Q8_256,
+             .features = PW_CPU_NEON | PW_CPU_DOTPROD,
+             .isa = "dotprod"},
+    .run = q4_k_rm_dotprod,
+    .priority = PW__PRIO_DOTPROD,
+    .min_n = 1};
