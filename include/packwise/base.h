@@ -20,6 +20,7 @@
 extern "C" {
 #endif
 
+/** Marks a public function (exported from the shared library). */
 #if defined(_WIN32) && defined(PACKWISE_SHARED_BUILD)
 #define PW_API __declspec(dllexport)
 #elif defined(__GNUC__)
@@ -29,8 +30,9 @@ extern "C" {
 #endif
 
 /**
- * X-macro list of status codes: (name, value, description).
- * Values are fixed forever; new codes are appended.
+ * X-macro list of status codes: (name, value, description), for bindings and
+ * string tables; the enum ::pw_status below has the same values (checked at
+ * compile time). Values are fixed forever; new codes are appended.
  */
 #define PW_STATUS_LIST(X)                                                                   \
     X(PW_OK, 0, "success")                                                                  \
@@ -50,11 +52,24 @@ extern "C" {
     X(PW_ERR_CHECKSUM, 14, "checksum or content hash mismatch")                             \
     X(PW_ERR_FAMILY, 15, "packed buffer belongs to another kernel family or tile shape")
 
-/** Status of every fallible packwise call. ::PW_OK is zero. */
+/** Status of every fallible packwise call. ::PW_OK is zero. (Same values as PW_STATUS_LIST.) */
 typedef enum pw_status {
-#define PW__STATUS_ENUM(name, value, text) name = value,
-    PW_STATUS_LIST(PW__STATUS_ENUM)
-#undef PW__STATUS_ENUM
+    PW_OK = 0,                   /**< success */
+    PW_ERR_INVALID_ARGUMENT = 1, /**< a NULL pointer, a negative size, an option out of range */
+    PW_ERR_SHAPE = 2,            /**< not a whole number of blocks, out of range, or mismatched sizes */
+    PW_ERR_LAYOUT = 3,           /**< bytes in a layout the operation does not read */
+    PW_ERR_ORIENTATION = 4,      /**< a weight labelled [in, out]; open with PW_ORIENT_OUT_IN */
+    PW_ERR_UNSUPPORTED = 5,      /**< unsupported format, type, kernel or operation */
+    PW_ERR_OUT_OF_MEMORY = 6,    /**< an allocation failed */
+    PW_ERR_OVERFLOW = 7,         /**< a size computation overflowed */
+    PW_ERR_IO = 8,               /**< open, read, write or map failed */
+    PW_ERR_BAD_FILE = 9,         /**< a malformed file (GGUF, weights cache) */
+    PW_ERR_TRUNCATED = 10,       /**< a file or buffer shorter than its header says */
+    PW_ERR_VERSION = 11,         /**< an unsupported file version or byte order */
+    PW_ERR_NOT_FOUND = 12,       /**< no tensor, key or kernel of that name */
+    PW_ERR_DUPLICATE = 13,       /**< a duplicate name or key */
+    PW_ERR_CHECKSUM = 14,        /**< a checksum or content hash does not match */
+    PW_ERR_FAMILY = 15           /**< a packed buffer of another kernel family or tile shape */
 } pw_status;
 
 /** Fixed text for a status ("success", "malformed file", ...). Never NULL. */
@@ -123,7 +138,7 @@ typedef enum pw_trace_kind {
  * the duration of the callback; fields that do not apply are NULL or 0.
  */
 typedef struct pw_trace_event {
-    pw_trace_kind kind;
+    pw_trace_kind kind; /**< what happened; says which fields apply */
     const char *tensor; /**< tensor name, when known */
     const char *kernel; /**< kernel name (KERNEL, FALLBACK) */
     const char *key;    /**< kernel key (KERNEL) */
@@ -153,25 +168,27 @@ PW_API size_t pw_trace_format(const pw_trace_event *event, char *buffer, size_t 
  * (a power of two, at most 4096) or NULL; free accepts NULL.
  */
 typedef struct pw_allocator {
-    void *(*alloc)(void *user, size_t bytes, size_t alignment);
-    void (*free)(void *user, void *pointer);
-    void *user;
+    void *(*alloc)(void *user, size_t bytes, size_t alignment); /**< allocate, or NULL */
+    void (*free)(void *user, void *pointer);                    /**< release (NULL allowed) */
+    void *user;                                                 /**< passed to both */
 } pw_allocator;
 
 /**
- * Parallel-for hook, so a host engine can run packwise's work on its own
- * threads. It must call task(task_context, i) exactly once for every i in
- * [0, range) and return only when all calls have returned; calls may run
- * concurrently. NULL means packwise's own pool.
+ * One unit of parallel work. A parallel-for hook (::pw_parallel_for_fn), so a
+ * host engine can run packwise's work on its own threads, must call
+ * task(task_context, i) exactly once for every i in [0, range) and return only
+ * when all calls have returned; calls may run concurrently. NULL means
+ * packwise's own pool.
  */
 typedef void (*pw_parallel_task)(void *task_context, size_t index);
+/** A host engine's parallel-for: see ::pw_parallel_task for the contract. */
 typedef void (*pw_parallel_for_fn)(void *user, pw_parallel_task task, void *task_context,
                                    size_t range);
 
 /**
  * Options for pw_context_create(). Initialise with pw_context_options_init(),
  * then set what you need; new fields are only ever appended, and
- * @ref struct_size tells the library which ones the caller knows.
+ * @c struct_size tells the library which ones the caller knows.
  */
 typedef struct pw_context_options {
     size_t struct_size;   /**< sizeof(pw_context_options), set by init */
@@ -183,7 +200,7 @@ typedef struct pw_context_options {
     void *trace_user;     /**< passed to @ref trace */
     pw_allocator allocator;         /**< all library allocations; zero = malloc/free */
     pw_parallel_for_fn parallel_for;/**< NULL = packwise's own thread pool */
-    void *parallel_for_user;
+    void *parallel_for_user;        /**< passed to @c parallel_for */
 } pw_context_options;
 
 /** Opaque context owned by the caller. Not for concurrent use by several threads. */
@@ -234,8 +251,9 @@ PW_API pw_status pw_context_set_isa(pw_context *ctx, pw_isa max_isa);
 /** Set or clear the trace sink. */
 PW_API void pw_context_set_trace(pw_context *ctx, pw_trace_fn trace, void *user);
 
-/** Whether dispatch may relayout weights (::pw_context_options.prepack_weights). */
+/** Allow (nonzero) or forbid dispatch to relayout weights (::pw_context_options.prepack_weights). */
 PW_API void pw_context_set_prepack_weights(pw_context *ctx, int enabled);
+/** Whether dispatch may relayout weights. */
 PW_API int pw_context_prepack_weights(const pw_context *ctx);
 
 /** Number of worker threads (including the caller). */

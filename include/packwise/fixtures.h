@@ -37,8 +37,9 @@
 extern "C" {
 #endif
 
-/** Default fixture grid: 5 rows x 3 blocks per row. */
+/** Default fixture rows. */
 #define PW_FIXTURE_DEFAULT_ROWS 5
+/** Default fixture blocks per row: three, so the two orders differ. */
 #define PW_FIXTURE_DEFAULT_BLOCKS 3
 /** Largest rows * blocks a tag fixture may have (also bounded by the block size, above). */
 #define PW_FIXTURE_MAX_BLOCKS (1LL << 28)
@@ -67,12 +68,15 @@ typedef enum pw_disagreement_kind {
 
 /** Report of pw_disagreement(). */
 typedef struct pw_disagreement_report {
-    pw_disagreement_kind kind;
-    int64_t row, block;        /**< the first misplaced block (o, b) in canonical terms */
+    pw_disagreement_kind kind; /**< ::PW_AGREE or what is wrong */
+    int64_t row;               /**< the first misplaced block's row o */
+    int64_t block;             /**< the first misplaced block's input block b */
     int64_t expected_flat;     /**< where (o, b) belongs in the checked layout (block index) */
-    int64_t found_row, found_block; /**< PW_WRONG_BLOCK: whose bytes are there */
+    int64_t found_row;         /**< PW_WRONG_BLOCK: the row of the block whose bytes are there */
+    int64_t found_block;       /**< PW_WRONG_BLOCK: its input block */
     int64_t byte_index;        /**< PW_WRONG_BYTE: offset inside the block */
-    uint64_t length, expected_length; /**< bytes given, bytes expected */
+    uint64_t length;           /**< bytes given */
+    uint64_t expected_length;  /**< bytes the fixture has */
     int other_layout;          /**< nonzero when every block sits where the other order
                                     (row-major vs input-block-major) puts it */
     char message[512];         /**< one line naming all of the above; "" when they agree */

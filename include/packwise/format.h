@@ -43,7 +43,7 @@ typedef enum pw_format {
 
 /** Public traits of a format. */
 typedef struct pw_format_info {
-    pw_format format;
+    pw_format format;    /**< the format these traits describe */
     const char *name;    /**< upper-case name as in GGUF documentation: "Q4_K" */
     int32_t gguf_type;   /**< GGUF/ggml type id, or -1 where GGUF has none */
     int32_t block_size;  /**< elements per block (1 for F32/F16/BF16) */
@@ -72,7 +72,10 @@ PW_API pw_status pw_format_row_bytes(pw_context *ctx, pw_format format, int64_t 
 
 /**
  * Decode @p blocks consecutive blocks to floats.
+ * @param ctx    context for the failure message
+ * @param format the blocks' format
  * @param src    blocks * block_bytes bytes, any alignment
+ * @param blocks number of blocks
  * @param dst    blocks * block_size floats
  */
 PW_API pw_status pw_format_decode(pw_context *ctx, pw_format format, const void *src,

@@ -53,7 +53,7 @@ typedef struct pw_kernel_info {
     const char *family;     /**< packed family name (PW_LAYOUT_PACKED), else NULL */
     int32_t tile_rows;      /**< nr: output rows per tile (1 for row-major kernels) */
     int32_t tile_batch;     /**< mr: rows of X per tile */
-    pw_activation activation;
+    pw_activation activation; /**< what the kernel makes from X */
     uint32_t features;      /**< required ::pw_cpu_feature bits */
     const char *isa;        /**< "scalar", "avx2", "avx512vnni", "dotprod", "i8mm", ... */
     int is_reference;       /**< the decode-then-dot oracle */
@@ -69,14 +69,16 @@ PW_API pw_status pw_kernel_find(pw_context *ctx, const char *name, size_t *index
 PW_API int pw_kernel_usable(const pw_context *ctx, size_t index);
 
 /**
- * One-shot dispatch on a view, as the spec's KernelDispatch.matmul: the best
+ * One-shot dispatch on a view (@ref layout_rules), as the spec's KernelDispatch.matmul: the best
  * kernel that reads @p w's layout as it is. With prepack_weights set in the
  * context it may instead pick a kernel of another layout and relayout the
  * weight for this call only (an adapter event every call: use ::pw_weight to
  * pack once). With no kernel for the layout, the reference kernel runs and a
  * fallback event says why.
  *
+ * @param ctx context: CPU features, threads, trace sink, prepack_weights
  * @param x  n x in floats, row-major (row stride in)
+ * @param n  rows of X (1 = GEMV)
  * @param w  2-D `[out, in]` weight view (block_axis 1); a view labelled
  *           `[in, out]` (block_axis 0, e.g. a GGUF opened AS_STORED) is
  *           refused with ::PW_ERR_ORIENTATION naming PW_ORIENT_OUT_IN
@@ -90,10 +92,11 @@ typedef struct pw_weight pw_weight;
 
 /** Options for pw_weight_create(); initialise with pw_weight_options_init(). */
 typedef struct pw_weight_options {
-    size_t struct_size;
+    size_t struct_size; /**< sizeof(pw_weight_options), set by init */
     const char *kernel; /**< force this kernel (by name) for every call; NULL = dispatch */
 } pw_weight_options;
 
+/** Fill @p options with defaults (dispatch chooses the kernel). */
 PW_API void pw_weight_options_init(pw_weight_options *options);
 
 /**
@@ -108,11 +111,14 @@ PW_API pw_status pw_weight_create(pw_context *ctx, const pw_view *w,
 PW_API void pw_weight_destroy(pw_weight *weight);
 
 /**
- * Y = X * W^T. The first call that needs a packed layout packs the weight
+ * Y = X * W^T (@ref layout_rules). The first call that needs a packed layout packs the weight
  * once (one adapter event); later calls reuse it. In steady state (same or
  * smaller n) a call allocates nothing and packs nothing.
- * @param x  n x in floats, row-major
- * @param y  n x out floats, row-major, fully overwritten
+ * @param ctx    the context the handle was created with
+ * @param x      n x in floats, row-major
+ * @param n      rows of X (1 = GEMV)
+ * @param weight the prepared weight
+ * @param y      n x out floats, row-major, fully overwritten
  */
 PW_API pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, pw_weight *weight,
                               float *y);

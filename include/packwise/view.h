@@ -65,7 +65,7 @@ typedef enum pw_storage {
 
 /** A layout a conversion can target: an order and, for ::PW_ORDER_ROW_TILED, its nr. */
 typedef struct pw_layout {
-    pw_order order;
+    pw_order order;    /**< the block order */
     int64_t tile_rows; /**< nr for ::PW_ORDER_ROW_TILED, otherwise ignored (0) */
 } pw_layout;
 
@@ -75,12 +75,12 @@ typedef struct pw_layout {
  * pw_view_prepack(); change fields by hand only if you know the invariants
  * pw_view_check() verifies.
  *
- * Elements: @ref shape. Blocks: one axis (@ref block_axis) is tiled by
+ * Elements: @c shape. Blocks: one axis (@c block_axis) is tiled by
  * blocks of the format's block_size; the block grid has the same dims as
- * @ref shape except `shape[block_axis] / block_size` on that axis.
+ * @c shape except `shape[block_axis] / block_size` on that axis.
  */
 typedef struct pw_view {
-    pw_format format;
+    pw_format format;             /**< format of the blocks */
     int32_t rank;                 /**< 1..PW_MAX_RANK */
     int64_t shape[PW_MAX_RANK];   /**< logical shape in elements */
     int64_t strides[PW_MAX_RANK]; /**< per axis of the block grid, in blocks */
@@ -95,7 +95,11 @@ typedef struct pw_view {
 } pw_view;
 
 /**
- * A canonical (ROW_MAJOR, contiguous) view over caller bytes.
+ * A canonical (ROW_MAJOR, contiguous) view over caller bytes (@ref layout_rules).
+ * @param ctx    context for the failure message
+ * @param out    receives the view
+ * @param format format of the blocks
+ * @param rank   1..PW_MAX_RANK
  * @param shape  @p rank sizes in elements; the last axis is tiled by blocks
  *               and must be a whole number of them (::PW_ERR_SHAPE otherwise)
  * @param data   the tensor's bytes; borrowed
@@ -157,7 +161,11 @@ PW_API pw_status pw_view_get(pw_context *ctx, const pw_view *view, const int64_t
                              float *value);
 
 /**
- * Decode the whole view to floats in logical row-major order of its shape.
+ * Decode the whole view to floats in logical row-major order of its shape,
+ * reading through its layout (rule 4 of @ref layout_rules).
+ * @param ctx    context for the failure message
+ * @param view   any valid view, in any order
+ * @param dst    receives the floats
  * @param count  floats available at @p dst; at least pw_view_elements()
  */
 PW_API pw_status pw_view_to_float(pw_context *ctx, const pw_view *view, float *dst,
@@ -204,9 +212,9 @@ PW_API pw_status pw_require_out_in(pw_context *ctx, int64_t rows, int64_t in, pw
  * @p block_bytes each, currently in @p layout.
  */
 typedef struct pw_block_grid {
-    int64_t rows;
-    int64_t blocks_per_row;
-    int64_t block_bytes;
+    int64_t rows;           /**< rows (out) */
+    int64_t blocks_per_row; /**< blocks per row (in / block_size) */
+    int64_t block_bytes;    /**< bytes per block */
     pw_layout layout; /**< the order the bytes ARE in */
 } pw_block_grid;
 

@@ -44,3 +44,8 @@ void pw__strlcpy(char *dst, const char *src, size_t capacity) {
     if (n) memcpy(dst, src, n);
     dst[n] = '\0';
 }
+
+/* The public enum and the X-macro list must agree. */
+#define PW__STATUS_CHECK(name, value, text) _Static_assert(name == value, #name " differs");
+PW_STATUS_LIST(PW__STATUS_CHECK)
+#undef PW__STATUS_CHECK
