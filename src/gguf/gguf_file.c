@@ -57,8 +57,8 @@ void pw__gguf_free_tables(pw_gguf *g) {
     pw__gguf_free(&g->alloc, g->kvs);
     pw__gguf_free(&g->alloc, g->nodes);
     pw__gguf_free(&g->alloc, g->pool);
-    pw__gguf_free(&g->alloc, g->tensor_index.slots);
-    pw__gguf_free(&g->alloc, g->key_index.slots);
+    pw__gguf_free(&g->alloc, g->tensor_index.entries);
+    pw__gguf_free(&g->alloc, g->key_index.entries);
 }
 
 void pw_gguf_close(pw_gguf *g) {
@@ -205,15 +205,11 @@ pw_status pw_gguf_tensor_info_get(pw_context *ctx, const pw_gguf *g, int64_t ind
     return PW_OK;
 }
 
-static const pw__gguf_str *tensor_name_of(const pw_gguf *g, int64_t i) {
-    return &g->tensors[i].name;
-}
-
 pw_status pw_gguf_find_tensor(pw_context *ctx, const pw_gguf *g, const char *name,
                               int64_t *index) {
     PW__FAIL_IF(g == NULL || name == NULL || index == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_gguf_find_tensor: NULL argument");
-    const int64_t i = pw__gguf_index_find(g, &g->tensor_index, tensor_name_of, name, strlen(name));
+    const int64_t i = pw__gguf_index_find(g, &g->tensor_index, name, strlen(name));
     PW__FAIL_IF(i < 0, ctx, PW_ERR_NOT_FOUND, "no tensor named '%.200s' in the file", name);
     *index = i;
     return PW_OK;

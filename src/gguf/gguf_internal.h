@@ -64,10 +64,16 @@ typedef struct pw__gguf_tensor {
     pw_format format;
 } pw__gguf_tensor;
 
-/* Open-addressing hash of item indices by name (slots hold index + 1, 0 = empty). */
+/* Names sorted by bytes (ties by index), for duplicate checks and lookups
+ * that cost O(n log n) and O(log n) whatever names a hostile file picks. */
+typedef struct pw__gguf_name_entry {
+    uint64_t at, len; /* the name in the pool */
+    int64_t index;    /* of the key-value pair or tensor */
+} pw__gguf_name_entry;
+
 typedef struct pw__gguf_index {
-    int64_t *slots;
-    uint64_t mask;
+    pw__gguf_name_entry *entries;
+    int64_t n;
 } pw__gguf_index;
 
 struct pw_gguf {
@@ -110,12 +116,15 @@ pw_status pw__gguf_parse(pw_context *ctx, pw_gguf *g);
 /* Release everything the parse allocated (not the mapping or fd). */
 void pw__gguf_free_tables(pw_gguf *g);
 
-/* Name hash tables. */
+/* Sort entries[0..n) by name (tmp: n scratch entries). A merge sort: the
+ * worst case stays O(n log n) and equal names keep file order. */
+void pw__gguf_index_sort(const char *pool, pw__gguf_name_entry *entries,
+                         pw__gguf_name_entry *tmp, int64_t n);
+/* Index of the item named (s, len), or -1. */
+int64_t pw__gguf_index_find(const pw_gguf *g, const pw__gguf_index *ix, const char *s,
+                            uint64_t len);
+/* FNV-1a of a name (the writer's duplicate checks). */
 uint64_t pw__gguf_hash(const char *s, uint64_t len);
-/* Look up a name; returns the index or -1. `names` gives each item's name. */
-int64_t pw__gguf_index_find(const pw_gguf *g, const pw__gguf_index *ix,
-                            const pw__gguf_str *(*name_of)(const pw_gguf *, int64_t),
-                            const char *s, uint64_t len);
 
 /* Little-endian loads from unaligned bytes. */
 static inline uint16_t pw__le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }

@@ -35,12 +35,10 @@ pw_status pw_gguf_kv_get(pw_context *ctx, const pw_gguf *g, int64_t index, const
     return PW_OK;
 }
 
-static const pw__gguf_str *kv_name_of(const pw_gguf *g, int64_t i) { return &g->kvs[i].key; }
-
 pw_status pw_gguf_find_key(pw_context *ctx, const pw_gguf *g, const char *key, int64_t *index) {
     PW__FAIL_IF(g == NULL || key == NULL || index == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_gguf_find_key: NULL argument");
-    const int64_t i = pw__gguf_index_find(g, &g->key_index, kv_name_of, key, strlen(key));
+    const int64_t i = pw__gguf_index_find(g, &g->key_index, key, strlen(key));
     PW__FAIL_IF(i < 0, ctx, PW_ERR_NOT_FOUND, "no metadata key '%.200s' in the file", key);
     *index = i;
     return PW_OK;

@@ -244,40 +244,50 @@ static pw_status parse_value(parser *p, uint32_t type, int depth, int64_t slot) 
     return PW_OK;
 }
 
+/* Sort the names of `count` items and refuse the first duplicate in file
+ * order. `name` gives item i's name, `offset` its record's byte offset. */
+static pw_status index_build(parser *p, pw__gguf_index *ix, int64_t count, const char *what,
+                             const char *field,
+                             const pw__gguf_str *(*name)(const pw_gguf *, int64_t),
+                             uint64_t (*offset)(const pw_gguf *, int64_t)) {
+    pw_gguf *g = p->g;
+    if (count == 0) return PW_OK;
+    pw__gguf_name_entry *e = pw__gguf_alloc(&g->alloc, (size_t)count * sizeof *e);
+    pw__gguf_name_entry *tmp = pw__gguf_alloc(&g->alloc, (size_t)count * sizeof *tmp);
+    if (e == NULL || tmp == NULL) {
+        pw__gguf_free(&g->alloc, e);
+        pw__gguf_free(&g->alloc, tmp);
+        return fail_at(p, PW_ERR_OUT_OF_MEMORY, p->pos, "header",
+                       "cannot index %" PRId64 " names", count);
+    }
+    for (int64_t i = 0; i < count; ++i)
+        e[i] = (pw__gguf_name_entry){name(g, i)->at, name(g, i)->len, i};
+    pw__gguf_index_sort(g->pool, e, tmp, count);
+    pw__gguf_free(&g->alloc, tmp);
+    ix->entries = e;
+    ix->n = count;
+    int64_t first = -1, dup = -1; /* the later record of the earliest duplicate pair */
+    for (int64_t k = 0; k + 1 < count; ++k)
+        if (e[k].len == e[k + 1].len &&
+            memcmp(g->pool + e[k].at, g->pool + e[k + 1].at, (size_t)e[k].len) == 0 &&
+            (dup < 0 || e[k + 1].index < dup)) {
+            first = e[k].index;
+            dup = e[k + 1].index;
+        }
+    if (dup < 0) return PW_OK;
+    const char *s = g->pool + name(g, dup)->at;
+    snprintf(p->where, sizeof p->where, "%s %" PRId64 " ('%.120s')", what, dup, s);
+    return fail_at(p, PW_ERR_DUPLICATE, offset(g, dup), field,
+                   "'%.120s' is already used by the record at byte offset %" PRIu64, s,
+                   offset(g, first));
+}
+
 static const pw__gguf_str *kv_name(const pw_gguf *g, int64_t i) { return &g->kvs[i].key; }
+static uint64_t kv_offset(const pw_gguf *g, int64_t i) { return g->kvs[i].offset; }
 static const pw__gguf_str *tensor_name(const pw_gguf *g, int64_t i) {
     return &g->tensors[i].name;
 }
-
-static pw_status index_create(parser *p, pw__gguf_index *ix, int64_t count) {
-    uint64_t cap = 16;
-    while (cap < (uint64_t)count * 2) cap *= 2; /* count <= file_size / 13 */
-    if (cap > SIZE_MAX / sizeof(int64_t))
-        return fail_at(p, PW_ERR_OUT_OF_MEMORY, p->pos, "header", "too many names to index");
-    ix->slots = pw__gguf_alloc(&p->g->alloc, (size_t)cap * sizeof(int64_t));
-    if (ix->slots == NULL)
-        return fail_at(p, PW_ERR_OUT_OF_MEMORY, p->pos, "header",
-                       "cannot allocate an index of %" PRIu64 " names", cap);
-    memset(ix->slots, 0, (size_t)cap * sizeof(int64_t));
-    ix->mask = cap - 1;
-    return PW_OK;
-}
-
-/* Insert item i; returns the index of an item with the same name, or -1. */
-static int64_t index_insert(pw_gguf *g, pw__gguf_index *ix,
-                            const pw__gguf_str *(*name_of)(const pw_gguf *, int64_t), int64_t i) {
-    const pw__gguf_str *n = name_of(g, i);
-    const char *s = g->pool + n->at;
-    for (uint64_t h = pw__gguf_hash(s, n->len) & ix->mask;; h = (h + 1) & ix->mask) {
-        if (ix->slots[h] == 0) {
-            ix->slots[h] = i + 1;
-            return -1;
-        }
-        const pw__gguf_str *o = name_of(g, ix->slots[h] - 1);
-        if (o->len == n->len && memcmp(g->pool + o->at, s, (size_t)n->len) == 0)
-            return ix->slots[h] - 1;
-    }
-}
+static uint64_t tensor_offset(const pw_gguf *g, int64_t i) { return g->tensors[i].info_offset; }
 
 static pw_status parse_kvs(parser *p) {
     pw_gguf *g = p->g;
@@ -288,11 +298,6 @@ static pw_status parse_kvs(parser *p) {
         PW__TRY(read_name(p, "key", &kv->key));
         const char *key = g->pool + kv->key.at;
         snprintf(p->where, sizeof p->where, "key-value pair %" PRId64 " ('%.120s')", i, key);
-        const int64_t dup = index_insert(g, &g->key_index, kv_name, i);
-        if (dup >= 0)
-            return fail_at(p, PW_ERR_DUPLICATE, kv->offset, "key",
-                           "'%.120s' was already set by the pair at byte offset %" PRIu64, key,
-                           g->kvs[dup].offset);
         uint32_t type;
         const uint64_t type_at = p->pos;
         PW__TRY(read_u32(p, "value type", &type));
@@ -357,11 +362,6 @@ static pw_status parse_tensor_records(parser *p) {
         PW__TRY(read_name(p, "name", &t->name));
         const char *name = g->pool + t->name.at;
         snprintf(p->where, sizeof p->where, "tensor record %" PRId64 " ('%.120s')", i, name);
-        const int64_t dup = index_insert(g, &g->tensor_index, tensor_name, i);
-        if (dup >= 0)
-            return fail_at(p, PW_ERR_DUPLICATE, t->info_offset, "name",
-                           "'%.120s' was already used by the record at byte offset %" PRIu64,
-                           name, g->tensors[dup].info_offset);
         uint32_t n_dims;
         const uint64_t dims_at = p->pos;
         PW__TRY(read_u32(p, "n_dims", &n_dims));
@@ -509,10 +509,12 @@ pw_status pw__gguf_parse(pw_context *ctx, pw_gguf *g) {
                            "cannot allocate %" PRIu64 " tensor records", n_tensors);
         memset(g->tensors, 0, (size_t)n_tensors * sizeof *g->tensors);
     }
-    PW__TRY(index_create(&p, &g->key_index, g->n_kv));
-    PW__TRY(index_create(&p, &g->tensor_index, g->n_tensors));
     PW__TRY(parse_kvs(&p));
+    PW__TRY(index_build(&p, &g->key_index, g->n_kv, "key-value pair", "key", kv_name,
+                        kv_offset));
     PW__TRY(parse_tensor_records(&p));
+    PW__TRY(index_build(&p, &g->tensor_index, g->n_tensors, "tensor record", "name",
+                        tensor_name, tensor_offset));
     uint64_t end;
     snprintf(p.where, sizeof p.where, "header");
     if (pw__add_overflow_u64(p.pos, g->alignment - 1, &end))

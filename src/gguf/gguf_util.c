@@ -25,7 +25,7 @@ void pw__gguf_free(const pw_allocator *a, void *p) {
     if (p != NULL) a->free(a->user, p);
 }
 
-/* FNV-1a, 64-bit: names are short and this is only for lookups. */
+/* FNV-1a, 64-bit: for the writer, whose names come from its caller. */
 uint64_t pw__gguf_hash(const char *s, uint64_t len) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint64_t i = 0; i < len; ++i) {
@@ -35,16 +35,48 @@ uint64_t pw__gguf_hash(const char *s, uint64_t len) {
     return h;
 }
 
-int64_t pw__gguf_index_find(const pw_gguf *g, const pw__gguf_index *ix,
-                            const pw__gguf_str *(*name_of)(const pw_gguf *, int64_t),
-                            const char *s, uint64_t len) {
-    if (ix->slots == NULL) return -1;
-    for (uint64_t h = pw__gguf_hash(s, len) & ix->mask;; h = (h + 1) & ix->mask) {
-        const int64_t slot = ix->slots[h];
-        if (slot == 0) return -1;
-        const pw__gguf_str *n = name_of(g, slot - 1);
-        if (n->len == len && memcmp(g->pool + n->at, s, (size_t)len) == 0) return slot - 1;
+static int name_cmp(const char *pool, const pw__gguf_name_entry *a, const char *s,
+                    uint64_t len) {
+    const uint64_t n = a->len < len ? a->len : len;
+    const int c = n ? memcmp(pool + a->at, s, (size_t)n) : 0;
+    if (c != 0) return c;
+    return a->len < len ? -1 : a->len > len;
+}
+
+static int entry_cmp(const char *pool, const pw__gguf_name_entry *a,
+                     const pw__gguf_name_entry *b) {
+    const int c = name_cmp(pool, a, pool + b->at, b->len);
+    if (c != 0) return c;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+void pw__gguf_index_sort(const char *pool, pw__gguf_name_entry *e, pw__gguf_name_entry *tmp,
+                         int64_t n) {
+    for (int64_t width = 1; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            const int64_t mid = lo + width < n ? lo + width : n;
+            const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = entry_cmp(pool, &e[j], &e[i]) < 0 ? e[j++] : e[i++];
+            while (i < mid) tmp[k++] = e[i++];
+            while (j < hi) tmp[k++] = e[j++];
+        }
+        memcpy(e, tmp, (size_t)n * sizeof *e);
     }
+}
+
+int64_t pw__gguf_index_find(const pw_gguf *g, const pw__gguf_index *ix, const char *s,
+                            uint64_t len) {
+    int64_t lo = 0, hi = ix->n; /* the first entry >= (s, len) is in [lo, hi] */
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (name_cmp(g->pool, &ix->entries[mid], s, len) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < ix->n && name_cmp(g->pool, &ix->entries[lo], s, len) == 0)
+        return ix->entries[lo].index;
+    return -1;
 }
 
 bool pw__utf8_valid(const uint8_t *s, uint64_t len) {
