@@ -46,15 +46,27 @@ PW_API void pw_gguf_open_options_init(pw_gguf_open_options *options);
 typedef struct pw_gguf pw_gguf;
 
 /**
- * Open and validate a GGUF file. With mmap (the default) tensor views point
- * straight into the mapping; the mapping lives until pw_gguf_close().
+ * Open and validate a GGUF file (v2 or v3, little-endian; v1 and big-endian
+ * files are refused with ::PW_ERR_VERSION). Every header field is checked
+ * before use; a refusal's message starts with @p path and names the field and
+ * its byte offset. Memory used is bounded by a small multiple of the header's
+ * size, whatever counts the header claims.
+ *
+ * With mmap (the default) tensor views point straight into the mapping
+ * (::PW_STORAGE_MAPPED, no copy); the handle owns the mapping, which lives
+ * until pw_gguf_close(), so close the file after the last use of its views.
+ * (As with any mapping, a file truncated by another process while mapped
+ * faults on access; open with no_mmap where that can happen.) With no_mmap
+ * only the header is read into memory and tensors are read with
+ * pw_gguf_tensor_read(); the handle keeps the file descriptor until close.
  */
 PW_API pw_status pw_gguf_open(pw_context *ctx, const char *path,
                               const pw_gguf_open_options *options, pw_gguf **out);
 
 /**
  * Parse a GGUF image held in memory (borrowed: @p data must outlive the
- * handle). Views borrow @p data. Used by the fuzz target.
+ * handle and its views, which are ::PW_STORAGE_BORROWED views of @p data).
+ * Same checks and messages as pw_gguf_open(). Used by the fuzz target.
  */
 PW_API pw_status pw_gguf_open_memory(pw_context *ctx, const void *data, uint64_t size,
                                      const pw_gguf_open_options *options, pw_gguf **out);
