@@ -25,6 +25,7 @@
 #include "packwise/matmul.h"
 #include "packwise/qc4w.h"
 #include "packwise/fixtures.h"
+#include "packwise/cache.h"
 
 #ifdef __cplusplus
 extern "C" {

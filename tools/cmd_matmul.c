@@ -4,6 +4,8 @@
  * Y = X * W^T with the weight left as [out, in] (the file is opened OUT_IN).
  * X is FILE.gguf:TENSOR (any format, decoded to f32) or a raw little-endian
  * float32 file of n x in values; OUT receives n x out float32 values.
+ * --cache CACHE serves the packed weight from a weights-cache file made by
+ * `packwise prepack` (a cache event in the trace says whether it was used).
  * --repeat R runs the product R times through one prepared weight (the first
  * call packs, later calls reuse it), so --trace shows what steady state costs.
  */
@@ -99,12 +101,11 @@ int pw_cmd_matmul(int argc, char **argv) {
     if (file == NULL || weight == NULL || xspec == NULL || out == NULL)
         return pw_cli_fail("matmul", "usage: packwise matmul FILE WEIGHT --x X -o OUT [--kernel K] "
                                      "[--threads N] [--cache CACHE] [--trace] [--repeat R]");
-    if (cache != NULL)
-        return pw_cli_fail("matmul", "--cache: weights-cache files are not supported by this build yet");
     pw_context *ctx = pw_cli_context("matmul", trace, (int)threads);
     if (ctx == NULL) return PW_EXIT_USAGE;
     int rc = PW_EXIT_OK;
     pw_gguf *g = NULL;
+    pw_cache *pc = NULL;
     pw_weight *h = NULL;
     float *x = NULL, *y = NULL;
     pw_gguf_open_options oo;
@@ -152,9 +153,14 @@ int pw_cmd_matmul(int argc, char **argv) {
         rc = pw_cli_fail("matmul", "out of memory");
         goto done;
     }
+    if (cache != NULL && (st = pw_cache_open(ctx, cache, &pc)) != PW_OK) {
+        rc = pw_cli_fail_status("matmul", ctx, st, cache);
+        goto done;
+    }
     pw_weight_options wo;
     pw_weight_options_init(&wo);
     wo.kernel = kernel;
+    wo.cache = pc;
     st = pw_weight_create(ctx, &w, &wo, &h);
     for (long long r = 0; r < repeat && st == PW_OK; ++r) st = pw_matmul_wt(ctx, x, n, h, y);
     if (st != PW_OK) {
@@ -165,6 +171,7 @@ int pw_cmd_matmul(int argc, char **argv) {
         rc = pw_cli_fail("matmul", "cannot write '%s'", out);
 done:
     pw_weight_destroy(h);
+    pw_cache_close(pc);
     pw_gguf_close(g);
     free(x);
     free(y);

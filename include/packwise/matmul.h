@@ -25,6 +25,8 @@
 #include "packwise/format.h"
 #include "packwise/view.h"
 
+struct pw_cache;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -94,6 +96,9 @@ typedef struct pw_weight pw_weight;
 typedef struct pw_weight_options {
     size_t struct_size; /**< sizeof(pw_weight_options), set by init */
     const char *kernel; /**< force this kernel (by name) for every call; NULL = dispatch */
+    /** serve the packed form from this weights-cache file (cache.h) when its entry for the
+     *  view's name matches; NULL = pack at first use. The cache must outlive the handle. */
+    const struct pw_cache *cache;
 } pw_weight_options;
 
 /** Fill @p options with defaults (dispatch chooses the kernel). */

@@ -3,6 +3,7 @@
  * prepared-weight handle that packs at most once (pw_weight, pw_matmul_wt).
  */
 #include "base/internal.h"
+#include "cache/cache_format.h"
 #include "format/format_internal.h"
 #include "kernel/kernel.h"
 
@@ -16,12 +17,14 @@ typedef struct packed_form {
     const pw__kernel *packer; /* the kernel whose pack function made the bytes */
     pw__pack_desc desc;
     uint8_t *bytes;
+    int borrowed; /* served from a cache file's mapping: not ours to free */
 } packed_form;
 
 struct pw_weight {
     pw_context *ctx;
     pw_view view;             /* the caller's weight (borrowed bytes) */
     const pw__kernel *forced; /* from options.kernel, or NULL */
+    const pw_cache *cache;    /* from options.cache, or NULL */
     const pw__kernel *chosen[2]; /* [0]: n == 1, [1]: n >= 2; NULL until first needed */
     packed_form packed[PW__MAX_PACKED];
     int npacked;
@@ -283,6 +286,7 @@ pw_status pw_weight_create(pw_context *ctx, const pw_view *w, const pw_weight_op
     h->ctx = ctx;
     h->view = *w;
     h->forced = forced;
+    h->cache = o.cache;
     if (w->name) {
         pw__strlcpy(h->name, w->name, sizeof h->name);
         h->view.name = h->name;
@@ -293,7 +297,8 @@ pw_status pw_weight_create(pw_context *ctx, const pw_view *w, const pw_weight_op
 
 void pw_weight_destroy(pw_weight *h) {
     if (h == NULL) return;
-    for (int i = 0; i < h->npacked; ++i) pw__free(h->ctx, h->packed[i].bytes);
+    for (int i = 0; i < h->npacked; ++i)
+        if (!h->packed[i].borrowed) pw__free(h->ctx, h->packed[i].bytes);
     pw__free(h->ctx, h->row_major_bytes);
     pw__free(h->ctx, h->scratch);
     pw__free(h->ctx, h);
@@ -302,9 +307,61 @@ void pw_weight_destroy(pw_weight *h) {
 uint64_t pw_weight_bytes(const pw_weight *h) {
     if (h == NULL) return 0;
     uint64_t b = h->scratch_bytes;
-    for (int i = 0; i < h->npacked; ++i) b += h->packed[i].desc.bytes;
+    for (int i = 0; i < h->npacked; ++i)
+        if (!h->packed[i].borrowed) b += h->packed[i].desc.bytes;
     if (h->row_major_bytes) b += pw_view_bytes(&h->row_major);
     return b;
+}
+
+static void trace_cache(pw_context *ctx, const char *tensor, const char *reason) {
+    pw_trace_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = PW_TRACE_CACHE;
+    e.tensor = tensor;
+    e.reason = reason;
+    pw__trace(ctx, &e);
+}
+
+/* Serve kernel k's packed form from the cache file when its entry matches in every
+ * respect (layout, packer version, kernel, source content, packed checksum); otherwise
+ * say why in a cache event and return 0 so the caller packs. */
+static int from_cache(pw_context *ctx, pw_weight *h, const pw__kernel *k, packed_form *pf) {
+    char why[256];
+    const char *name = h->view.name ? h->view.name : "";
+    const pw__cache_entry *e = pw__cache_find(h->cache, name);
+    pw__pack_desc d;
+    pw__weights_key key;
+    const uint8_t *bytes = NULL;
+    if (e == NULL) {
+        snprintf(why, sizeof why, "no entry for '%s': packing at load", name);
+    } else if (k->pack_plan(ctx, h->view.format, h->view.shape[0], h->view.shape[1], &d) != PW_OK) {
+        snprintf(why, sizeof why, "kernel %s cannot plan '%s': packing at load", k->info.name, name);
+    } else if (e->info.format != h->view.format || e->info.rows != h->view.shape[0] || e->info.in != h->view.shape[1]) {
+        snprintf(why, sizeof why, "entry for '%s' is for another format or shape: packing at load", name);
+    } else if (strcmp(e->info.family, d.family) != 0 || e->info.nr != d.nr || e->info.kr != d.kr ||
+               e->info.sr != d.sr || e->info.group != d.group || e->info.version != d.version ||
+               e->info.bytes != d.bytes) {
+        snprintf(why, sizeof why, "entry for '%s' is %s v%d, the kernel wants %s v%d: packing at load", name,
+                 e->info.family, (int)e->info.version, d.family, (int)d.version);
+    } else if (strcmp(e->info.kernel, k->info.name) != 0) {
+        snprintf(why, sizeof why, "entry for '%s' was packed for %s, dispatch chose %s: packing at load", name,
+                 e->info.kernel, k->info.name);
+    } else if (pw__gguf_weight_key(ctx, &h->view, &d, &key) != PW_OK || key.lo != e->key.lo || key.hi != e->key.hi) {
+        snprintf(why, sizeof why, "entry for '%s' was made from other source bytes: packing at load", name);
+    } else if ((bytes = pw__cache_entry_data(h->cache, e, why, sizeof why)) == NULL) {
+        const size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, ": refused, packing at load");
+    } else {
+        memset(pf, 0, sizeof *pf);
+        pf->packer = k;
+        pf->desc = d;
+        pf->bytes = (uint8_t *)(uintptr_t)bytes;
+        pf->borrowed = 1;
+        trace_cache(ctx, h->view.name, "served from the cache file");
+        return 1;
+    }
+    trace_cache(ctx, h->view.name, why);
+    return 0;
 }
 
 /* The packed form for kernel k, made on first use. */
@@ -318,6 +375,10 @@ static pw_status packed_for(pw_context *ctx, pw_weight *h, const pw__kernel *k, 
     }
     PW__FAIL_IF(h->npacked == PW__MAX_PACKED, ctx, PW_ERR_UNSUPPORTED,
                 "weight '%s' already holds %d packed forms", view_name(&h->view), PW__MAX_PACKED);
+    if (h->cache != NULL && from_cache(ctx, h, k, &h->packed[h->npacked])) {
+        *pf = &h->packed[h->npacked++];
+        return PW_OK;
+    }
     PW__TRY(pack_weight(ctx, k, &h->view, &h->packed[h->npacked]));
     *pf = &h->packed[h->npacked++];
     return PW_OK;
