@@ -92,6 +92,19 @@ PW_KERNEL(q6_k_rm_dotprod)
 PW_KERNEL(tq2_0_rm_dotprod)
 
 /* NEON dotprod: i8g GEMM. */
+PW_KERNEL(q4_0_i8g32_dotprod)
+PW_KERNEL(q4_1_i8g32_dotprod)
+PW_KERNEL(q5_0_i8g32_dotprod)
+PW_KERNEL(q5_1_i8g32_dotprod)
+PW_KERNEL(q8_0_i8g32_dotprod)
+PW_KERNEL(iq4_nl_i8g32_dotprod)
+PW_KERNEL(q4_k_i8g32_dotprod)
+PW_KERNEL(q5_k_i8g32_dotprod)
+PW_KERNEL(tq1_0_i8g32_dotprod)
+PW_KERNEL(tq2_0_i8g32_dotprod)
+PW_KERNEL(q2_k_i8g16_dotprod)
+PW_KERNEL(q3_k_i8g16_dotprod)
+PW_KERNEL(q6_k_i8g16_dotprod)
 
 /* NEON i8mm: GEMM. */
 #endif

@@ -57,17 +57,19 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
 }
 
 /*
- * Store `rows` (1 .. 4*nv) floats of an output tile row held in nv vectors:
- * whole tiles store vectors, the edge tile (o1 - t0 < nr) goes through this
- * one path.
+ * Store `rows` (1..8) floats of one output row of an 8-wide tile held in two
+ * vectors (by value, so accumulators never need an address): whole tiles
+ * store vectors, the edge tile (o1 - t0 < nr) goes through this one path.
  */
-PW__ALWAYS_INLINE void pw__arm_store_rows(float *y, const float32x4_t *v, int nv, int rows) {
-    if (rows == 4 * nv) {
-        for (int k = 0; k < nv; ++k) vst1q_f32(y + 4 * k, v[k]);
+PW__ALWAYS_INLINE void pw__arm_store8(float *y, float32x4_t a, float32x4_t b, int rows) {
+    if (rows == 8) {
+        vst1q_f32(y, a);
+        vst1q_f32(y + 4, b);
         return;
     }
-    float tmp[16];
-    for (int k = 0; k < nv; ++k) vst1q_f32(tmp + 4 * k, v[k]);
+    float tmp[8];
+    vst1q_f32(tmp, a);
+    vst1q_f32(tmp + 4, b);
     memcpy(y, tmp, sizeof(float) * (size_t)rows);
 }
 
