@@ -1,0 +1,69 @@
+/*
+ * QD8: per-row asymmetric int8 quantization of the activations (layout of a
+ * row in qc4w/qc4w.h). The range is the row's [min, max] widened to hold 0,
+ * so that 0 is exactly representable (q = zp); zp is the nearest integer to
+ * -128 - min / scale, nudged into [-128, 127].
+ *
+ * Rounding uses the 1.5 * 2^23 addition trick (round to nearest even for
+ * |v| < 2^22) on values already clamped to [-256, 256], so the loops
+ * vectorize in the baseline ISA and give the same bits on every machine.
+ */
+#include "qc4w/qc4w.h"
+
+#include <float.h>
+#include <string.h>
+
+static float round_even(float v) {
+    const float magic = 12582912.0f; /* 1.5 * 2^23 */
+    return (v + magic) - magic;
+}
+
+void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row) {
+    float lo = 0.0f, hi = 0.0f;
+    int bad = 0;
+    for (int64_t i = 0; i < k; ++i) {
+        const float v = x[i];
+        bad |= (v - v) != 0.0f; /* inf - inf and NaN - NaN are NaN */
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    pw__qd8_header *h = (pw__qd8_header *)(void *)row;
+    memset(h, 0, sizeof *h);
+    int8_t *q = (int8_t *)(row + sizeof *h);
+    uint8_t *u = row + sizeof *h + (size_t)k_padded;
+    if (bad) {
+        h->bad = 1;
+        for (int64_t i = 0; i < k; ++i) {
+            if ((x[i] - x[i]) != 0.0f) {
+                h->bad_k = i;
+                break;
+            }
+        }
+        return;
+    }
+    /* Divided first so that hi - lo cannot overflow; an all-zero row keeps
+     * scale 1 and zp 0 (every q is 0). */
+    float scale = hi / 255.0f - lo / 255.0f;
+    if (!(scale >= FLT_MIN)) scale = 1.0f;
+    const float inv = 1.0f / scale;
+    float zpf = round_even(-128.0f - lo * inv);
+    zpf = zpf < -128.0f ? -128.0f : (zpf > 127.0f ? 127.0f : zpf);
+    const int32_t zp = (int32_t)zpf;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) {
+        float v = x[i] * inv;
+        v = v < -256.0f ? -256.0f : (v > 256.0f ? 256.0f : v);
+        int32_t iv = (int32_t)round_even(v) + zp;
+        iv = iv < -128 ? -128 : (iv > 127 ? 127 : iv);
+        q[i] = (int8_t)iv;
+        u[i] = (uint8_t)(iv + 128);
+        sum += iv;
+    }
+    for (int64_t i = k; i < k_padded; ++i) {
+        q[i] = 0;
+        u[i] = 128;
+    }
+    h->scale = scale;
+    h->neg_zp = -zp;
+    h->sum = sum;
+}

@@ -1,0 +1,104 @@
+/*
+ * The QC4W oracle (unpacked: plain loops over the raw weights) and the
+ * portable packed kernel, generic over the family's (nr, kr, sr). Both follow
+ * the kernel contract of qc4w/qc4w.h to the bit; the oracle computes its
+ * integer sum as sum (q - zp) * w in int64, independently of the packer's
+ * weight sums.
+ */
+#include "format/blocks.h"
+#include "qc4w/qc4w.h"
+
+#include <string.h>
+
+static void store(void *y, int64_t at, int f16, float v) {
+    if (f16)
+        ((uint16_t *)y)[at] = pw__f32_to_f16(v);
+    else
+        ((float *)y)[at] = v;
+}
+
+static float rd_f32(const uint8_t *p) {
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static int32_t rd_i32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs_row_bytes,
+                        int64_t batch, float min, float max, int f16, void *y, int64_t ldy,
+                        int8_t *row) {
+    for (int64_t n = 0; n < w->out; ++n) {
+        for (int64_t k = 0; k < w->in; ++k) row[k] = (int8_t)pw__qc4w_raw_get(w, n, k);
+        for (int64_t m = 0; m < batch; ++m) {
+            const uint8_t *a = lhs + (size_t)m * lhs_row_bytes;
+            const pw__qd8_header *h = pw__qd8_hdr(a);
+            const int8_t *q = pw__qd8_q(a);
+            const int64_t zp = -(int64_t)h->neg_zp;
+            int64_t isum = 0;
+            for (int64_t k = 0; k < w->in; ++k) isum += ((int64_t)q[k] - zp) * row[k];
+            const float v = pw__qc4w_finish(isum, h->scale, w->scale[n], w->bias ? w->bias[n] : 0.0f,
+                                            min, max);
+            store(y, m * ldy + n, f16, v);
+        }
+    }
+}
+
+void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->desc;
+    const int32_t nr = d->nr, kr = d->kr, half = kr / 2;
+    const int sr2 = d->sr == 2;
+    const int64_t chunks = d->in_padded / kr;
+    const uint64_t sums = pw__qc4w_sums_offset(d);
+    for (int64_t t0 = n0; t0 < n1; t0 += nr) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / nr) * d->tile_bytes;
+        const int32_t cols = n1 - t0 < nr ? (int32_t)(n1 - t0) : nr;
+        for (int64_t m = m0; m < m1; ++m) {
+            const uint8_t *row = c->lhs + (size_t)m * c->lhs_row_bytes;
+            const pw__qd8_header *h = pw__qd8_hdr(row);
+            const int8_t *q = pw__qd8_q(row);
+            for (int32_t ch = 0; ch < cols; ++ch) {
+                int64_t acc = 0;
+                for (int64_t j = 0; j < chunks; ++j) {
+                    const uint8_t *b = tile + ((uint64_t)j * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
+                    const int8_t *a = q + j * kr;
+                    for (int32_t i = 0; i < half; ++i) {
+                        const int lo = ((b[i] & 15) ^ 8) - 8, hi = ((b[i] >> 4) ^ 8) - 8;
+                        acc += sr2 ? lo * a[i] + hi * a[i + half] : lo * a[2 * i] + hi * a[2 * i + 1];
+                    }
+                }
+                const int64_t isum = acc + (int64_t)h->neg_zp * rd_i32(tile + sums + 4u * (uint64_t)ch);
+                const float v = pw__qc4w_finish(isum, h->scale, rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),
+                                                rd_f32(tile + sums + 4u * (uint64_t)(2 * nr + ch)),
+                                                c->min, c->max);
+                store(c->y, m * c->ldy + t0 + ch, c->f16, v);
+            }
+        }
+    }
+}
+
+/* One portable descriptor per family, so that every packer is exercised on
+ * every machine and each family has a kernel at the scalar level. */
+#define PW__QC4W_SCALAR(NR, KR, SR)                                                         \
+    const pw__qc4w_kernel pw__qk_qc4w_n##NR##k##KR##s##SR##_scalar = {                     \
+        .name = "qc4w_n" #NR "k" #KR "s" #SR "_scalar",                                     \
+        .family = "qc4w_n" #NR "k" #KR "s" #SR,                                             \
+        .nr = NR,                                                                           \
+        .kr = KR,                                                                           \
+        .sr = SR,                                                                           \
+        .mr = 1,                                                                            \
+        .features = 0,                                                                      \
+        .isa = "scalar",                                                                    \
+        .priority = PW__PRIO_SCALAR,                                                        \
+        .max_k = INT64_MAX / 2048,                                                          \
+        .run = pw__qc4w_run_scalar};
+
+PW__QC4W_SCALAR(16, 8, 2)
+PW__QC4W_SCALAR(8, 8, 2)
+PW__QC4W_SCALAR(4, 16, 2)
+/* The spec's own tile for KleidiAI's SME2 kernel (kr = 4, sr = 1: the raw pairing). */
+PW__QC4W_SCALAR(8, 4, 1)
