@@ -72,6 +72,9 @@ typedef struct pw__cache_entry {
  * (the caller reports their reason). */
 const pw__cache_entry *pw__cache_find(const pw_cache *cache, const char *name);
 
+/* "N index records refused: <first reason>" into buf, or "" when none is. */
+void pw__cache_refused_summary(const pw_cache *cache, char *buf, size_t capacity);
+
 /* The packed bytes of an entry after checking them against its checksum; NULL (with a
  * reason in `why`) when the entry is refused or its bytes do not match. */
 const uint8_t *pw__cache_entry_data(const pw_cache *cache, const pw__cache_entry *e, char *why,

@@ -334,6 +334,17 @@ const pw__cache_entry *pw__cache_find(const pw_cache *c, const char *name) {
     return refused;
 }
 
+void pw__cache_refused_summary(const pw_cache *c, char *buf, size_t cap) {
+    int64_t n = 0;
+    const char *first = "";
+    for (int64_t i = 0; c && i < c->count; ++i)
+        if (c->entries[i].info.refused) {
+            if (n++ == 0) first = c->entries[i].reason;
+        }
+    if (n == 0) snprintf(buf, cap, "%s", "");
+    else snprintf(buf, cap, "; %" PRId64 " index record%s refused: %s", n, n > 1 ? "s" : "", first);
+}
+
 const uint8_t *pw__cache_entry_data(const pw_cache *c, const pw__cache_entry *e, char *why, size_t cap) {
     if (e->info.refused) {
         snprintf(why, cap, "%s", e->reason);

@@ -333,7 +333,9 @@ static int from_cache(pw_context *ctx, pw_weight *h, const pw__kernel *k, packed
     pw__weights_key key;
     const uint8_t *bytes = NULL;
     if (e == NULL) {
-        snprintf(why, sizeof why, "no entry for '%s': packing at load", name);
+        char refused[160];
+        pw__cache_refused_summary(h->cache, refused, sizeof refused);
+        snprintf(why, sizeof why, "no usable entry for '%s'%s: packing at load", name, refused);
     } else if (k->pack_plan(ctx, h->view.format, h->view.shape[0], h->view.shape[1], &d) != PW_OK) {
         snprintf(why, sizeof why, "kernel %s cannot plan '%s': packing at load", k->info.name, name);
     } else if (e->info.format != h->view.format || e->info.rows != h->view.shape[0] || e->info.in != h->view.shape[1]) {
