@@ -3,8 +3,8 @@
  * share. The matmul suite (bench_matmul.c) measures the machine first
  * (bench_machine.c: read bandwidth and int8 peak per thread count, with one
  * loop file per ISA, bench_peak_<isa>.c) and reports every case as a fraction
- * of those figures; bench_report.c prints the collected results as a table,
- * JSON lines or a gnuplot chart. bench_decode.c is the decode section.
+ * of those figures; bench_report.c prints the collected results as a table or
+ * JSON lines, bench_plot.c as a gnuplot chart. bench_decode.c is the decode section.
  */
 #ifndef PACKWISE_BENCH_H
 #define PACKWISE_BENCH_H
@@ -22,6 +22,7 @@ typedef struct pw_bench_options {
     int decode;            /* run the decode section instead of the matmul suite */
     uint64_t formats_mask; /* bit f set: include format f; 0 = the section's default */
     const char *kernel;    /* --kernel: force this kernel for every case; NULL = dispatch */
+    const char *plot;      /* --plot: write a gnuplot SVG chart here; NULL = none */
     int64_t shapes[PW_BENCH_MAX_LIST][2]; /* [out, in] in elements */
     int nshapes;
     int64_t batch[PW_BENCH_MAX_LIST]; /* rows of X (n) */
@@ -119,5 +120,7 @@ int pw_bench_decode(pw_context *ctx, const pw_bench_options *o);
 void pw_bench_print_machine_json(const pw_bench_machine *m);
 void pw_bench_print_case_json(const pw_bench_result *c);
 void pw_bench_print_table(const pw_bench_results *r);
+/* Roofline chart of r drawn by gnuplot into an SVG file (bench_plot.c); returns an exit code. */
+int pw_bench_plot(const pw_bench_results *r, const char *svg_path);
 
 #endif

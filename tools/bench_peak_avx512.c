@@ -17,6 +17,13 @@
 
 #include <immintrin.h>
 
+static uint32_t lane_sum(__m512i v) {
+    uint32_t lanes[16], sum = 0;
+    _mm512_storeu_si512(lanes, v);
+    for (int i = 0; i < 16; ++i) sum += lanes[i];
+    return sum;
+}
+
 double pw_bench_int8_avx512(uint64_t iters) {
     const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
     __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
@@ -44,8 +51,10 @@ double pw_bench_int8_avx512(uint64_t iters) {
                          _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7))),
         _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11)),
                          _mm512_add_epi32(_mm512_add_epi32(c12, c13), _mm512_add_epi32(c14, c15))));
-    /* Keep the chains alive: the sum goes to memory the compiler cannot see through. */
-    volatile int sink = _mm512_reduce_add_epi32(s);
+    /* Keep the chains alive: the sum goes to memory the compiler cannot see through.
+     * Lanes are added as unsigned (the chains wrap by design; _mm512_reduce_add_epi32
+     * would add them as signed int, which UBSan rightly calls overflow). */
+    volatile uint32_t sink = lane_sum(s);
     (void)sink;
     return (double)iters * 16.0 * 64.0 * 2.0;
 }
@@ -59,6 +68,8 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes) {
         s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + i + 2));
         s3 = _mm512_add_epi64(s3, _mm512_load_si512(v + i + 3));
     }
-    return (uint64_t)_mm512_reduce_add_epi64(
-        _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
+    uint64_t lanes[8], sum = 0;
+    _mm512_storeu_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
+    for (int i = 0; i < 8; ++i) sum += lanes[i];
+    return sum;
 }

@@ -15,7 +15,7 @@
 
 #define USAGE                                                                                     \
     "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
-    "[--threads T,..] [--kernel K] [--json] [--quick] [--decode]"
+    "[--threads T,..] [--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode]"
 
 static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
                                             PW_FORMAT_Q6_K};
@@ -143,6 +143,8 @@ int pw_cmd_bench(int argc, char **argv) {
             return PW_EXIT_OK;
         } else if (strcmp(a, "--kernel") == 0 && has_value) {
             o.kernel = argv[++i];
+        } else if (strcmp(a, "--plot") == 0 && has_value) {
+            o.plot = argv[++i];
         } else if ((strcmp(a, "--formats") == 0 || strcmp(a, "--shapes") == 0 ||
                     strcmp(a, "--batch") == 0 || strcmp(a, "--threads") == 0) &&
                    has_value) {
@@ -154,6 +156,8 @@ int pw_cmd_bench(int argc, char **argv) {
     }
     int rc = complete(&o);
     if (rc != PW_EXIT_OK) return rc;
+    if (o.decode && o.plot)
+        return pw_cli_fail("bench", "--plot charts the matmul suite; drop --decode");
     if (o.decode) {
         pw_context *ctx = pw_cli_context("bench", 0, 1);
         if (ctx == NULL) return PW_EXIT_USAGE;
@@ -165,6 +169,7 @@ int pw_cmd_bench(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     rc = pw_bench_matmul(&o, &r);
     if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
+    if (rc == PW_EXIT_OK && o.plot) rc = pw_bench_plot(&r, o.plot);
     free(r.cases);
     return rc;
 }
