@@ -46,7 +46,7 @@ pw_status pw_gguf_find_key(pw_context *ctx, const pw_gguf *g, const char *key, i
 
 pw_status pw_gguf_find_value(pw_context *ctx, const pw_gguf *g, const char *key,
                              pw_gguf_value *value) {
-    int64_t i;
+    int64_t i = -1;
     PW__TRY(pw_gguf_find_key(ctx, g, key, &i));
     return pw_gguf_kv_get(ctx, g, i, NULL, NULL, value);
 }
