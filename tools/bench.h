@@ -105,6 +105,7 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes);
 #if defined(__aarch64__)
 double pw_bench_int8_neon(uint64_t iters);
 double pw_bench_int8_dotprod(uint64_t iters);
+double pw_bench_int8_i8mm(uint64_t iters);
 #endif
 
 /* --- sections --- */

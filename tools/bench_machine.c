@@ -106,6 +106,10 @@ static int8_fn pick_int8(const pw_context *ctx, const char **isa) {
         return pw_bench_int8_avx2;
     }
 #elif defined(__aarch64__)
+    if (has(f, PW_CPU_NEON | PW_CPU_I8MM)) {
+        *isa = "i8mm";
+        return pw_bench_int8_i8mm;
+    }
     if (has(f, PW_CPU_NEON | PW_CPU_DOTPROD)) {
         *isa = "dotprod";
         return pw_bench_int8_dotprod;

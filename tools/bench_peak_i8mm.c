@@ -1,0 +1,48 @@
+/*
+ * Arm i8mm: the int8 peak of the machine section as SMMLA, the instruction
+ * the i8mm GEMM kernels use.
+ *
+ *   acc[j] (2x2 i32) += a (2x8 s8) * b (2x8 s8)^T    j = 0..15
+ *
+ * 32 multiply-accumulates per instruction (twice SDOT's); sixteen independent
+ * accumulators in registers cover the latency.
+ */
+#if !defined(__ARM_FEATURE_MATMUL_INT8)
+#error "bench_peak_i8mm.c needs -march=armv8.2-a+i8mm (tools/CMakeLists.txt sets it)"
+#endif
+
+#include "bench.h"
+
+#include <arm_neon.h>
+
+double pw_bench_int8_i8mm(uint64_t iters) {
+    const int8x16_t a = vdupq_n_s8(3), b = vdupq_n_s8(-2);
+    int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
+              c8 = c0, c9 = c0, c10 = c0, c11 = c0, c12 = c0, c13 = c0, c14 = c0, c15 = c0;
+    for (uint64_t i = 0; i < iters; ++i) {
+        c0 = vmmlaq_s32(c0, a, b);
+        c1 = vmmlaq_s32(c1, a, b);
+        c2 = vmmlaq_s32(c2, a, b);
+        c3 = vmmlaq_s32(c3, a, b);
+        c4 = vmmlaq_s32(c4, a, b);
+        c5 = vmmlaq_s32(c5, a, b);
+        c6 = vmmlaq_s32(c6, a, b);
+        c7 = vmmlaq_s32(c7, a, b);
+        c8 = vmmlaq_s32(c8, a, b);
+        c9 = vmmlaq_s32(c9, a, b);
+        c10 = vmmlaq_s32(c10, a, b);
+        c11 = vmmlaq_s32(c11, a, b);
+        c12 = vmmlaq_s32(c12, a, b);
+        c13 = vmmlaq_s32(c13, a, b);
+        c14 = vmmlaq_s32(c14, a, b);
+        c15 = vmmlaq_s32(c15, a, b);
+    }
+    const int32x4_t s = vaddq_s32(
+        vaddq_s32(vaddq_s32(vaddq_s32(c0, c1), vaddq_s32(c2, c3)),
+                  vaddq_s32(vaddq_s32(c4, c5), vaddq_s32(c6, c7))),
+        vaddq_s32(vaddq_s32(vaddq_s32(c8, c9), vaddq_s32(c10, c11)),
+                  vaddq_s32(vaddq_s32(c12, c13), vaddq_s32(c14, c15))));
+    volatile int32_t sink = vaddvq_s32(s);
+    (void)sink;
+    return (double)iters * 16.0 * 32.0 * 2.0;
+}
