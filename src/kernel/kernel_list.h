@@ -116,6 +116,8 @@ PW_QC4W_KERNEL(qc4w_n4k16s2_scalar)
 PW_QC4W_KERNEL(qc4w_n8k4s1_scalar)
 #if defined(__x86_64__)
 /* QC4W: AVX2 and AVX-512 VNNI, family qc4w_n16k8s2. */
+PW_QC4W_KERNEL(qc4w_n16k8s2_avx2)
+PW_QC4W_KERNEL(qc4w_n16k8s2_avx512vnni)
 #endif
 #if defined(__aarch64__)
 /* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */

@@ -247,6 +247,8 @@ const char *pw_qc4w_fc_kernel(const pw_qc4w_fc *op) { return op ? op->kernel->na
 
 uint64_t pw_qc4w_fc_packed_bytes(const pw_qc4w_fc *op) { return op ? op->desc.bytes : 0; }
 
+const uint8_t *pw__qc4w_fc_packed(const pw_qc4w_fc *op) { return op->packed; }
+
 typedef struct quant_job {
     const float *x;
     int64_t k, kp, rows_per_task, batch;

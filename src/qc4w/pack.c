@@ -105,11 +105,19 @@ void pw__qc4w_pack(const pw__pack_desc *d, const uint8_t *nk, int zp, const floa
             for (int64_t j = 0; j < chunks; ++j) {
                 /* k in [K, Kp) stays 0: signed zero, adding nothing to the sum. */
                 uint8_t v[PW__QC4W_K_ALIGN];
-                for (int32_t i = 0; i < kr; ++i) {
-                    const int64_t kk = j * kr + i;
-                    v[i] = kk < k ? (uint8_t)(((row[kk / 2] >> ((kk & 1) * 4)) & 15) ^ flip) : 0;
-                    wsum += (v[i] ^ 8) - 8;
+                if ((j + 1) * kr <= k) { /* a whole chunk of whole bytes (kr is even) */
+                    const uint8_t *src = row + j * kr / 2;
+                    for (int32_t i = 0; i < half; ++i) {
+                        v[2 * i] = (src[i] & 15) ^ flip;
+                        v[2 * i + 1] = (uint8_t)((src[i] >> 4) ^ flip);
+                    }
+                } else {
+                    for (int32_t i = 0; i < kr; ++i) {
+                        const int64_t kk = j * kr + i;
+                        v[i] = kk < k ? (uint8_t)(((row[kk / 2] >> ((kk & 1) * 4)) & 15) ^ flip) : 0;
+                    }
                 }
+                for (int32_t i = 0; i < kr; ++i) wsum += (v[i] ^ 8) - 8;
                 uint8_t *out = tile + ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)half;
                 for (int32_t b = 0; b < half; ++b)
                     out[b] = sr == 1 ? (uint8_t)(v[2 * b] | v[2 * b + 1] << 4)

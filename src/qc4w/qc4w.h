@@ -218,6 +218,9 @@ static inline float pw__qc4w_finish(int64_t isum, float a_scale, float w_scale, 
     return v > max ? max : v;
 }
 
+/* The packed bytes an operator reads (for the bench's cache flush). */
+const uint8_t *pw__qc4w_fc_packed(const pw_qc4w_fc *op);
+
 /* ------------------------------------------------------------------------ */
 /* Weights cache key                                                        */
 /* ------------------------------------------------------------------------ */

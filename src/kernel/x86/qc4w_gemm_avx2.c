@@ -1,0 +1,145 @@
+#if !defined(__AVX2__) || !defined(__F16C__)
+#error "qc4w_gemm_avx2.c needs -mavx2 -mf16c (cmake gives *_avx2.c these flags)"
+#endif
+/*
+ * AVX2 kernel for QC4W family qc4w_n16k8s2 (layout in qc4w/qc4w.h): 16
+ * channels (two ymm) by PW__QC4W_MR2 rows of X per micro-tile; batch 1 is
+ * the same loop with one row.
+ *
+ * Bytes read per 8 k values: one 64-byte chunk of the tile (two 32-byte
+ * halves of 8 channels), and 8 bytes of each row's signed q (two broadcast
+ * dwords):
+ *
+ *   chunk j (64 B):  | ch 0: 4 B | ... | ch 7: 4 B | ch 8: 4 B | ... | ch 15: 4 B |
+ *   byte i of ch c:  low nibble w[c, 8j + i], high nibble w[c, 8j + 4 + i]   (i < 4)
+ *   QD8 row:         | header 64 B | q[Kp] | u[Kp] |     q[8j .. 8j+3], q[8j+4 .. 8j+7]
+ *
+ * Sign handling: vpmaddubsw multiplies unsigned by signed bytes and adds
+ * pairs into int16. Here the weights are the unsigned side: xor 0x88 turns
+ * both signed nibbles of a byte into w + 8 (0..15), and the activations are
+ * the signed q, so no pair can saturate (|2 * 15 * 128| < 2^15). vpmaddwd by
+ * ones widens to int32. The +8 offset comes back out with the row's sum of q
+ * (carried in the QD8 header), the zero point with the packed weight sums:
+ *
+ *   isum = sum (w + 8) q - 8 * sum q + neg_zp * weight_sum
+ *
+ * exact in int32 for K <= 65536 (max_k, as the AVX-512 kernel). Then the
+ * contract's f32 steps, clamp as max(min, v), min(max, v) so that -0.0
+ * survives as in the scalar comparison, half out through vcvtps2ph.
+ * A partial last tile is computed in full (its padding channels are zero) and
+ * only its first columns are copied out.
+ */
+#include "qc4w/qc4w.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define PW__QC4W_MR2 4 /* rows of X per micro-tile */
+
+#define PW__INLINE static inline __attribute__((always_inline))
+
+PW__INLINE __m256i bcast32(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* One row: 16 int32 sums -> outputs, stored whole or as the first `cols`. */
+PW__INLINE void finish_row(__m256i acc0, __m256i acc1, const uint8_t *row, const uint8_t *meta,
+                           __m256 vmin, __m256 vmax, uint8_t *y, int f16, int64_t cols) {
+    const pw__qd8_header *h = pw__qd8_hdr(row);
+    const __m256i nzp = _mm256_set1_epi32(h->neg_zp), off = _mm256_set1_epi32(-8 * h->sum);
+    const __m256 as = _mm256_set1_ps(h->scale);
+    __m256 v[2];
+    for (int half = 0; half < 2; ++half) {
+        const __m256i ws = _mm256_loadu_si256((const __m256i *)(meta + 32 * half));
+        const __m256 sc = _mm256_loadu_ps((const float *)(meta + 64 + 32 * half));
+        const __m256 bias = _mm256_loadu_ps((const float *)(meta + 128 + 32 * half));
+        const __m256i isum = _mm256_add_epi32(_mm256_add_epi32(half ? acc1 : acc0, off),
+                                              _mm256_mullo_epi32(ws, nzp));
+        __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(as, sc)), bias);
+        v[half] = _mm256_min_ps(vmax, _mm256_max_ps(vmin, t));
+    }
+    if (f16) {
+        uint16_t out[16];
+        _mm_storeu_si128((__m128i *)out, _mm256_cvtps_ph(v[0], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm_storeu_si128((__m128i *)(out + 8), _mm256_cvtps_ph(v[1], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        memcpy(y, out, 2 * (size_t)cols);
+    } else if (cols == 16) {
+        _mm256_storeu_ps((float *)y, v[0]);
+        _mm256_storeu_ps((float *)y + 8, v[1]);
+    } else {
+        float out[16];
+        _mm256_storeu_ps(out, v[0]);
+        _mm256_storeu_ps(out + 8, v[1]);
+        memcpy(y, out, 4 * (size_t)cols);
+    }
+}
+
+PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, size_t ldl,
+                      uint8_t *y, size_t ldy_bytes, int f16, int64_t cols, __m256 vmin,
+                      __m256 vmax, const int MR) {
+    const __m256i bias8 = _mm256_set1_epi8((char)0x88), m4 = _mm256_set1_epi8(0x0F);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[PW__QC4W_MR2][2];
+    const int8_t *q = (const int8_t *)(lhs + sizeof(pw__qd8_header));
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t j = 0; j < chunks; ++j) {
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; ++half) {
+            const __m256i raw = _mm256_xor_si256(
+                _mm256_load_si256((const __m256i *)(tile + 64 * j + 32 * half)), bias8);
+            const __m256i wl = _mm256_and_si256(raw, m4);
+            const __m256i wh = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 4
+            for (int r = 0; r < MR; ++r) {
+                const int8_t *a = q + r * ldl + 8 * j;
+                const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(wl, bcast32(a)),
+                                                   _mm256_maddubs_epi16(wh, bcast32(a + 4)));
+                acc[r][half] = _mm256_add_epi32(acc[r][half], _mm256_madd_epi16(p, ones));
+            }
+        }
+    }
+    const uint8_t *meta = tile + 64 * chunks;
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r)
+        finish_row(acc[r][0], acc[r][1], lhs + r * ldl, meta, vmin, vmax, y + r * ldy_bytes, f16, cols);
+}
+
+static void run_avx2(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->desc;
+    const int64_t chunks = d->in_padded / 8;
+    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const __m256 vmin = _mm256_set1_ps(c->min), vmax = _mm256_set1_ps(c->max);
+    for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
+        const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        int64_t m = m0;
+        for (; m + PW__QC4W_MR2 <= m1; m += PW__QC4W_MR2)
+            panel(tile, chunks, c->lhs + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
+                  c->f16, cols, vmin, vmax, PW__QC4W_MR2);
+        const uint8_t *a = c->lhs + (size_t)m * ldl;
+        uint8_t *yy = y + (size_t)m * ldy_bytes;
+        switch (m1 - m) {
+        case 3: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 3); break;
+        case 2: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 2); break;
+        case 1: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 1); break;
+        default: break;
+        }
+    }
+}
+
+const pw__qc4w_kernel pw__qk_qc4w_n16k8s2_avx2 = {
+    .name = "qc4w_n16k8s2_avx2",
+    .family = "qc4w_n16k8s2",
+    .nr = 16,
+    .kr = 8,
+    .sr = 2,
+    .mr = PW__QC4W_MR2,
+    .features = PW_CPU_AVX2 | PW_CPU_F16C,
+    .isa = "avx2",
+    .priority = PW__PRIO_AVX2,
+    .max_k = 65536,
+    .run = run_avx2};

@@ -1,0 +1,169 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "qc4w_gemm_avx512.c needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c (cmake gives *_avx512.c these flags)"
+#endif
+/*
+ * AVX-512 VNNI kernel for QC4W family qc4w_n16k8s2 (layout in qc4w/qc4w.h):
+ * 16 channels (one zmm) by PW__QC4W_MR rows of X per micro-tile for GEMM,
+ * and a batch-1 path that keeps four accumulator chains per tile.
+ *
+ * Bytes read per 8 k values: one 64-byte chunk of the tile, and 8 bytes of
+ * each row's u = q + 128 (two broadcast dwords):
+ *
+ *   chunk j (64 B):  | ch 0: 4 B | ch 1: 4 B | ... | ch 15: 4 B |
+ *   byte i of ch c:  low nibble w[c, 8j + i], high nibble w[c, 8j + 4 + i]   (i < 4)
+ *   QD8 row:         | header 64 B | q[Kp] | u[Kp] |     u[8j .. 8j+3], u[8j+4 .. 8j+7]
+ *
+ * Unpacking: `and 0xF0` leaves 16 * w_high as a signed byte; a 4-bit left
+ * shift of each dword first moves every low nibble into its byte's high half
+ * (the high nibble it displaces lands in the next byte's low half and is
+ * masked off), so the same `and` gives 16 * w_low.
+ *
+ * Sign handling: vpdpbusd multiplies unsigned by signed bytes, so the
+ * activations enter as u = q + 128 (unsigned) and the weights as 16 * w
+ * (signed). The accumulator holds 16 * sum (q + 128) w; after an exact
+ * arithmetic shift by 4 the offset's share, 128 * weight_sum, is absorbed
+ * together with the zero point's by one term from the packed weight sums:
+ *
+ *   isum = (acc >> 4) + (neg_zp - 128) * weight_sum = sum q w - zp * weight_sum
+ *
+ * |16 * sum u w| <= 16 * 255 * 8 * K stays below 2^31 for K <= 65536 (max_k);
+ * int32 lanes wrap, and the final isum is exact. Then the contract's f32
+ * steps: s = a_scale * scale, v = cvt(isum) * s + bias, clamp as
+ * max(min, v) and min(max, v) (operand order keeps a -0.0 as the scalar
+ * comparison does), half out through vcvtps2ph (round to nearest even).
+ * Columns past N in the last tile are masked on store; nothing else differs.
+ */
+#include "qc4w/qc4w.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define PW__QC4W_MR 12 /* rows of X per micro-tile */
+
+#define PW__INLINE static inline __attribute__((always_inline))
+
+PW__INLINE __m512i bcast32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* The contract's last steps for one row of 16 channels. */
+PW__INLINE void finish_row(__m512i acc16, const uint8_t *row, __m512i ws, __m512 sc, __m512 bias,
+                           __m512 vmin, __m512 vmax, void *y, int f16, __mmask16 mask) {
+    const pw__qd8_header *h = pw__qd8_hdr(row);
+    const __m512i corr = _mm512_mullo_epi32(ws, _mm512_set1_epi32(h->neg_zp - 128));
+    const __m512i isum = _mm512_add_epi32(_mm512_srai_epi32(acc16, 4), corr);
+    const __m512 s = _mm512_mul_ps(_mm512_set1_ps(h->scale), sc);
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), s), bias);
+    v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
+    if (f16)
+        _mm256_mask_storeu_epi16(y, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    else
+        _mm512_mask_storeu_ps(y, mask, v);
+}
+
+/*
+ * MR rows x one tile. Rows past 6 keep one accumulator each (enough
+ * independent vpdpbusd chains); fewer rows split low and high nibbles into
+ * two chains per row so that latency does not bound them.
+ */
+PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, size_t ldl,
+                      int64_t kp, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask,
+                      __m512 vmin, __m512 vmax, const int MR) {
+    const int split = MR <= 6;
+    const __m512i m4 = _mm512_set1_epi8((char)0xF0);
+    __m512i lo[PW__QC4W_MR], hi[PW__QC4W_MR];
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
+    for (int64_t j = 0; j < chunks; ++j) {
+        const __m512i raw = _mm512_load_si512(tile + 64 * j);
+        const __m512i wl = _mm512_and_si512(_mm512_slli_epi32(raw, 4), m4);
+        const __m512i wh = _mm512_and_si512(raw, m4);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+            const uint8_t *a = u + r * ldl + 8 * j;
+            lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a), wl);
+            if (split)
+                hi[r] = _mm512_dpbusd_epi32(hi[r], bcast32(a + 4), wh);
+            else
+                lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 4), wh);
+        }
+    }
+    const uint8_t *meta = tile + 64 * chunks;
+    const __m512i ws = _mm512_load_si512(meta);
+    const __m512 sc = _mm512_load_ps(meta + 64), bias = _mm512_load_ps(meta + 128);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+        const __m512i acc = split ? _mm512_add_epi32(lo[r], hi[r]) : lo[r];
+        finish_row(acc, lhs + r * ldl, ws, sc, bias, vmin, vmax, y + r * ldy_bytes, f16, mask);
+    }
+}
+
+/* Batch 1: one row, four chains (low/high nibbles of even/odd chunks); chunks is a multiple of 4. */
+static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, int64_t kp,
+                      uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax) {
+    const __m512i m4 = _mm512_set1_epi8((char)0xF0);
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
+    for (int64_t j = 0; j < chunks; j += 2) {
+        const __m512i r0 = _mm512_load_si512(tile + 64 * j);
+        const __m512i r1 = _mm512_load_si512(tile + 64 * j + 64);
+        a0 = _mm512_dpbusd_epi32(a0, bcast32(u + 8 * j), _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
+        a1 = _mm512_dpbusd_epi32(a1, bcast32(u + 8 * j + 4), _mm512_and_si512(r0, m4));
+        a2 = _mm512_dpbusd_epi32(a2, bcast32(u + 8 * j + 8), _mm512_and_si512(_mm512_slli_epi32(r1, 4), m4));
+        a3 = _mm512_dpbusd_epi32(a3, bcast32(u + 8 * j + 12), _mm512_and_si512(r1, m4));
+    }
+    const uint8_t *meta = tile + 64 * chunks;
+    const __m512i acc = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
+    finish_row(acc, lhs, _mm512_load_si512(meta), _mm512_load_ps(meta + 64),
+               _mm512_load_ps(meta + 128), vmin, vmax, y, f16, mask);
+}
+
+static void run_avx512(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->desc;
+    const int64_t kp = d->in_padded, chunks = kp / 8;
+    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
+    for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
+        const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+        const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
+        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        const uint8_t *lhs = c->lhs;
+        if (m1 - m0 == 1) {
+            gemv_tile(tile, chunks, lhs + (size_t)m0 * ldl, kp, y + (size_t)m0 * ldy_bytes, c->f16,
+                      mask, vmin, vmax);
+            continue;
+        }
+        int64_t m = m0;
+        for (; m + PW__QC4W_MR <= m1; m += PW__QC4W_MR)
+            panel(tile, chunks, lhs + (size_t)m * ldl, ldl, kp, y + (size_t)m * ldy_bytes, ldy_bytes,
+                  c->f16, mask, vmin, vmax, PW__QC4W_MR);
+        const uint8_t *a = lhs + (size_t)m * ldl;
+        uint8_t *yy = y + (size_t)m * ldy_bytes;
+        switch (m1 - m) {
+#define PW__REST(R)                                                                         \
+    case R: panel(tile, chunks, a, ldl, kp, yy, ldy_bytes, c->f16, mask, vmin, vmax, R); break;
+            PW__REST(1) PW__REST(2) PW__REST(3) PW__REST(4) PW__REST(5) PW__REST(6)
+            PW__REST(7) PW__REST(8) PW__REST(9) PW__REST(10) PW__REST(11)
+#undef PW__REST
+        default: break;
+        }
+    }
+}
+
+const pw__qc4w_kernel pw__qk_qc4w_n16k8s2_avx512vnni = {
+    .name = "qc4w_n16k8s2_avx512vnni",
+    .family = "qc4w_n16k8s2",
+    .nr = 16,
+    .kr = 8,
+    .sr = 2,
+    .mr = PW__QC4W_MR,
+    .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C,
+    .isa = "avx512vnni",
+    .priority = PW__PRIO_AVX512,
+    .max_k = 65536,
+    .run = run_avx512};
