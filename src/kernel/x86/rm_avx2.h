@@ -3,12 +3,14 @@
  * driver that walks rows and blocks, the horizontal sums, and the int8 dot
  * helpers. Only files built with the _avx2.c flags include it.
  *
- * A format supplies one block function, `acc = f(w, x, acc)`: it adds the
- * product of one weight block (w: the block's bytes as the file stores them)
- * and the matching activation block (x: a pw__q8_32, a pw__q8_256, or 8 f32)
- * into 8 partial sums. The driver runs it over several rows at once so the
- * rows' dependency chains overlap, and hands every edge (the last rows of a
- * range, the last elements of a float row) to the same function.
+ * A format supplies one block function, f(w, rs, rows, x, acc): it adds the
+ * products of one block column of `rows` weight rows (w: the first row's
+ * block as the file stores it, rs bytes from row to row) and the matching
+ * activation block (x: a pw__q8_32, a pw__q8_256, or 8 f32) into 8 partial
+ * sums per row. Several rows at once let the rows' dependency chains overlap
+ * and share the activation loads and the scale conversion; the driver hands
+ * every edge (the last rows of a range, the last elements of a float row) to
+ * the same function with fewer rows.
  *
  * The int8 dot on AVX2 is vpmaddubsw (u8 x s8, adjacent pairs summed into
  * SATURATING int16) then vpmaddwd. Every caller keeps a pair sum inside int16:
@@ -33,8 +35,11 @@
 
 #define PW__AVX2_INLINE inline __attribute__((always_inline))
 
-/* Adds one weight block times one activation block into 8 partial sums. */
-typedef __m256 (*pw__rm_block_fn)(const uint8_t *w, const uint8_t *x, __m256 acc);
+/* Adds block column b of `rows` weight rows (the first at w, the next rs bytes
+ * on) times activation block x into acc[0 .. rows), 8 partial sums each, and
+ * optionally row scalars into lane r of acc[4]. */
+typedef void (*pw__rm_block_fn)(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                __m256 acc[5]);
 
 static PW__AVX2_INLINE uint16_t pw__rd16(const uint8_t *p) {
     uint16_t v;
@@ -88,12 +93,29 @@ static PW__AVX2_INLINE __m128 pw__f16x2_scale(const uint8_t *p, float f) {
     return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd32(p))), _mm_set1_ps(f));
 }
 
+/* fp16 at p + r * rs for r < ROWS (lanes r; others 0), converted and times f. */
+static PW__AVX2_INLINE __m128 pw__f16_rows(const uint8_t *p, int64_t rs, int ROWS, float f) {
+    __m128i h = _mm_cvtsi32_si128(pw__rd16(p));
+    if (ROWS > 1) h = _mm_insert_epi16(h, pw__rd16(p + rs), 1);
+    if (ROWS > 2) h = _mm_insert_epi16(h, pw__rd16(p + 2 * rs), 2);
+    if (ROWS > 3) h = _mm_insert_epi16(h, pw__rd16(p + 3 * rs), 3);
+    return _mm_mul_ps(_mm_cvtph_ps(h), _mm_set1_ps(f));
+}
+
+/* Lane r of v in all 8 lanes. */
+static PW__AVX2_INLINE __m256 pw__lane(__m128 v, int r) {
+    if (r == 0) return _mm256_broadcastss_ps(v);
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_set1_epi32(r));
+}
+
 /*
- * Y[i, o] for o in [o, o + ROWS) and i in [i0, i1): ROWS weight rows (row
- * stride rs bytes) against each activation row. bpr full blocks of wb weight
- * bytes and xb activation bytes; for float formats (f32_act) a row may end in
- * `tail` (< 8) elements of eb bytes, which go through f on zero-padded copies.
- * ROWS, wb, xb, eb and f are constants at every call, so this is specialised.
+ * Y[i, o .. o + ROWS) for i in [i0, i1): ROWS weight rows (row stride rs
+ * bytes) against each activation row; f adds one block column (bpr of them,
+ * wb weight bytes and xb activation bytes each) into acc[0 .. ROWS), and may
+ * put per-row scalars in lane r of acc[4]. For float formats (f32_act) a row
+ * may end in `tail` (< 8) elements of eb bytes, which go through f on
+ * zero-padded copies. ROWS, wb, xb, eb and f are constants at every call, so
+ * this is specialised per format.
  */
 static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0, int64_t rs,
                                         int ROWS, int64_t bpr, size_t wb, size_t xb,
@@ -102,26 +124,30 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
     for (int64_t i = i0; i < i1; ++i) {
         const uint8_t *x = f32_act ? (const uint8_t *)(c->x + i * c->ldx)
                                    : c->xq + (size_t)i * c->xq_row_bytes;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        __m256 acc[5];
+        for (int r = 0; r < 5; ++r) acc[r] = _mm256_setzero_ps();
         const uint8_t *p = w0;
         for (int64_t b = 0; b < bpr; ++b, p += wb, x += xb) {
-            a0 = f(p, x, a0);
-            if (ROWS > 1) a1 = f(p + rs, x, a1);
-            if (ROWS > 2) a2 = f(p + 2 * rs, x, a2);
-            if (ROWS > 3) a3 = f(p + 3 * rs, x, a3);
+            /* ROWS short row streams at once starve the hardware prefetcher (each
+             * row is only a few KiB): fetch the same column of the next group of
+             * rows into L2 now, one group's time ahead (measured: about 1.5x on
+             * a weight in DRAM). A prefetch past the weight's end never faults. */
+            for (int r = 0; r < ROWS; ++r)
+                for (size_t l = 0; l < wb; l += 64)
+                    _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + (uintptr_t)((r + ROWS) * rs) + l),
+                                 _MM_HINT_T1);
+            f(p, rs, ROWS, x, acc);
         }
         if (f32_act && tail > 0) {
             float xt[8] = {0};
             uint8_t wt[4][32] = {{0}};
             memcpy(xt, x, (size_t)tail * sizeof(float));
             for (int r = 0; r < ROWS; ++r) memcpy(wt[r], p + r * rs, (size_t)tail * eb);
-            a0 = f(wt[0], (const uint8_t *)xt, a0);
-            if (ROWS > 1) a1 = f(wt[1], (const uint8_t *)xt, a1);
-            if (ROWS > 2) a2 = f(wt[2], (const uint8_t *)xt, a2);
-            if (ROWS > 3) a3 = f(wt[3], (const uint8_t *)xt, a3);
+            f(wt[0], 32, ROWS, (const uint8_t *)xt, acc);
         }
         float s[4];
-        _mm_storeu_ps(s, pw__hsum4_ps(a0, a1, a2, a3));
+        _mm_storeu_ps(s, _mm_add_ps(pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]),
+                                    _mm256_castps256_ps128(acc[4])));
         for (int r = 0; r < ROWS; ++r) c->y[i * c->ldy + o + r] = s[r];
     }
 }

@@ -24,17 +24,21 @@
 
 static PW__AVX2_INLINE __m256 x8(const uint8_t *x) { return _mm256_loadu_ps((const float *)(const void *)x); }
 
-static PW__AVX2_INLINE __m256 f32_step(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return _mm256_fmadd_ps(_mm256_loadu_ps((const float *)(const void *)w), x8(x), acc);
+static PW__AVX2_INLINE void f32_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    for (int r = 0; r < rows; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps((const float *)(const void *)(w + r * rs)), x8(x), acc[r]);
 }
 
-static PW__AVX2_INLINE __m256 f16_step(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return _mm256_fmadd_ps(_mm256_cvtph_ps(pw__ld128(w)), x8(x), acc);
+static PW__AVX2_INLINE void f16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    for (int r = 0; r < rows; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtph_ps(pw__ld128(w + r * rs)), x8(x), acc[r]);
 }
 
-static PW__AVX2_INLINE __m256 bf16_step(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    const __m256i v = _mm256_slli_epi32(_mm256_cvtepu16_epi32(pw__ld128(w)), 16);
-    return _mm256_fmadd_ps(_mm256_castsi256_ps(v), x8(x), acc);
+static PW__AVX2_INLINE void bf16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    for (int r = 0; r < rows; ++r) {
+        const __m256i v = _mm256_slli_epi32(_mm256_cvtepu16_epi32(pw__ld128(w + r * rs)), 16);
+        acc[r] = _mm256_fmadd_ps(_mm256_castsi256_ps(v), x8(x), acc[r]);
+    }
 }
 
 static void f32_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

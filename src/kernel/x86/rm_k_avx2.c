@@ -72,7 +72,7 @@ static PW__AVX2_INLINE __m256 finish(__m256i sumi, uint16_t d, const pw__q8_256 
 /* The 16 int16 bsums of an activation block. */
 static PW__AVX2_INLINE __m256i bsums16(const pw__q8_256 *xb) { return pw__ld256(xb->bsums); }
 
-static PW__AVX2_INLINE __m256 q2_k_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256 q2_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const __m128i packed = pw__ld128(w + offsetof(pw__block_q2_K, scales));
     const __m128i sc = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
@@ -103,7 +103,7 @@ static PW__AVX2_INLINE __m128i q3_k_scales(const uint8_t *p) {
     return _mm_sub_epi8(s, _mm_set1_epi8(32));
 }
 
-static PW__AVX2_INLINE __m256 q3_k_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256 q3_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const __m128i sc = q3_k_scales(w + offsetof(pw__block_q3_K, scales));
     /* codes are q + 4: take 4 * sum_j scale_j * bsum_j out up front */
@@ -132,7 +132,7 @@ static PW__AVX2_INLINE __m256i k4_scales_mins(const uint8_t *p) {
 }
 
 /* Q4_K and Q5_K share everything but the fifth bit (qh == NULL for Q4_K). */
-static PW__AVX2_INLINE __m256 k4_block(const uint8_t *w, const uint8_t *qh, const uint8_t *qs,
+static PW__AVX2_INLINE __m256 k4_row(const uint8_t *w, const uint8_t *qh, const uint8_t *qs,
                                        const pw__q8_256 *xb, __m256 acc) {
     const __m256i sm = k4_scales_mins(w + offsetof(pw__block_q4_K, scales));
     const __m256i scales = _mm256_permute2x128_si256(sm, sm, 0x00);
@@ -163,16 +163,16 @@ static PW__AVX2_INLINE __m256 k4_block(const uint8_t *w, const uint8_t *qh, cons
                             _mm256_broadcastss_ps(_mm_movehdup_ps(dd)), acc);
 }
 
-static PW__AVX2_INLINE __m256 q4_k_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return k4_block(w, NULL, w + offsetof(pw__block_q4_K, qs), xblock(x), acc);
+static PW__AVX2_INLINE __m256 q4_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
+    return k4_row(w, NULL, w + offsetof(pw__block_q4_K, qs), xblock(x), acc);
 }
 
-static PW__AVX2_INLINE __m256 q5_k_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return k4_block(w, w + offsetof(pw__block_q5_K, qh), w + offsetof(pw__block_q5_K, qs),
+static PW__AVX2_INLINE __m256 q5_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
+    return k4_row(w, w + offsetof(pw__block_q5_K, qh), w + offsetof(pw__block_q5_K, qs),
                     xblock(x), acc);
 }
 
-static PW__AVX2_INLINE __m256 q6_k_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const __m128i sc = pw__ld128(w + offsetof(pw__block_q6_K, scales));
     /* codes are q + 32: take 32 * sum_j scale_j * bsum_j out up front */
@@ -206,7 +206,7 @@ static PW__AVX2_INLINE __m256 ternary_finish(__m256i p16, uint16_t d, const pw__
     return finish(sumi, d, xb, acc);
 }
 
-static PW__AVX2_INLINE __m256 tq2_0_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256 tq2_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     __m256i p16 = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
@@ -228,7 +228,7 @@ static PW__AVX2_INLINE __m256i top_trit(__m256i v) {
     return _mm256_add_epi8(a, b);
 }
 
-static PW__AVX2_INLINE __m256 tq1_0_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const uint8_t *qs = w + offsetof(pw__block_tq1_0, qs);
     __m256i p16 = _mm256_setzero_si256();
@@ -254,6 +254,42 @@ static PW__AVX2_INLINE __m256 tq1_0_block(const uint8_t *w, const uint8_t *x, __
     p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(b23), pw__ld256(xb->qs + 192)));
     p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(last), pw__ld256(xb->qs + 224)));
     return ternary_finish(p16, pw__rd16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
+}
+
+/* Block functions: a super-block is large enough that each row converts its own scales. */
+typedef __m256 (*row_fn)(const uint8_t *w, const uint8_t *x, __m256 acc);
+
+static PW__AVX2_INLINE void each_row(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                     __m256 acc[5], row_fn f) {
+    for (int r = 0; r < rows; ++r) acc[r] = f(w + r * rs, x, acc[r]);
+}
+
+static PW__AVX2_INLINE void q2_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, q2_k_row);
+}
+
+static PW__AVX2_INLINE void q3_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, q3_k_row);
+}
+
+static PW__AVX2_INLINE void q4_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, q4_k_row);
+}
+
+static PW__AVX2_INLINE void q5_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, q5_k_row);
+}
+
+static PW__AVX2_INLINE void q6_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, q6_k_row);
+}
+
+static PW__AVX2_INLINE void tq1_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, tq1_0_row);
+}
+
+static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    each_row(w, rs, rows, x, acc, tq2_0_row);
 }
 
 /* Run wrappers: the driver specialised on each format's block function. */

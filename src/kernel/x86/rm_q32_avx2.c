@@ -34,9 +34,9 @@ static PW__AVX2_INLINE const pw__q8_32 *xblock(const uint8_t *x) {
 
 /* 16 bytes of nibbles -> 32 bytes in element order (low nibbles, then high). */
 static PW__AVX2_INLINE __m256i nibbles32(const uint8_t *qs) {
-    const __m128i q = pw__ld128(qs);
-    const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+    const __m256i q = _mm256_broadcastsi128_si256(pw__ld128(qs)); /* a load, no shuffle uop */
+    const __m256i shifted = _mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4));
+    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
 }
 
 /* Byte e = 0x10 where bit e of the little-endian qh is set, else 0. */
@@ -50,55 +50,90 @@ static PW__AVX2_INLINE __m256i high_bits32(const uint8_t *qh) {
     return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
-/* acc += d * x.d * (dot(codes, qs) - offset * sum(qs)); codes unsigned <= 31. */
-static PW__AVX2_INLINE __m256 finish_offset(__m256i codes, const uint8_t *w, const pw__q8_32 *xb,
-                                            int offset, __m256 acc) {
-    __m256i dot = pw__dot_us(codes, pw__ld256(xb->qs));
-    dot = _mm256_sub_epi32(dot, pw__lane0_epi32(offset * xb->sum));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), pw__f16_times(pw__rd16(w), xb->d), acc);
+/* The integer part of each format: 8 int32 lanes summing exactly to
+ * sum(q[e] * qs[e]) over the block, for the block at w. */
+typedef __m256i (*idot_fn)(const uint8_t *w, const pw__q8_32 *xb);
+
+static PW__AVX2_INLINE __m256i q4_0_idot(const uint8_t *w, const pw__q8_32 *xb) {
+    const __m256i dot = pw__dot_us(nibbles32(w + offsetof(pw__block_q4_0, qs)), pw__ld256(xb->qs));
+    return _mm256_sub_epi32(dot, pw__lane0_epi32(8 * xb->sum)); /* codes are q + 8 */
 }
 
-/* acc += d * x.d * dot(codes, qs) + m * x.dsum; [d, m] are the block's first 4 bytes. */
-static PW__AVX2_INLINE __m256 finish_min(__m256i codes, const uint8_t *w, const pw__q8_32 *xb,
-                                         __m256 acc) {
-    const __m256i dot = pw__dot_us(codes, pw__ld256(xb->qs));
-    const __m128 f = pw__f16x2_times(w, &xb->d); /* [d * x.d, m * x.dsum, 0, 0] */
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_broadcastss_ps(f), acc);
-    return _mm256_add_ps(acc, _mm256_blend_ps(_mm256_setzero_ps(), _mm256_castps128_ps256(f), 0x2));
-}
-
-static PW__AVX2_INLINE __m256 q4_0_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return finish_offset(nibbles32(w + offsetof(pw__block_q4_0, qs)), w, xblock(x), 8, acc);
-}
-
-static PW__AVX2_INLINE __m256 q5_0_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256i q5_0_idot(const uint8_t *w, const pw__q8_32 *xb) {
     const __m256i codes = _mm256_or_si256(nibbles32(w + offsetof(pw__block_q5_0, qs)),
                                           high_bits32(w + offsetof(pw__block_q5_0, qh)));
-    return finish_offset(codes, w, xblock(x), 16, acc);
+    return _mm256_sub_epi32(pw__dot_us(codes, pw__ld256(xb->qs)), pw__lane0_epi32(16 * xb->sum));
 }
 
-static PW__AVX2_INLINE __m256 q4_1_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return finish_min(nibbles32(w + offsetof(pw__block_q4_1, qs)), w, xblock(x), acc);
+static PW__AVX2_INLINE __m256i q4_1_idot(const uint8_t *w, const pw__q8_32 *xb) {
+    return pw__dot_us(nibbles32(w + offsetof(pw__block_q4_1, qs)), pw__ld256(xb->qs));
 }
 
-static PW__AVX2_INLINE __m256 q5_1_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
+static PW__AVX2_INLINE __m256i q5_1_idot(const uint8_t *w, const pw__q8_32 *xb) {
     const __m256i codes = _mm256_or_si256(nibbles32(w + offsetof(pw__block_q5_1, qs)),
                                           high_bits32(w + offsetof(pw__block_q5_1, qh)));
-    return finish_min(codes, w, xblock(x), acc);
+    return pw__dot_us(codes, pw__ld256(xb->qs));
 }
 
-static PW__AVX2_INLINE __m256 q8_0_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    const pw__q8_32 *xb = xblock(x);
-    const __m256i dot = pw__dot_ss(pw__ld256(w + offsetof(pw__block_q8_0, qs)), pw__ld256(xb->qs));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), pw__f16_times(pw__rd16(w), xb->d), acc);
+static PW__AVX2_INLINE __m256i q8_0_idot(const uint8_t *w, const pw__q8_32 *xb) {
+    return pw__dot_ss(pw__ld256(w + offsetof(pw__block_q8_0, qs)), pw__ld256(xb->qs));
 }
 
-static PW__AVX2_INLINE __m256 iq4_nl_block(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    const pw__q8_32 *xb = xblock(x);
+static PW__AVX2_INLINE __m256i iq4_nl_idot(const uint8_t *w, const pw__q8_32 *xb) {
     const __m256i table = _mm256_broadcastsi128_si256(pw__ld128(pw__iq4nl_values));
     const __m256i q = _mm256_shuffle_epi8(table, nibbles32(w + offsetof(pw__block_iq4_nl, qs)));
-    const __m256i dot = pw__dot_ss(q, pw__ld256(xb->qs));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), pw__f16_times(pw__rd16(w), xb->d), acc);
+    return pw__dot_ss(q, pw__ld256(xb->qs));
+}
+
+/* Formats scaled by d alone (fp16 at the block's start): acc[r] += d_r * x.d * idot. */
+static PW__AVX2_INLINE void rows_d(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                   __m256 acc[5], idot_fn idot) {
+    const pw__q8_32 *xb = xblock(x);
+    const __m128 s = pw__f16_rows(w, rs, rows, xb->d);
+    for (int r = 0; r < rows; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot(w + r * rs, xb)), pw__lane(s, r), acc[r]);
+}
+
+/* Formats with a minimum ([d, m] fp16 at the block's start): acc[r] += d_r * x.d
+ * * idot, and lane r of acc[4] += m_r * x.dsum. */
+static PW__AVX2_INLINE void rows_dm(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                    __m256 acc[5], idot_fn idot) {
+    const pw__q8_32 *xb = xblock(x);
+    __m128i h = _mm_cvtsi32_si128((int)pw__rd32(w));
+    if (rows > 1) h = _mm_insert_epi32(h, (int)pw__rd32(w + rs), 1);
+    if (rows > 2) h = _mm_insert_epi32(h, (int)pw__rd32(w + 2 * rs), 2);
+    if (rows > 3) h = _mm_insert_epi32(h, (int)pw__rd32(w + 3 * rs), 3);
+    const __m256 xs = _mm256_castpd_ps(_mm256_broadcast_sd((const double *)(const void *)&xb->d));
+    const __m256 f = _mm256_mul_ps(_mm256_cvtph_ps(h), xs); /* [d0 x.d, m0 x.dsum, d1 x.d, ...] */
+    for (int r = 0; r < rows; ++r) {
+        const __m256 dr = _mm256_permutevar8x32_ps(f, _mm256_set1_epi32(2 * r));
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot(w + r * rs, xb)), dr, acc[r]);
+    }
+    acc[4] = _mm256_add_ps(acc[4], _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)));
+}
+
+static PW__AVX2_INLINE void q4_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_d(w, rs, rows, x, acc, q4_0_idot);
+}
+
+static PW__AVX2_INLINE void q5_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_d(w, rs, rows, x, acc, q5_0_idot);
+}
+
+static PW__AVX2_INLINE void q4_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_dm(w, rs, rows, x, acc, q4_1_idot);
+}
+
+static PW__AVX2_INLINE void q5_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_dm(w, rs, rows, x, acc, q5_1_idot);
+}
+
+static PW__AVX2_INLINE void q8_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_d(w, rs, rows, x, acc, q8_0_idot);
+}
+
+static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+    rows_d(w, rs, rows, x, acc, iq4_nl_idot);
 }
 
 /* Run wrappers: the driver specialised on each format's block function. */
