@@ -77,10 +77,43 @@ PW_KERNEL(tq1_0_rm_avx2)
 PW_KERNEL(tq2_0_rm_avx2)
 
 /* AVX2: i8g GEMM. */
+PW_KERNEL(q4_0_i8g32_avx2)
+PW_KERNEL(q4_1_i8g32_avx2)
+PW_KERNEL(q5_0_i8g32_avx2)
+PW_KERNEL(q5_1_i8g32_avx2)
+PW_KERNEL(q8_0_i8g32_avx2)
+PW_KERNEL(iq4_nl_i8g32_avx2)
+PW_KERNEL(q4_k_i8g32_avx2)
+PW_KERNEL(q5_k_i8g32_avx2)
+PW_KERNEL(tq1_0_i8g32_avx2)
+PW_KERNEL(tq2_0_i8g32_avx2)
+PW_KERNEL(q2_k_i8g16_avx2)
+PW_KERNEL(q3_k_i8g16_avx2)
+PW_KERNEL(q6_k_i8g16_avx2)
 
 /* AVX-512 F/BW/VL + VNNI: row-major GEMV. */
+PW_KERNEL(q4_0_rm_avx512vnni)
+PW_KERNEL(iq4_nl_rm_avx512vnni)
+PW_KERNEL(q8_0_rm_avx512vnni)
+PW_KERNEL(q4_k_rm_avx512vnni)
+PW_KERNEL(q5_k_rm_avx512vnni)
+PW_KERNEL(q6_k_rm_avx512vnni)
+PW_KERNEL(tq2_0_rm_avx512vnni)
 
 /* AVX-512 VNNI: i8g GEMM. */
+PW_KERNEL(q4_0_i8g32_avx512vnni)
+PW_KERNEL(q4_1_i8g32_avx512vnni)
+PW_KERNEL(q5_0_i8g32_avx512vnni)
+PW_KERNEL(q5_1_i8g32_avx512vnni)
+PW_KERNEL(q8_0_i8g32_avx512vnni)
+PW_KERNEL(iq4_nl_i8g32_avx512vnni)
+PW_KERNEL(q4_k_i8g32_avx512vnni)
+PW_KERNEL(q5_k_i8g32_avx512vnni)
+PW_KERNEL(tq1_0_i8g32_avx512vnni)
+PW_KERNEL(tq2_0_i8g32_avx512vnni)
+PW_KERNEL(q2_k_i8g16_avx512vnni)
+PW_KERNEL(q3_k_i8g16_avx512vnni)
+PW_KERNEL(q6_k_i8g16_avx512vnni)
 #endif
 
 #if defined(__aarch64__)
@@ -107,6 +140,13 @@ PW_KERNEL(q3_k_i8g16_dotprod)
 PW_KERNEL(q6_k_i8g16_dotprod)
 
 /* NEON i8mm: GEMM. */
+PW_KERNEL(q4_0_i8g32x8k8_i8mm)
+PW_KERNEL(q8_0_i8g32x8k8_i8mm)
+PW_KERNEL(q4_k_i8g32x8k8_i8mm)
+/* Portable reference of the i8mm family's packer and layout (never preferred by dispatch). */
+PW_KERNEL(q4_0_i8g32x8k8_scalar)
+PW_KERNEL(q8_0_i8g32x8k8_scalar)
+PW_KERNEL(q4_k_i8g32x8k8_scalar)
 #endif
 
 /* QC4W fully connected (qc4w/qc4w.h): one portable kernel per packed family. */

@@ -1,0 +1,365 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || \
+    !defined(__AVX512VNNI__)
+#error "i8g_avx512.c needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni (cmake gives *_avx512.c these flags)"
+#endif
+/*
+ * AVX-512 VNNI GEMM over the i8g packed family (layout in kernel/i8g.h):
+ * Y[i, o] for a rectangle [o0, o1) x [i0, i1). The micro-tile is two packed
+ * tiles (32 outputs, two zmm) by PW__VNNI_MR = 8 rows of X.
+ *
+ * vpdpbusd multiplies unsigned by signed bytes. The activation supplies the
+ * unsigned side (qu = qs + 128, one dword = 4 k values broadcast per row),
+ * the packed weight the signed side (one 64-byte load = 16 outputs x 4 k),
+ * and each group's int32 accumulator starts from the packed corr =
+ * -128 * sum(q), so it ends as sum(qs * q) with no extra instruction:
+ *
+ *   packed group record, per tile (G = 32)   activation block (pw__q8_32, 96 B)
+ *   +-- 64 B: rows 0..15 x k 0..3 --+        +-d-+dsum+ ... +- qs[32] -+- qu[32] -+
+ *   +-- 64 B: rows 0..15 x k 4..7 --+          0   4          32         64
+ *   ...  G/4 steps                           G = 16 reads pw__q8_256: d at 0,
+ *   +-- corr i32[16] --+-- scale f32[16] --+(-- min f32[16] --)  bsums at 8, qu at 320
+ *
+ * Why this shape: vpdpbusd has a latency of about 6 cycles and two issue
+ * ports, so a group needs 12 or more independent accumulators to run at
+ * peak; 2 tiles x 8 rows gives 16 (one tile x 8 rows measured 57% of peak
+ * against 73% for this shape, with the f32 work below). The f32 partial sums
+ * (16 zmm) do not fit beside them, so they live in a 1 KB L1 buffer that
+ * each group reads and writes once per (row, tile); loads and stores use
+ * ports the dot products do not.
+ *
+ * Per group, row and tile: G/4 vpdpbusd, then G = 32:
+ *   acc += cvt(idot) * (scale * d_x)  (+ min * dsum_x)
+ * and G = 16 (one activation scale per 256):
+ *   sb += cvt(idot) * scale (+ min * bsum_x);  acc += sb * d_x every 16 groups.
+ * Those 3 (G = 16: 2) extra vector ops per 8 (4) vpdpbusd bound the kernel at
+ * about 73% (67%) of the vpdpbusd peak.
+ *
+ * Blocking: the input runs in chunks of PW__VNNI_KC values. Inside a chunk a
+ * tile pair's groups (20 KB for Q4_0) stay in L1 while every row panel of X
+ * streams past them from L2 (n rows x 1.5 KB per chunk), and partial sums
+ * live in Y between chunks. Edges take the same path: outputs past o1 (the
+ * pack holds zero rows there) are masked off on every Y access, a lone last
+ * tile runs with nt = 1, and a short last panel repeats its last row of X in
+ * the unused slots (4 or 8 rows) and stores only the real ones.
+ */
+#include "kernel/i8g.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+
+#define PW__VNNI_MR 8   /* rows of X per micro-tile */
+#define PW__VNNI_NT 2   /* packed tiles (of 16 outputs) per micro-tile */
+#define PW__VNNI_KC 512 /* input values per chunk: a multiple of 256 */
+#ifndef PW__VNNI_XL2
+#define PW__VNNI_XL2 (1536u << 10) /* bytes of activations per row block */
+#endif
+
+#define PW__VNNI_FEATURES \
+    (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
+
+#define PW__INLINE static inline __attribute__((always_inline))
+
+PW__INLINE __m512i bcast_u32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+PW__INLINE __m512 bcast_f32(const uint8_t *p) {
+    float v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_ps(v);
+}
+
+/* Where one micro-tile reads and accumulates. acc: [row][tile][16] f32. */
+typedef struct utile {
+    const uint8_t *w;              /* group record of the first tile at the chunk start */
+    uint64_t tile_bytes, rec;      /* bytes between tiles, between group records */
+    int64_t ng;                    /* groups in this chunk */
+    const uint8_t *x[PW__VNNI_MR]; /* activation block of each row at the chunk start */
+    float *acc;
+} utile;
+
+/*
+ * The integer part of one group for nt tiles x mr rows: idot[r][t] =
+ * corr + sum over the group of qu * q, i.e. sum(qs * q). `xo` is the byte
+ * offset of the group's first qu within each row.
+ */
+PW__INLINE void group_dot(__m512i id[PW__VNNI_MR][PW__VNNI_NT], const uint8_t *w, uint64_t tb,
+                          const uint8_t *const *x, size_t xo, const int g, const int nt,
+                          const int mr) {
+#pragma GCC unroll 2
+    for (int t = 0; t < nt; ++t) {
+        const __m512i corr = _mm512_load_si512(w + t * tb + g * PW__I8G_NR);
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) id[r][t] = corr;
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < g / 4; ++s) {
+        __m512i wt[PW__VNNI_NT];
+#pragma GCC unroll 2
+        for (int t = 0; t < nt; ++t) wt[t] = _mm512_load_si512(w + t * tb + 64 * s);
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) {
+            const __m512i a = bcast_u32(x[r] + xo + 4 * s);
+#pragma GCC unroll 2
+            for (int t = 0; t < nt; ++t) id[r][t] = _mm512_dpbusd_epi32(id[r][t], a, wt[t]);
+        }
+    }
+}
+
+/* G = 32 against pw__q8_32 rows: acc += cvt(idot) * scale * d (+ min * dsum). */
+PW__INLINE void utile_g32(const utile *u, const int nt, const int mr, const int has_min) {
+    const uint8_t *w = u->w;
+    const uint8_t *x[PW__VNNI_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) x[r] = u->x[r];
+    for (int64_t j = 0; j < u->ng; ++j, w += u->rec) {
+        __m512i id[PW__VNNI_MR][PW__VNNI_NT];
+        group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_32, qu), 32, nt, mr);
+        __m512 sc[PW__VNNI_NT], mn[PW__VNNI_NT];
+#pragma GCC unroll 2
+        for (int t = 0; t < nt; ++t) {
+            sc[t] = _mm512_load_ps(w + t * u->tile_bytes + 32 * PW__I8G_NR + 64);
+            if (has_min) mn[t] = _mm512_load_ps(w + t * u->tile_bytes + 32 * PW__I8G_NR + 128);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) {
+            const __m512 d = bcast_f32(x[r] + offsetof(pw__q8_32, d));
+#pragma GCC unroll 2
+            for (int t = 0; t < nt; ++t) {
+                float *p = u->acc + (r * PW__VNNI_NT + t) * 16;
+                __m512 v = _mm512_load_ps(p);
+                if (has_min) v = _mm512_fmadd_ps(mn[t], bcast_f32(x[r] + offsetof(pw__q8_32, dsum)), v);
+                v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(id[r][t]), _mm512_mul_ps(sc[t], d), v);
+                _mm512_store_ps(p, v);
+            }
+            x[r] += sizeof(pw__q8_32);
+        }
+        /* Keep the partial sums in the buffer: holding them in registers spills the
+         * dot-product accumulators instead (gcc 12, clang 14), about 10% slower. */
+        __asm__ volatile("" : : "r"(u->acc) : "memory");
+    }
+}
+
+/*
+ * G = 16 against pw__q8_256 rows (ng a multiple of 16): per-256 sums sb in
+ * a second buffer, folded into acc with the block's d.
+ */
+PW__INLINE void utile_g16(const utile *u, float *sb, const int nt, const int mr,
+                          const int has_min) {
+    const uint8_t *w = u->w;
+    const uint8_t *x[PW__VNNI_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) x[r] = u->x[r];
+    for (int64_t b = 0; b < u->ng / 16; ++b) {
+        /* bsums as f32, so each min term is one fma with a broadcast operand. */
+        float bs[PW__VNNI_MR][16] __attribute__((aligned(64)));
+        if (has_min) {
+#pragma GCC unroll 8
+            for (int r = 0; r < mr; ++r) {
+                const __m256i s16 = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(x[r] + offsetof(pw__q8_256, bsums)));
+                _mm512_store_ps(bs[r], _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(s16)));
+            }
+        }
+        for (int j = 0; j < 16; ++j, w += u->rec) {
+            __m512i id[PW__VNNI_MR][PW__VNNI_NT];
+            group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_256, qu) + 16 * (size_t)j, 16, nt, mr);
+#pragma GCC unroll 2
+            for (int t = 0; t < nt; ++t) {
+                const __m512 sc = _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 64);
+                const __m512 mn = has_min ? _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 128)
+                                          : _mm512_setzero_ps();
+#pragma GCC unroll 8
+                for (int r = 0; r < mr; ++r) {
+                    float *p = sb + (r * PW__VNNI_NT + t) * 16;
+                    __m512 v = j == 0 ? _mm512_setzero_ps() : _mm512_load_ps(p);
+                    if (has_min) v = _mm512_fmadd_ps(mn, _mm512_set1_ps(bs[r][j]), v);
+                    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(id[r][t]), sc, v);
+                    _mm512_store_ps(p, v);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) {
+            const __m512 d = bcast_f32(x[r] + offsetof(pw__q8_256, d));
+#pragma GCC unroll 2
+            for (int t = 0; t < nt; ++t) {
+                float *p = u->acc + (r * PW__VNNI_NT + t) * 16;
+                _mm512_store_ps(p, _mm512_fmadd_ps(_mm512_load_ps(sb + (r * PW__VNNI_NT + t) * 16), d,
+                                                   _mm512_load_ps(p)));
+            }
+            x[r] += sizeof(pw__q8_256);
+        }
+    }
+}
+
+/* One micro-tile instance: nt, mr, g and has_min are constants at each call site. */
+PW__INLINE void utile_run(const utile *u, float *sb, const int g, const int nt, const int mr,
+                          const int has_min) {
+    if (g == 32)
+        utile_g32(u, nt, mr, has_min);
+    else
+        utile_g16(u, sb, nt, mr, has_min);
+}
+
+/* Dispatch on the (runtime) tile count and panel height to constant instances. */
+PW__INLINE void utile_any(const utile *u, float *sb, int nt, int mr, const int g,
+                          const int has_min) {
+    if (nt == 2) {
+        if (mr == 8)
+            utile_run(u, sb, g, 2, 8, has_min);
+        else
+            utile_run(u, sb, g, 2, 4, has_min);
+    } else {
+        if (mr == 8)
+            utile_run(u, sb, g, 1, 8, has_min);
+        else
+            utile_run(u, sb, g, 1, 4, has_min);
+    }
+}
+
+/* Output masks of a tile pair starting at t0: outputs past o1 are never touched. */
+static void pair_masks(int64_t t0, int64_t o1, __mmask16 m[PW__VNNI_NT]) {
+    for (int t = 0; t < PW__VNNI_NT; ++t) {
+        const int64_t l = o1 - t0 - t * PW__I8G_NR;
+        m[t] = l <= 0 ? 0 : (__mmask16)(l >= PW__I8G_NR ? 0xFFFFu : (1u << l) - 1u);
+    }
+}
+
+/* Prefetch bytes [from, to) (64-byte steps) of nt tiles at p. */
+static void prefetch_slice(const uint8_t *p, uint64_t tile_bytes, int nt, uint64_t from,
+                           uint64_t to) {
+    for (uint64_t b = from; b < to; b += 64)
+        for (int t = 0; t < nt; ++t) _mm_prefetch((const char *)(p + t * tile_bytes + b), _MM_HINT_T0);
+}
+
+/*
+ * Loop nest (BLIS order): row blocks of X whose activations stay in L2
+ * (PW__VNNI_XL2 bytes), tile pairs, chunks of the input, row panels. A tile
+ * pair's Y block (rows x 128 B) stays in cache across its chunks; the next
+ * chunk's packed groups are prefetched a slice per panel.
+ */
+PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                           const int g, const int has_min) {
+    const pw__pack_desc *d = c->pack_desc;
+    const size_t xblock = g == 32 ? sizeof(pw__q8_32) : sizeof(pw__q8_256);
+    const int64_t xgroups = g == 32 ? 1 : 16; /* groups per activation block */
+    const int64_t groups = d->in / g, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
+    const size_t ldx = c->xq_row_bytes;
+    const int64_t ldy = c->ldy;
+    float acc[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
+    float sb[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
+    utile u;
+    u.tile_bytes = d->tile_bytes;
+    u.rec = pw__i8g_group_bytes(g, has_min);
+    u.acc = acc;
+    /* Row blocks of equal size (whole panels) within the L2 budget. */
+    int64_t mc = (int64_t)(PW__VNNI_XL2 / ldx) / PW__VNNI_MR * PW__VNNI_MR;
+    if (mc < PW__VNNI_MR) mc = PW__VNNI_MR;
+    const int64_t nblk = (i1 - i0 + mc - 1) / mc;
+    mc = ((i1 - i0 + nblk - 1) / nblk + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
+    for (int64_t ib = i0; ib < i1; ib += mc) {
+        const int64_t ie = ib + mc < i1 ? ib + mc : i1;
+        const int64_t panels = (ie - ib + PW__VNNI_MR - 1) / PW__VNNI_MR;
+        for (int64_t t0 = o0; t0 < o1; t0 += pair) {
+            __mmask16 m[PW__VNNI_NT];
+            pair_masks(t0, o1, m);
+            const int nt = m[1] ? 2 : 1;
+            const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__I8G_NR) * d->tile_bytes;
+            for (int64_t j0 = 0; j0 < groups; j0 += kc) {
+                u.ng = groups - j0 < kc ? groups - j0 : kc;
+                u.w = tile + (uint64_t)j0 * u.rec;
+                const size_t xoff = (size_t)(j0 / xgroups) * xblock;
+                /* What comes next: this pair's next chunk, else the next pair's first. */
+                const int last = j0 + kc >= groups;
+                const int64_t tn = last ? t0 + pair : t0, jn = last ? 0 : j0 + kc;
+                const int ntn = tn >= o1 ? 0 : (o1 - tn > PW__I8G_NR ? 2 : 1);
+                const uint8_t *pf = c->packed + (uint64_t)(tn / PW__I8G_NR) * d->tile_bytes +
+                                    (uint64_t)jn * u.rec;
+                const uint64_t pf_bytes = (uint64_t)(groups - jn < kc ? groups - jn : kc) * u.rec;
+                const uint64_t pf_step = (pf_bytes / (uint64_t)panels + 63) & ~(uint64_t)63;
+                uint64_t pf_at = 0;
+                for (int64_t i = ib; i < ie; i += PW__VNNI_MR, pf_at += pf_step) {
+                    prefetch_slice(pf, d->tile_bytes, ntn, pf_at,
+                                   pf_at + pf_step < pf_bytes ? pf_at + pf_step : pf_bytes);
+                    const int rows = ie - i < PW__VNNI_MR ? (int)(ie - i) : PW__VNNI_MR;
+                    const int mr = rows > 4 ? 8 : 4;
+                    for (int r = 0; r < PW__VNNI_MR; ++r)
+                        u.x[r] = c->xq + (uint64_t)(i + (r < rows ? r : rows - 1)) * ldx + xoff;
+                    float *y = c->y + i * ldy + t0;
+                    for (int r = 0; r < mr; ++r)
+                        for (int t = 0; t < PW__VNNI_NT; ++t) {
+                            __m512 v = _mm512_setzero_ps();
+                            if (j0 > 0 && r < rows) v = _mm512_maskz_loadu_ps(m[t], y + r * ldy + 16 * t);
+                            _mm512_store_ps(acc + (r * PW__VNNI_NT + t) * 16, v);
+                        }
+                    utile_any(&u, sb, nt, mr, g, has_min);
+                    for (int r = 0; r < rows; ++r) {
+                        for (int t = 0; t < nt; ++t)
+                            _mm512_mask_storeu_ps(y + r * ldy + 16 * t, m[t],
+                                                  _mm512_load_ps(acc + (r * PW__VNNI_NT + t) * 16));
+                        /* The next pair's Y lines, so its first stores do not wait for memory. */
+                        if (last && ntn) {
+                            _mm_prefetch((const char *)(y + r * ldy + pair), _MM_HINT_T0);
+                            if (ntn == 2) _mm_prefetch((const char *)(y + r * ldy + pair + 16), _MM_HINT_T0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void run_g32(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    int has_min = 0;
+    pw__i8g_group(c->pack_desc->format, &has_min, NULL);
+    if (has_min)
+        run_family(c, o0, o1, i0, i1, 32, 1);
+    else
+        run_family(c, o0, o1, i0, i1, 32, 0);
+}
+
+static void run_g16(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    int has_min = 0;
+    pw__i8g_group(c->pack_desc->format, &has_min, NULL);
+    if (has_min)
+        run_family(c, o0, o1, i0, i1, 16, 1);
+    else
+        run_family(c, o0, o1, i0, i1, 16, 0);
+}
+
+#define PW__I8G_VNNI(id, fmt, G, ACT)                                                       \
+    const pw__kernel pw__k_##id##_i8g##G##_avx512vnni = {                                   \
+        .info = {.name = #id "_i8g" #G "_avx512vnni",                                       \
+                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT             \
+                        " -> f32 :avx512f+bw+vl+vnni",                                      \
+                 .format = fmt,                                                             \
+                 .layout = PW_LAYOUT_PACKED,                                                \
+                 .family = "i8g" #G "x16k4",                                                \
+                 .tile_rows = PW__I8G_NR,                                                   \
+                 .tile_batch = PW__VNNI_MR,                                                 \
+                 .activation = PW_ACT_##ACT,                                                \
+                 .features = PW__VNNI_FEATURES,                                             \
+                 .isa = "avx512vnni"},                                                      \
+        .run = run_g##G,                                                                    \
+        .pack_plan = pw__i8g_pack_plan,                                                     \
+        .pack = pw__i8g_pack,                                                               \
+        .priority = PW__PRIO_AVX512 + PW__PRIO_GEMM,                                        \
+        .min_n = 2};
+
+PW__I8G_VNNI(q4_0, PW_FORMAT_Q4_0, 32, Q8_32)
+PW__I8G_VNNI(q4_1, PW_FORMAT_Q4_1, 32, Q8_32)
+PW__I8G_VNNI(q5_0, PW_FORMAT_Q5_0, 32, Q8_32)
+PW__I8G_VNNI(q5_1, PW_FORMAT_Q5_1, 32, Q8_32)
+PW__I8G_VNNI(q8_0, PW_FORMAT_Q8_0, 32, Q8_32)
+PW__I8G_VNNI(iq4_nl, PW_FORMAT_IQ4_NL, 32, Q8_32)
+PW__I8G_VNNI(q4_k, PW_FORMAT_Q4_K, 32, Q8_32)
+PW__I8G_VNNI(q5_k, PW_FORMAT_Q5_K, 32, Q8_32)
+PW__I8G_VNNI(tq1_0, PW_FORMAT_TQ1_0, 32, Q8_32)
+PW__I8G_VNNI(tq2_0, PW_FORMAT_TQ2_0, 32, Q8_32)
+PW__I8G_VNNI(q2_k, PW_FORMAT_Q2_K, 16, Q8_256)
+PW__I8G_VNNI(q3_k, PW_FORMAT_Q3_K, 16, Q8_256)
+PW__I8G_VNNI(q6_k, PW_FORMAT_Q6_K, 16, Q8_256)
