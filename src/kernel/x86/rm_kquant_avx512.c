@@ -1,0 +1,283 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "rm_kquant_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (the build sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI row-major GEMV for the 256-element super-block formats Q4_K,
+ * Q5_K, Q6_K and TQ2_0, read where they lie: block (o, b) at w->data +
+ * (w->offset + o*strides[0] + b) * block_bytes, nothing copied or packed.
+ * Activations are pw__q8_256 rows (GGUF's Q8_K pairing: one f32 scale per
+ * 256, sums per 16); y[i, o] for o in [o0, o1), i in [i0, i1).
+ *
+ * Four weight rows advance together, one super-block per step; the
+ * activation registers of a step (its s8 values rearranged to match the
+ * weight bytes, and any correction that depends on activations only) are
+ * made once for the four rows. Weight values are unsigned bytes for
+ * vpdpbusd (u8 weight x s8 activation -> 16 int32 lanes of 4 products).
+ *
+ *   Q4_K (144 B) | d dmin | 12 B scales+mins | 128 B nibbles |
+ *     one zmm of nibbles = 2 chunks of 32 bytes; low nibbles are sub-blocks
+ *     4L and 4L+2, high nibbles 4L+1 and 4L+3 (L = 0, 1):
+ *       lo: [ elems 128L+0..31 | 128L+64..95 ]   hi: [ 128L+32..63 | 128L+96..127 ]
+ *   Q5_K (176 B) as Q4_K plus | 32 B qh | before the nibbles: bit j of qh[l]
+ *     is bit 4 of element 32j + l, added as +16 under a byte mask.
+ *   Q6_K (210 B) | 128 B ql | 64 B qh | 16 x s8 scales | d |
+ *     half h: zmm of ql[64h..64h+63]: low nibbles elems 128h+0..63, high
+ *     nibbles 128h+64..127; the 2 high bits from qh[32h..32h+31] (bits 0-1,
+ *     2-3 | 4-5, 6-7 for the four 32-element groups).
+ *   TQ2_0 (66 B) | 64 B of 2-bit trits | d |
+ *     shift 2g of the zmm: [ elems 32g+0..31 | 128+32g+0..31 ]
+ *
+ * Sub-block scales are applied in integers: the two dot vectors of a zmm of
+ * weights are packed to int16 (vpackssdw) and multiplied by a word vector of
+ * scales (vpmaddwd), so one f32 convert and FMA per super-block remain. The
+ * int16 pack is exact: a lane is at most 4 * 63 * 127 = 32004 in magnitude
+ * (Q6_K; Q4_K 7620, Q5_K 15748). Offsets: Q6_K's -32 and TQ2_0's -1 are
+ * activation-only terms, set as the starting value of the dot (negated);
+ * Q4_K/Q5_K mins are sum_j min_j * (sum of sub-block j's activations), one
+ * vpmaddwd against the activation sums, in a second accumulator.
+ */
+#include "format/blocks.h"
+#include "kernel/kernel.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define RM_NR 4 /* weight rows per tile */
+#define RM_INLINE static inline __attribute__((always_inline))
+
+enum { K_Q4_K, K_Q5_K, K_Q6_K, K_TQ2_0 };
+
+RM_INLINE size_t k_block_bytes(int fmt) {
+    switch (fmt) {
+    case K_Q4_K: return sizeof(pw__block_q4_K);
+    case K_Q5_K: return sizeof(pw__block_q5_K);
+    case K_Q6_K: return sizeof(pw__block_q6_K);
+    default: return sizeof(pw__block_tq2_0);
+    }
+}
+
+static inline uint16_t k_rd16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* Two 32-byte pieces of activations as one zmm. */
+RM_INLINE __m512i k_cat(const int8_t *lo, const int8_t *hi) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)lo)),
+                              _mm256_loadu_si256((const __m256i *)hi), 1);
+}
+
+/* The activation half of a step, shared by the rows of a tile. */
+typedef struct k_act {
+    __m512i q[4];    /* s8 activations lined up with the four weight vectors of the format */
+    __m512i init[4]; /* starting value of each dot (activation-only offset terms) */
+    __m256i sums;    /* Q4_K/Q5_K: words [0 x4, s0..s3 | 0 x4, s4..s7], s_j = sum of sub-block j */
+    float d;
+} k_act;
+
+RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
+    k_act a;
+    const int8_t *q = x->qs;
+    a.d = x->d;
+    a.sums = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) a.init[k] = _mm512_setzero_si512();
+    if (fmt == K_Q4_K || fmt == K_Q5_K) {
+        a.q[0] = k_cat(q + 0, q + 64);    /* lo, L = 0 */
+        a.q[1] = k_cat(q + 32, q + 96);   /* hi, L = 0 */
+        a.q[2] = k_cat(q + 128, q + 192); /* lo, L = 1 */
+        a.q[3] = k_cat(q + 160, q + 224); /* hi, L = 1 */
+        const __m256i pairs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)x->bsums),
+                                                _mm256_set1_epi16(1));
+        a.sums = _mm256_packs_epi32(_mm256_setzero_si256(), pairs);
+    } else if (fmt == K_Q6_K) {
+        const __m512i c32 = _mm512_set1_epi8(32);
+        for (int k = 0; k < 4; ++k) {
+            a.q[k] = _mm512_loadu_si512(q + 64 * k);
+            a.init[k] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), c32, a.q[k]));
+        }
+    } else {
+        for (int g = 0; g < 4; ++g) a.q[g] = k_cat(q + 32 * g, q + 128 + 32 * g);
+        a.init[0] = _mm512_maskz_set1_epi32(1, -x->sum);
+    }
+    return a;
+}
+
+/* Q4_K/Q5_K: the 12 packed bytes at p as words [sc0..3, m0..3 | sc4..7, m4..7]. */
+RM_INLINE __m256i k4_scales_mins(const uint8_t *p) {
+    uint32_t u[3];
+    memcpy(u, p, 12);
+    const __m128i x = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    /* dwords: sc0-3 = u0 & 63s; m0-3 = u1 & 63s; sc4-7 = (u2 & 15s) | top 2 bits of
+     * u0's bytes << 4; m4-7 = (u2 >> 4 & 15s) | top 2 bits of u1's bytes << 4. */
+    __m128i lowbits = _mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 1, 0)),
+                                     _mm_set_epi32(4, 0, 0, 0));
+    lowbits = _mm_and_si128(lowbits, _mm_set_epi32(0x0f0f0f0f, 0x0f0f0f0f, 0x3f3f3f3f, 0x3f3f3f3f));
+    const __m128i top = _mm_srli_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 1, 0)), 2);
+    const __m128i packed = _mm_ternarylogic_epi32(
+        lowbits, top, _mm_set_epi32(0x30303030, 0x30303030, 0, 0), 0xF8); /* a | (b & c) */
+    return _mm256_cvtepu8_epi16(packed);
+}
+
+/* Word index vectors for vpermw: the scale of each int16 lane after vpackssdw of the
+ * two dot vectors of part p (a 128-bit lane of the pack holds 4 words of each). */
+static const int16_t k4_scale_index[2][32] = {
+    /* words of k4_scales_mins: sc0..3 at 0..3, sc4..7 at 8..11 */
+    {0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1,
+     2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3},
+    {8, 8, 8, 8, 9, 9, 9, 9, 8, 8, 8, 8, 9, 9, 9, 9,
+     10, 10, 10, 10, 11, 11, 11, 11, 10, 10, 10, 10, 11, 11, 11, 11}};
+static const int16_t q6k_scale_index[2][32] = {
+    /* half h, 128-bit lane j: [sc(8h+j) x4, sc(8h+4+j) x4] */
+    {0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5,
+     2, 2, 2, 2, 6, 6, 6, 6, 3, 3, 3, 3, 7, 7, 7, 7},
+    {8, 8, 8, 8, 12, 12, 12, 12, 9, 9, 9, 9, 13, 13, 13, 13,
+     10, 10, 10, 10, 14, 14, 14, 14, 11, 11, 11, 11, 15, 15, 15, 15}};
+
+/* One super-block of one row: adds to acc (d-scaled) and accm (dmin-scaled, subtracted). */
+RM_INLINE void k_step(const uint8_t *blk, const k_act *a, int fmt, __m512 *acc, __m256 *accm) {
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    if (fmt == K_Q4_K || fmt == K_Q5_K) {
+        const int q5 = fmt == K_Q5_K;
+        const __m256i sm = k4_scales_mins(blk + 4);
+        const uint8_t *qs = blk + (q5 ? 48 : 16);
+        const __m512i qh = q5 ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)))
+                              : _mm512_setzero_si512();
+        __m512i isum = _mm512_setzero_si512();
+        for (int part = 0; part < 2; ++part) {
+            const __m512i nib = _mm512_loadu_si512(qs + 64 * part);
+            __m512i lo = _mm512_and_si512(nib, m0f);
+            __m512i hi = _mm512_and_si512(_mm512_srli_epi16(nib, 4), m0f);
+            if (q5) {
+                /* sub-blocks 4L, 4L+2 (lo) and 4L+1, 4L+3 (hi): bit (sub) of qh[l] */
+                const __m512i blo = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (4 * part))),
+                                                       _mm256_set1_epi8((char)(1 << (4 * part + 2))), 1);
+                const __m512i c16 = _mm512_set1_epi8(16);
+                lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(qh, blo), lo, c16);
+                hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(qh, _mm512_add_epi8(blo, blo)), hi,
+                                          c16);
+            }
+            const __m512i dlo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a->q[2 * part]);
+            const __m512i dhi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a->q[2 * part + 1]);
+            const __m512i sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(k4_scale_index[part]),
+                                                        _mm512_castsi256_si512(sm));
+            isum = _mm512_add_epi32(isum, _mm512_madd_epi16(_mm512_packs_epi32(dlo, dhi), sc));
+        }
+        const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(k_rd16(blk) | k_rd16(blk + 2) << 16)),
+                                     _mm_set1_ps(a->d));
+        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(dm), *acc);
+        const __m256i msum = _mm256_madd_epi16(sm, a->sums);
+        *accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),
+                                _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dm), _mm256_set1_epi32(1)),
+                                *accm);
+    } else if (fmt == K_Q6_K) {
+        const __m512i sc16 = _mm512_castsi256_si512(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 192))));
+        const __m512i m30 = _mm512_set1_epi8(0x30);
+        __m512i isum = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+            const __m512i qh =
+                _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h)));
+            /* high bits to bit 4-5: groups 0, 1 (lo) shift left 4, 2; groups 2, 3 (hi) right 0, 2 */
+            const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+            const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+            const __m512i lo = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m0f),
+                                                         _mm512_sllv_epi16(qh, shl), m30, 0xF8);
+            const __m512i hi = _mm512_ternarylogic_epi32(
+                _mm512_and_si512(_mm512_srli_epi16(ql, 4), m0f), _mm512_srlv_epi16(qh, shr), m30, 0xF8);
+            const __m512i dlo = _mm512_dpbusd_epi32(a->init[2 * h], lo, a->q[2 * h]);
+            const __m512i dhi = _mm512_dpbusd_epi32(a->init[2 * h + 1], hi, a->q[2 * h + 1]);
+            const __m512i sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(q6k_scale_index[h]), sc16);
+            isum = _mm512_add_epi32(isum, _mm512_madd_epi16(_mm512_packs_epi32(dlo, dhi), sc));
+        }
+        const float d = _cvtsh_ss(k_rd16(blk + 208)) * a->d;
+        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d), *acc);
+    } else {
+        const __m512i q = _mm512_loadu_si512(blk);
+        const __m512i m3 = _mm512_set1_epi8(3);
+        __m512i isum = a->init[0];
+        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(q, m3), a->q[0]);
+        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 2), m3), a->q[1]);
+        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 4), m3), a->q[2]);
+        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 6), m3), a->q[3]);
+        const float d = _cvtsh_ss(k_rd16(blk + 64)) * a->d;
+        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d), *acc);
+    }
+}
+
+static inline float k_hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* y[i, o .. o+rows) for rows (RM_NR or 1) consecutive weight rows. */
+RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
+    const pw_view *w = c->w;
+    const size_t bb = k_block_bytes(fmt);
+    const int64_t nb = c->in / 256;
+    const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (size_t)i * c->xq_row_bytes);
+    const uint8_t *wr[RM_NR];
+    __m512 acc[RM_NR];
+    __m256 accm[RM_NR];
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r) {
+        wr[r] = w->data + (size_t)(w->offset + (o + r) * w->strides[0]) * bb;
+        acc[r] = _mm512_setzero_ps();
+        accm[r] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+        const k_act a = k_act_load(x + b, fmt);
+#pragma GCC unroll 4
+        for (int r = 0; r < rows; ++r) k_step(wr[r] + (size_t)b * bb, &a, fmt, &acc[r], &accm[r]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r)
+        c->y[i * c->ldy + o + r] = _mm512_reduce_add_ps(acc[r]) - k_hsum256(accm[r]);
+}
+
+RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1, int fmt) {
+    int64_t o = o0;
+    for (; o + RM_NR <= o1; o += RM_NR)
+        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, RM_NR, i, fmt);
+    for (; o < o1; ++o)
+        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, 1, i, fmt);
+}
+
+static void run_q4_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_run(c, o0, o1, i0, i1, K_Q4_K);
+}
+static void run_q5_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_run(c, o0, o1, i0, i1, K_Q5_K);
+}
+static void run_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_run(c, o0, o1, i0, i1, K_Q6_K);
+}
+static void run_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_run(c, o0, o1, i0, i1, K_TQ2_0);
+}
+
+#define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
+#define RM_INFO(fmt_, id)                                                                   \
+    {.name = id "_rm_avx512vnni",                                                           \
+     .key = "matmul_wt:" id "/row_major x f32->q8_256 -> f32 :avx512vnni",                  \
+     .format = fmt_,                                                                        \
+     .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                                 \
+     .tile_rows = RM_NR,                                                                    \
+     .tile_batch = 1,                                                                       \
+     .activation = PW_ACT_Q8_256,                                                           \
+     .features = RM_FEATURES,                                                               \
+     .isa = "avx512vnni"}
+
+const pw__kernel pw__k_q4_k_rm_avx512vnni = {
+    .info = RM_INFO(PW_FORMAT_Q4_K, "q4_k"), .run = run_q4_k, .priority = PW__PRIO_AVX512, .min_n = 1};
+const pw__kernel pw__k_q5_k_rm_avx512vnni = {
+    .info = RM_INFO(PW_FORMAT_Q5_K, "q5_k"), .run = run_q5_k, .priority = PW__PRIO_AVX512, .min_n = 1};
+const pw__kernel pw__k_q6_k_rm_avx512vnni = {
+    .info = RM_INFO(PW_FORMAT_Q6_K, "q6_k"), .run = run_q6_k, .priority = PW__PRIO_AVX512, .min_n = 1};
+const pw__kernel pw__k_tq2_0_rm_avx512vnni = {
+    .info = RM_INFO(PW_FORMAT_TQ2_0, "tq2_0"), .run = run_tq2_0, .priority = PW__PRIO_AVX512,
+    .min_n = 1};
