@@ -208,6 +208,7 @@ static int time_rows(bench *b, const weight *w, const char *kernel, const float 
         }
         const double want = (double)rows * target / (sec > 1e-9 ? sec : 1e-9);
         rows = want >= (double)out ? out : ((int64_t)want + 15) / 16 * 16;
+        if (rows > out) rows = out;
     }
     snprintf(name, name_cap, "%s", kernel ? kernel : b->hk.kernel[0] ? b->hk.kernel : "?");
     return PW_EXIT_OK;
