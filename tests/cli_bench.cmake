@@ -5,9 +5,12 @@
 # the shape of the output only: no figure is compared with a time or a rate.
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   if(TARGET packwise)
+    # Cross builds run the tool under the emulator (a list: joined with '|' to pass as one -D).
+    string(REPLACE ";" "|" pw_bench_emulator "${CMAKE_CROSSCOMPILING_EMULATOR}")
     foreach(isa IN LISTS PW_TEST_ISAS)
       add_test(NAME cli_bench[${isa}]
         COMMAND ${CMAKE_COMMAND} -DPACKWISE=$<TARGET_FILE:packwise>
+          "-DPACKWISE_EMULATOR=${pw_bench_emulator}"
           -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_bench_${isa} -P ${CMAKE_CURRENT_LIST_FILE})
       set_tests_properties(cli_bench[${isa}] PROPERTIES ENVIRONMENT "PACKWISE_ISA=${isa}"
         TIMEOUT 600)
@@ -25,7 +28,8 @@ endmacro()
 
 # Run packwise bench with the given arguments; sets rc, out, err.
 function(bench)
-  execute_process(COMMAND ${PACKWISE} bench ${ARGN} RESULT_VARIABLE r OUTPUT_VARIABLE o
+  string(REPLACE "|" ";" emulator "${PACKWISE_EMULATOR}")
+  execute_process(COMMAND ${emulator} ${PACKWISE} bench ${ARGN} RESULT_VARIABLE r OUTPUT_VARIABLE o
     ERROR_VARIABLE e)
   set(rc "${r}" PARENT_SCOPE)
   set(out "${o}" PARENT_SCOPE)
