@@ -66,6 +66,8 @@ typedef struct pw_bench_results {
     int nmachine;
     pw_bench_result *cases;
     size_t count, capacity;
+    double load_average; /* 1-minute load average at the start (< 0: unknown): noise context */
+    double elapsed_s;    /* wall time of the whole suite */
 } pw_bench_results;
 
 /* --- shared helpers (bench_util.c) --- */

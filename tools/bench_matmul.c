@@ -442,6 +442,8 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
     b.o = o;
     b.r = r;
     b.t_start = pw_bench_now();
+    double load[1];
+    r->load_average = getloadavg(load, 1) == 1 ? load[0] : -1.0;
     b.progress = isatty(STDERR_FILENO);
     pthread_mutex_init(&b.hk.mu, NULL);
     pw_context_options co;
@@ -474,8 +476,9 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
             rc = run_weight(&b, (pw_format)f, o->shapes[s][0], o->shapes[s][1]);
     }
     progress(&b, NULL);
+    r->elapsed_s = pw_bench_now() - b.t_start;
     if (b.progress && rc == PW_EXIT_OK)
-        fprintf(stderr, "bench: %zu cases in %.1f s\n", b.done, pw_bench_now() - b.t_start);
+        fprintf(stderr, "bench: %zu cases in %.1f s\n", b.done, r->elapsed_s);
     free(b.f32);
     pw_context_destroy(b.ctx);
     free(b.hk.live);

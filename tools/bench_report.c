@@ -34,7 +34,9 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
 }
 
 void pw_bench_print_table(const pw_bench_results *r) {
-    printf("machine, measured in this run (GEMV fraction: of read bandwidth; GEMM: of int8 peak)\n");
+    printf("machine, measured in this run (GEMV fraction: of read bandwidth; GEMM: of int8 peak)");
+    if (r->load_average >= 0) printf("; load average %.2f at the start", r->load_average);
+    printf("\n");
     printf("%7s %10s %11s %11s  %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
            "peak_loop");
     for (int i = 0; i < r->nmachine; ++i) {
@@ -58,4 +60,7 @@ void pw_bench_print_table(const pw_bench_results *r) {
                c->n, c->threads, 1e3 * c->median_s, c->gflops, c->weight_gbps, frac, xref, xf32,
                pack);
     }
+    printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
+           "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path)\n",
+           r->count, r->elapsed_s);
 }
