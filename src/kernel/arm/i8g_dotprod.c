@@ -169,7 +169,8 @@ static void i8g_dotprod_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
 #define PW__I8G_DOTPROD(id, fmt, G, ACT)                                                    \
     const pw__kernel pw__k_##id##_i8g##G##_dotprod = {                                       \
         .info = {.name = #id "_i8g" #G "_dotprod",                                          \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT " -> f32 :dotprod", \
+                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT             \
+                        " -> f32 :dotprod",                                                 \
                  .format = fmt,                                                             \
                  .layout = PW_LAYOUT_PACKED,                                                \
                  .family = "i8g" #G "x16k4",                                                \

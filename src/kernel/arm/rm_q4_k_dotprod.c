@@ -62,10 +62,14 @@ static float q4_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
         int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
         for (int c = 0; c < 4; ++c, q += 32, xs += 64) {
             const uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
-            int32x4_t lo = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vandq_u8(v0, m4)), vld1q_s8(xs));
-            lo = vdotq_s32(lo, vreinterpretq_s8_u8(vandq_u8(v1, m4)), vld1q_s8(xs + 16));
-            int32x4_t hi = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vshrq_n_u8(v0, 4)), vld1q_s8(xs + 32));
-            hi = vdotq_s32(hi, vreinterpretq_s8_u8(vshrq_n_u8(v1, 4)), vld1q_s8(xs + 48));
+            const int8x16_t l0 = vreinterpretq_s8_u8(vandq_u8(v0, m4));
+            const int8x16_t l1 = vreinterpretq_s8_u8(vandq_u8(v1, m4));
+            const int8x16_t h0 = vreinterpretq_s8_u8(vshrq_n_u8(v0, 4));
+            const int8x16_t h1 = vreinterpretq_s8_u8(vshrq_n_u8(v1, 4));
+            int32x4_t lo = vdotq_s32(vdupq_n_s32(0), l0, vld1q_s8(xs));
+            lo = vdotq_s32(lo, l1, vld1q_s8(xs + 16));
+            int32x4_t hi = vdotq_s32(vdupq_n_s32(0), h0, vld1q_s8(xs + 32));
+            hi = vdotq_s32(hi, h1, vld1q_s8(xs + 48));
             s0 = vmlaq_n_s32(s0, lo, sc[2 * c]);
             s1 = vmlaq_n_s32(s1, hi, sc[2 * c + 1]);
         }

@@ -49,16 +49,21 @@ static float q6_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
             for (int l = 0; l < 32; l += 16) {
                 const uint8x16_t a = vld1q_u8(ql + l), bb = vld1q_u8(ql + 32 + l);
                 const uint8x16_t hb = vld1q_u8(qh + l);
-                const uint8x16_t u0 = vorrq_u8(vandq_u8(a, m4), vshlq_n_u8(vandq_u8(hb, m2), 4));
-                const uint8x16_t u1 = vorrq_u8(vandq_u8(bb, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), m2), 4));
-                const uint8x16_t u2 = vorrq_u8(vshrq_n_u8(a, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), m2), 4));
-                const uint8x16_t u3 = vorrq_u8(vshrq_n_u8(bb, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4));
+                /* high bits 2g..2g+1 of qh moved to bits 4..5 */
+                const uint8x16_t h0 = vshlq_n_u8(vandq_u8(hb, m2), 4);
+                const uint8x16_t h1 = vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), m2), 4);
+                const uint8x16_t h2 = vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), m2), 4);
+                const uint8x16_t h3 = vshlq_n_u8(vshrq_n_u8(hb, 6), 4);
+                const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(a, m4), h0));
+                const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(bb, m4), h1));
+                const int8x16_t u2 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(a, 4), h2));
+                const int8x16_t u3 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(bb, 4), h3));
                 const int j = l / 16; /* sub-block 8h + 2g + j */
                 const int32x4_t z = vdupq_n_s32(0);
-                s0 = vmlaq_n_s32(s0, vdotq_s32(z, vreinterpretq_s8_u8(u0), vld1q_s8(xs + l)), sh[j]);
-                s1 = vmlaq_n_s32(s1, vdotq_s32(z, vreinterpretq_s8_u8(u1), vld1q_s8(xs + 32 + l)), sh[2 + j]);
-                s0 = vmlaq_n_s32(s0, vdotq_s32(z, vreinterpretq_s8_u8(u2), vld1q_s8(xs + 64 + l)), sh[4 + j]);
-                s1 = vmlaq_n_s32(s1, vdotq_s32(z, vreinterpretq_s8_u8(u3), vld1q_s8(xs + 96 + l)), sh[6 + j]);
+                s0 = vmlaq_n_s32(s0, vdotq_s32(z, u0, vld1q_s8(xs + l)), sh[j]);
+                s1 = vmlaq_n_s32(s1, vdotq_s32(z, u1, vld1q_s8(xs + 32 + l)), sh[2 + j]);
+                s0 = vmlaq_n_s32(s0, vdotq_s32(z, u2, vld1q_s8(xs + 64 + l)), sh[4 + j]);
+                s1 = vmlaq_n_s32(s1, vdotq_s32(z, u3, vld1q_s8(xs + 96 + l)), sh[6 + j]);
             }
         }
         const int32_t total = vaddvq_s32(vaddq_s32(s0, s1)) - 32 * vaddvq_s32(off);

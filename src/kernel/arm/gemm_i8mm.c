@@ -1,0 +1,177 @@
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_MATMUL_INT8)
+#error "gemm_i8mm.c needs Arm64 i8mm (cmake gives *_i8mm.c -march=armv8.2-a+dotprod+i8mm)"
+#endif
+/*
+ * Arm i8mm GEMM over the i8g32x8k8 packed family (layout in i8mm_pack.h):
+ * Y[i, o] for a rectangle [o0, o1) x [i0, i1), s8 weights x s8 activations.
+ *
+ * SMMLA (vmmlaq_s32(acc, a, b)) adds the 2x2 int32 product of a (2 rows x 8
+ * k) and b^T (b: 2 rows x 8 k). Here a is a pair of X rows and b a pair of
+ * weight rows, both 8 k wide:
+ *
+ *   a = | x[i,   8s .. 8s+7] |     b = | w[2p,   8s .. 8s+7] |
+ *       | x[i+1, 8s .. 8s+7] |         | w[2p+1, 8s .. 8s+7] |
+ *
+ *   acc lanes: x[i].w[2p], x[i].w[2p+1], x[i+1].w[2p], x[i+1].w[2p+1]
+ *
+ * b is one 16-byte load from the packed step (pairs p = 0..3 at 16p); a is
+ * made from one 16-byte load of each X row (k 16h .. 16h+15) by zipping
+ * their 64-bit halves (ZIP1/ZIP2 on .2d: steps 2h and 2h+1). The activation
+ * blocks are PW_ACT_Q8_32 (pw__q8_32: d at 0, dsum at 4, qs at 32).
+ *
+ * Micro-tile: the whole 8-row tile by PW__MM_MR = 4 rows of X (two pairs):
+ * 8 int32 + 8 f32 accumulators of 2x2 lanes, 4 weight and 2-4 activation
+ * vectors. Per group and pair of X: acc += cvt(idot) * (scale_w x d_x) with
+ * the lanes' (row, X) scale products built by two DUP-style combines, plus
+ * min_w x dsum_x for formats with a minimum. An odd last row of X is paired
+ * with itself and not stored; rows past `out` are zero in the pack and only
+ * stores are cut (dotprod_util.h).
+ */
+/* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists the group's
+ * weight loads and spills accumulators; without it they stay in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+
+#include "kernel/arm/dotprod_util.h"
+#include "kernel/arm/i8mm_pack.h"
+#include "kernel/i8g.h"
+
+#define PW__MM_MR 4 /* rows of X per micro-tile: two SMMLA pairs */
+
+typedef struct mm_tile {
+    const uint8_t *tile;
+    int rows;            /* output rows to store (1..8) */
+    int64_t groups;
+    uint64_t rec;
+    const pw__q8_32 *x[PW__MM_MR]; /* rows of X; an odd last row repeats the one before */
+    float *y[PW__MM_MR];           /* output rows at the tile's first column, NULL: not stored */
+} mm_tile;
+
+/* (v[lo], v[lo+1], v[lo], v[lo+1]): one row pair's values in the SMMLA lane order. */
+PW__ALWAYS_INLINE float32x4_t pair_lanes(float32x2_t v) { return vcombine_f32(v, v); }
+
+/* (a, a, b, b): one X pair's values in the SMMLA lane order. */
+PW__ALWAYS_INLINE float32x4_t x_lanes(float a, float b) {
+    return vcombine_f32(vdup_n_f32(a), vdup_n_f32(b));
+}
+
+PW__ALWAYS_INLINE void micro(const mm_tile *t, const int has_min, const int P) {
+    float32x4_t acc[2][4];
+    for (int p = 0; p < P; ++p)
+        for (int c = 0; c < 4; ++c) acc[p][c] = vdupq_n_f32(0.0f);
+    const uint8_t *gr = t->tile;
+    for (int64_t j = 0; j < t->groups; ++j, gr += t->rec) {
+        int32x4_t ia[2][4];
+        for (int p = 0; p < P; ++p)
+            for (int c = 0; c < 4; ++c) ia[p][c] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; ++h) {
+            int8x16_t xs[2][2];
+            for (int p = 0; p < P; ++p) {
+                const int64x2_t a = vreinterpretq_s64_s8(vld1q_s8(t->x[2 * p][j].qs + 16 * h));
+                const int64x2_t b = vreinterpretq_s64_s8(vld1q_s8(t->x[2 * p + 1][j].qs + 16 * h));
+                xs[p][0] = vreinterpretq_s8_s64(vzip1q_s64(a, b));
+                xs[p][1] = vreinterpretq_s8_s64(vzip2q_s64(a, b));
+            }
+            for (int s = 0; s < 2; ++s) {
+                const int8_t *w = (const int8_t *)gr + 64 * (2 * h + s);
+                for (int c = 0; c < 4; ++c) {
+                    const int8x16_t wv = vld1q_s8(w + 16 * c);
+                    for (int p = 0; p < P; ++p) ia[p][c] = vmmlaq_s32(ia[p][c], xs[p][s], wv);
+                }
+            }
+        }
+        const float *meta = (const float *)(gr + PW__I8MM_GROUP * PW__I8MM_NR);
+        const float32x4_t s03 = vld1q_f32(meta), s47 = vld1q_f32(meta + 4);
+        const float32x4_t sw[4] = {
+            pair_lanes(vget_low_f32(s03)), pair_lanes(vget_high_f32(s03)),
+            pair_lanes(vget_low_f32(s47)), pair_lanes(vget_high_f32(s47))};
+        for (int p = 0; p < P; ++p) {
+            const float32x4_t xd = x_lanes(t->x[2 * p][j].d, t->x[2 * p + 1][j].d);
+            for (int c = 0; c < 4; ++c)
+                acc[p][c] = vfmaq_f32(acc[p][c], vcvtq_f32_s32(ia[p][c]), vmulq_f32(sw[c], xd));
+        }
+        if (has_min) {
+            const float32x4_t m03 = vld1q_f32(meta + 8), m47 = vld1q_f32(meta + 12);
+            const float32x4_t mw[4] = {
+                pair_lanes(vget_low_f32(m03)), pair_lanes(vget_high_f32(m03)),
+                pair_lanes(vget_low_f32(m47)), pair_lanes(vget_high_f32(m47))};
+            for (int p = 0; p < P; ++p) {
+                const float32x4_t xm = x_lanes(t->x[2 * p][j].dsum, t->x[2 * p + 1][j].dsum);
+                for (int c = 0; c < 4; ++c) acc[p][c] = vfmaq_f32(acc[p][c], mw[c], xm);
+            }
+        }
+    }
+    /* Lanes 0-1 of acc[p][c] are row 2p of X at outputs 2c, 2c+1; lanes 2-3 are row 2p+1. */
+    for (int p = 0; p < P; ++p) {
+        const float32x4_t a0 = vcombine_f32(vget_low_f32(acc[p][0]), vget_low_f32(acc[p][1]));
+        const float32x4_t a1 = vcombine_f32(vget_low_f32(acc[p][2]), vget_low_f32(acc[p][3]));
+        pw__arm_store8(t->y[2 * p], a0, a1, t->rows);
+        if (t->y[2 * p + 1] != NULL) {
+            const float32x4_t b0 =
+                vcombine_f32(vget_high_f32(acc[p][0]), vget_high_f32(acc[p][1]));
+            const float32x4_t b1 =
+                vcombine_f32(vget_high_f32(acc[p][2]), vget_high_f32(acc[p][3]));
+            pw__arm_store8(t->y[2 * p + 1], b0, b1, t->rows);
+        }
+    }
+}
+
+static void micro_plain(const mm_tile *t, int pairs) {
+    if (pairs == 2)
+        micro(t, 0, 2);
+    else
+        micro(t, 0, 1);
+}
+
+static void micro_min(const mm_tile *t, int pairs) {
+    if (pairs == 2)
+        micro(t, 1, 2);
+    else
+        micro(t, 1, 1);
+}
+
+static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    int has_min = 0;
+    pw__i8g_group(d->format, &has_min, NULL);
+    void (*fn)(const mm_tile *, int) = has_min ? micro_min : micro_plain;
+    mm_tile t;
+    t.groups = d->in / PW__I8MM_GROUP;
+    t.rec = pw__i8mm_group_bytes(has_min);
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__I8MM_NR) {
+        t.tile = c->packed + (uint64_t)(t0 / PW__I8MM_NR) * d->tile_bytes;
+        t.rows = o1 - t0 < PW__I8MM_NR ? (int)(o1 - t0) : PW__I8MM_NR;
+        for (int64_t i = i0; i < i1; i += PW__MM_MR) {
+            const int m = i1 - i < PW__MM_MR ? (int)(i1 - i) : PW__MM_MR;
+            for (int r = 0; r < PW__MM_MR; ++r) {
+                const int64_t row = i + (r < m ? r : m - 1);
+                t.x[r] = (const pw__q8_32 *)(c->xq + (uint64_t)row * c->xq_row_bytes);
+                t.y[r] = r < m ? c->y + row * c->ldy + t0 : NULL;
+            }
+            fn(&t, (m + 1) / 2);
+        }
+    }
+}
+
+#define PW__I8MM_KERNEL(id, fmt)                                                              \
+    const pw__kernel pw__k_##id##_i8g32x8k8_i8mm = {                                          \
+        .info = {.name = #id "_i8g32x8k8_i8mm",                                               \
+                 .key = "matmul_wt:" #id "/packed(i8g32x8k8) x f32->Q8_32 -> f32 :i8mm",      \
+                 .format = fmt,                                                               \
+                 .layout = PW_LAYOUT_PACKED,                                                  \
+                 .family = PW__I8MM_FAMILY,                                                   \
+                 .tile_rows = PW__I8MM_NR,                                                    \
+                 .tile_batch = PW__MM_MR,                                                     \
+                 .activation = PW_ACT_Q8_32,                                                  \
+                 .features = PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM,                      \
+                 .isa = "i8mm"},                                                              \
+        .run = i8mm_run,                                                                      \
+        .pack_plan = pw__i8mm_pack_plan,                                                      \
+        .pack = pw__i8mm_pack,                                                                \
+        .priority = PW__PRIO_I8MM + PW__PRIO_GEMM,                                            \
+        .min_n = 2};
+
+PW__I8MM_KERNEL(q4_0, PW_FORMAT_Q4_0)
+PW__I8MM_KERNEL(q8_0, PW_FORMAT_Q8_0)
+PW__I8MM_KERNEL(q4_k, PW_FORMAT_Q4_K)
