@@ -136,7 +136,7 @@ static pw_status prepare_activations(pw_context *ctx, const pw__kernel *k, const
         *scratch = s;
         *scratch_bytes = need;
     }
-    for (int64_t i = 0; i < n; ++i) pw__act_quantize_row(a, x + i * in, in, *scratch + (size_t)i * row);
+    pw__act_quantize_rows(ctx, a, x, in, n, in, *scratch, row);
     call->xq = *scratch;
     call->xq_row_bytes = row;
     return PW_OK;

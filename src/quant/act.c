@@ -32,8 +32,10 @@ static float quantize_block(const float *x, int n, int8_t *qs, uint8_t *qu) {
     const float d = amax / 127.0f;
     const float id = d > 0.0f ? 1.0f / d : 0.0f;
     for (int k = 0; k < n; ++k) {
+        /* id is +inf when amax is below ~127 / FLT_MAX: then 0 * id is NaN, which
+         * becomes 0 here rather than an undefined conversion (quant/x86 agrees). */
         float v = nearbyintf(x[k] * id);
-        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);
+        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));
         qs[k] = (int8_t)v;
         qu[k] = (uint8_t)(qs[k] + 128);
     }
@@ -68,6 +70,18 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
     } else {
         memcpy(dst, x, sizeof(float) * (size_t)in);
     }
+}
+
+void pw__act_quantize_rows(const pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+                           int64_t n, int64_t in, void *dst, size_t row_bytes) {
+    void (*row)(pw_activation, const float *, int64_t, void *) = pw__act_quantize_row;
+#if defined(__x86_64__)
+    const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
+    if ((pw_context_usable_features(ctx) & need) == need) row = pw__act_quantize_row_avx512;
+#else
+    (void)ctx;
+#endif
+    for (int64_t i = 0; i < n; ++i) row(a, x + i * ldx, in, (uint8_t *)dst + (size_t)i * row_bytes);
 }
 
 void pw__act_dequantize_row(pw_activation a, const void *src, int64_t in, float *dst) {

@@ -45,6 +45,19 @@ size_t pw__act_block_bytes(pw_activation a);
 /* Quantize one row of `in` floats (a multiple of the block size) into blocks. */
 void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst);
 
+/*
+ * Quantize n rows of `in` floats (row stride ldx floats) into rows of
+ * row_bytes bytes with the fastest quantizer the context's ISA allows; every
+ * quantizer writes exactly the bytes pw__act_quantize_row writes (finite x).
+ */
+void pw__act_quantize_rows(const pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+                           int64_t n, int64_t in, void *dst, size_t row_bytes);
+
+#if defined(__x86_64__)
+/* AVX-512 F+BW form of pw__act_quantize_row (quant/x86/act_avx512.c). */
+void pw__act_quantize_row_avx512(pw_activation a, const float *x, int64_t in, void *dst);
+#endif
+
 /* Decode one quantized row back to floats (d * qs): the values kernels really see. */
 void pw__act_dequantize_row(pw_activation a, const void *src, int64_t in, float *dst);
 

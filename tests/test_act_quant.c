@@ -1,0 +1,79 @@
+/*
+ * Activation quantizers: pw__act_quantize_rows (which picks the fastest
+ * quantizer the context's ISA allows, e.g. AVX-512) must write exactly the
+ * bytes of the scalar pw__act_quantize_row, header padding included, so a
+ * kernel's result never depends on which quantizer ran. Rows: Gaussian at
+ * several magnitudes, exact rounding ties (x * id = k + 0.5), all zeros, one
+ * spike, subnormals; 3 blocks per row of each form (plus 1 and 7 blocks),
+ * several rows with a row stride wider than the row.
+ */
+#include "pw_test.h"
+
+#include "quant/act.h"
+
+#include <math.h>
+
+static void fill_row(float *x, int64_t in, int kind, pw_rng *r) {
+    for (int64_t k = 0; k < in; ++k) {
+        switch (kind) {
+        case 0: x[k] = (float)pw_rng_gauss(r); break;
+        case 1: x[k] = (float)(pw_rng_gauss(r) * 1e-3); break;
+        case 2: x[k] = (float)(pw_rng_gauss(r) * 1e4); break;
+        case 3: /* amax 127 gives d = 1, id = 1: halves are exact ties */
+            x[k] = k % 32 == 0 ? 127.0f : (float)((int)(pw_rng_uniform(r) * 250.0) - 125) + 0.5f;
+            break;
+        case 4: x[k] = 0.0f; break;
+        case 5: x[k] = k == in / 2 ? -3.0f : 1e-7f * (float)(k % 7); break;
+        default: x[k] = (float)(pw_rng_gauss(r) * 1e-39); break; /* subnormal */
+        }
+    }
+}
+
+static void check_form(pw_context *ctx, pw_activation a) {
+    const int64_t bs = pw__act_block_size(a);
+    const int64_t blocks[] = {1, 3, 7};
+    pw_rng r = {42};
+    for (size_t bi = 0; bi < 3; ++bi) {
+        const int64_t in = blocks[bi] * bs, ldx = in + 5, n = 7;
+        const size_t row = (size_t)blocks[bi] * pw__act_block_bytes(a);
+        float *x = malloc(sizeof(float) * (size_t)(n * ldx));
+        unsigned char *want = malloc(row * (size_t)n), *got = malloc(row * (size_t)n);
+        for (int64_t i = 0; i < n; ++i) fill_row(x + i * ldx, in, (int)i, &r);
+        memset(want, 0xAB, row * (size_t)n);
+        memset(got, 0xCD, row * (size_t)n);
+        for (int64_t i = 0; i < n; ++i) pw__act_quantize_row(a, x + i * ldx, in, want + (size_t)i * row);
+        pw__act_quantize_rows(ctx, a, x, ldx, n, in, got, row);
+        for (int64_t i = 0; i < n; ++i) {
+            const unsigned char *w = want + (size_t)i * row, *g = got + (size_t)i * row;
+            size_t first = row;
+            for (size_t b = 0; b < row && first == row; ++b)
+                if (w[b] != g[b]) first = b;
+            CHECK(first == row, "form %d, %lld blocks, row %lld (kind %lld): byte %zu (block %zu, offset %zu) is %u, scalar wrote %u",
+                  (int)a, (long long)blocks[bi], (long long)i, (long long)i, first,
+                  first / pw__act_block_bytes(a), first % pw__act_block_bytes(a),
+                  first < row ? g[first] : 0u, first < row ? w[first] : 0u);
+        }
+        free(x);
+        free(want);
+        free(got);
+    }
+}
+
+int main(void) {
+    pw_context *ctx = pw_test_context();
+    check_form(ctx, PW_ACT_Q8_32);
+    check_form(ctx, PW_ACT_Q8_256);
+    /* Ties round to even: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2 with d = 1. */
+    {
+        float x[32] = {127.0f, 2.5f, 3.5f, -2.5f};
+        pw__q8_32 b;
+        pw__act_quantize_rows(ctx, PW_ACT_Q8_32, x, 32, 1, 32, &b, sizeof b);
+        CHECK(b.d == 1.0f && b.qs[1] == 2 && b.qs[2] == 4 && b.qs[3] == -2 && b.qu[3] == 126,
+              "d %g qs %d %d %d qu %u", (double)b.d, b.qs[1], b.qs[2], b.qs[3], b.qu[3]);
+        CHECK(b.sum == 127 + 2 + 4 - 2 && b.dsum == 131.0f, "sum %d dsum %g", (int)b.sum, (double)b.dsum);
+    }
+    printf("activation quantizers agree with the scalar bytes at isa %s\n",
+           pw_isa_name(pw_context_isa(ctx)));
+    pw_context_destroy(ctx);
+    return pw_test_finish();
+}
