@@ -1,17 +1,20 @@
 /*
  * How to use packwise in an engine: open a GGUF with its weights labelled
- * [out, in], prepare every 2-D weight once, run x * W^T for a few inputs with
- * the trace printed, and free everything.
+ * [out, in], prepare every 2-D weight once (from a weights-cache file made by
+ * `packwise prepack` when there is one), run x * W^T for a few inputs with the
+ * trace printed, and free everything.
  *
- *   gguf_matmul MODEL.gguf [INPUTS]
+ *   gguf_matmul MODEL.gguf [INPUTS [MODEL.pwc]]
  *
- * The first product of each weight that needs a packed layout packs it (one
- * adapter event per weight); every later product reuses it (no events).
+ * Without a cache, the first product of each weight packs it (one adapter
+ * event per weight); with a matching cache nothing is packed (a cache event
+ * per weight says it was served from the file). Later products reuse it.
  */
 #include <packwise.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void print_event(void *user, const pw_trace_event *e) {
     (void)user;
@@ -22,7 +25,7 @@ static void print_event(void *user, const pw_trace_event *e) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s MODEL.gguf [INPUTS]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL.gguf [INPUTS [MODEL.pwc]]\n", argv[0]);
         return 2;
     }
     const int inputs = argc > 2 ? atoi(argv[2]) : 4;
@@ -44,6 +47,10 @@ int main(int argc, char **argv) {
         pw_context_destroy(ctx);
         return 2;
     }
+    /* The cache is optional: use it when the file is there (pw_weight checks every entry). */
+    pw_cache *cache = NULL;
+    if (argc > 3 && access(argv[3], R_OK) == 0 && pw_cache_open(ctx, argv[3], &cache) != PW_OK)
+        fprintf(stderr, "ignoring cache %s: %s\n", argv[3], pw_context_message(ctx));
     int rc = 0;
     const int64_t count = pw_gguf_tensor_count(g);
     pw_weight **weights = calloc((size_t)count, sizeof *weights);
@@ -53,7 +60,10 @@ int main(int argc, char **argv) {
         pw_view w;
         if (pw_gguf_tensor_info_get(ctx, g, i, &info) != PW_OK || !info.format_known || info.rank != 2)
             continue;
-        if (pw_gguf_tensor_view(ctx, g, i, &w) != PW_OK || pw_weight_create(ctx, &w, NULL, &weights[i]) != PW_OK) {
+        pw_weight_options wo;
+        pw_weight_options_init(&wo);
+        wo.cache = cache;
+        if (pw_gguf_tensor_view(ctx, g, i, &w) != PW_OK || pw_weight_create(ctx, &w, &wo, &weights[i]) != PW_OK) {
             fprintf(stderr, "%s: %s\n", info.name, pw_context_message(ctx));
             rc = 1;
         }
@@ -78,7 +88,8 @@ int main(int argc, char **argv) {
     }
     for (int64_t i = 0; i < count; ++i) pw_weight_destroy(weights[i]);
     free(weights);
-    pw_gguf_close(g); /* after every weight that borrows its mapping */
+    pw_cache_close(cache); /* after every weight served from it */
+    pw_gguf_close(g);      /* after every weight that borrows its mapping */
     pw_context_destroy(ctx);
     return rc;
 }

@@ -1,29 +1,46 @@
 #!/usr/bin/env python3
-"""Run examples/gguf_matmul on a ggml fixture: the first step shows one adapter event
-per packed weight and the later steps none (prepared once, reused).
+"""Run examples/gguf_matmul on a ggml fixture, without and then with a weights cache.
 
-usage: check_example.py EXAMPLE MODEL.gguf"""
+Without a cache the first step shows one adapter event per packed weight and the
+later steps none (prepared once, reused). After `packwise prepack`, a run with the
+cache shows no adapter at all and one "served from the cache file" event per weight.
+
+usage: check_example.py EXAMPLE PACKWISE MODEL.gguf WORK_DIR"""
+import os
 import re
 import subprocess
 import sys
 
 
-def main():
-    example, model = sys.argv[1:3]
-    p = subprocess.run([example, model, "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    print(p.stdout)
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    print("$ " + " ".join(cmd))
+    print(p.stdout + p.stderr)
     if p.returncode != 0:
-        print(p.stderr)
-        return 1
-    steps = re.split(r"^step \d+$", p.stdout, flags=re.M)[1:]
-    if len(steps) != 3:
-        print("expected 3 steps")
-        return 1
-    adapters = re.findall(r"trace adapter tensor=(\S+)", steps[0])
-    ok = len(adapters) > 0 and len(adapters) == len(set(adapters))
-    ok &= all("trace adapter" not in s for s in steps[1:])
-    print("first step: %d adapters for %d weights; later steps: %d" %
-          (len(adapters), len(set(adapters)), sum(s.count("trace adapter") for s in steps[1:])))
+        raise SystemExit(1)
+    return p.stdout
+
+
+def steps(out):
+    return re.split(r"^step \d+$", out, flags=re.M)[1:]
+
+
+def main():
+    example, packwise, model, work = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    cache = os.path.join(work, "model.pwc")
+    if os.path.exists(cache):
+        os.unlink(cache)
+    first = steps(run([example, model, "3", cache]))
+    adapters = re.findall(r"trace adapter tensor=(\S+)", first[0])
+    ok = len(first) == 3 and len(adapters) > 0 and len(adapters) == len(set(adapters))
+    ok &= all("trace adapter" not in s for s in first[1:])
+    run([packwise, "prepack", model, "-o", cache])
+    second = run([example, model, "3", cache])
+    served = re.findall(r"trace cache tensor=(\S+) reason=\"served from the cache file\"", second)
+    ok &= "trace adapter" not in second and sorted(served) == sorted(adapters)
+    print("without cache: %d adapters (one per weight) in step 0, none later; with cache: %d adapters, "
+          "%d weights served from the file" % (len(adapters), second.count("trace adapter"), len(served)))
     return 0 if ok else 1
 
 
