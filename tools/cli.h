@@ -22,6 +22,7 @@ int pw_cmd_prepack(int argc, char **argv);
 int pw_cmd_fixtures(int argc, char **argv);
 int pw_cmd_verify(int argc, char **argv);
 int pw_cmd_bench(int argc, char **argv);
+int pw_cmd_synth(int argc, char **argv);
 
 /* packwise fixtures --all DIR (cmd_fixtures_all.c). */
 int pw_cli_fixtures_all(const char *dir);

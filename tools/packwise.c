@@ -20,6 +20,7 @@ static const command commands[] = {
     {"fixtures", pw_cmd_fixtures, "write layout fixture bytes"},
     {"verify", pw_cmd_verify, "check bytes against a layout fixture"},
     {"bench", pw_cmd_bench, "measure throughput against this machine's bandwidth and peak"},
+    {"synth", pw_cmd_synth, "write a GGUF of random weights at LLM shapes (for measurements)"},
 };
 
 static void usage(FILE *f) {
