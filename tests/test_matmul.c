@@ -218,8 +218,48 @@ static void test_threads(void) {
     }
 }
 
+/* A host engine's parallel-for: runs the tasks itself (here serially, in reverse order). */
+typedef struct host_pool {
+    int calls;
+    size_t tasks;
+} host_pool;
+
+static void host_parallel_for(void *user, pw_parallel_task task, void *task_context, size_t range) {
+    host_pool *p = user;
+    p->calls++;
+    p->tasks += range;
+    for (size_t i = range; i-- > 0;) task(task_context, i);
+}
+
+static void test_host_parallel_for(void) {
+    host_pool pool = {0, 0};
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.threads = 3;
+    o.parallel_for = host_parallel_for;
+    o.parallel_for_user = &pool;
+    pw_context *ctx = NULL, *c1 = make_ctx(&(events){0}, NULL, 1);
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    pw_weight *h = NULL, *h1 = NULL;
+    CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
+    CHECK_OK(pw_weight_create(c1, &v, NULL, &h1), c1);
+    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
+    CHECK_OK(pw_matmul_wt(c1, x, N, h1, y2), c1);
+    CHECK(pool.calls >= 1 && pool.tasks >= 2, "host parallel-for called %d times for %zu tasks", pool.calls,
+          pool.tasks);
+    CHECK(memcmp(y, y2, sizeof(float) * N * OUT) == 0, "host parallel-for changed the products");
+    pw_weight_destroy(h);
+    pw_weight_destroy(h1);
+    pw_context_destroy(ctx);
+    pw_context_destroy(c1);
+}
+
 int main(void) {
     setup();
+    test_host_parallel_for();
     test_pack_once();
     test_fallback_and_prepack();
     test_refusals();
