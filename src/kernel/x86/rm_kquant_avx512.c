@@ -105,11 +105,9 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
     return a;
 }
 
-/* Q4_K/Q5_K: the 12 packed bytes at p as words [sc0..3, m0..3 | sc4..7, m4..7]. */
+/* Q4_K/Q5_K: the 12 packed bytes at p (16 readable) as words [sc0..3, m0..3 | sc4..7, m4..7]. */
 RM_INLINE __m256i k4_scales_mins(const uint8_t *p) {
-    uint32_t u[3];
-    memcpy(u, p, 12);
-    const __m128i x = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    const __m128i x = _mm_loadu_si128((const __m128i *)p); /* dwords u0, u1, u2, (next bytes) */
     /* dwords: sc0-3 = u0 & 63s; m0-3 = u1 & 63s; sc4-7 = (u2 & 15s) | top 2 bits of
      * u0's bytes << 4; m4-7 = (u2 >> 4 & 15s) | top 2 bits of u1's bytes << 4. */
     __m128i lowbits = _mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 1, 0)),

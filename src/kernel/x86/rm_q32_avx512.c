@@ -47,103 +47,175 @@ RM_INLINE size_t q32_block_bytes(int fmt) {
     return fmt == Q32_Q8_0 ? sizeof(pw__block_q8_0) : sizeof(pw__block_q4_0);
 }
 
+/* Blocks per step: one zmm of nibbles holds four Q4_0/IQ4_NL blocks, one zmm of
+ * Q8_0 bytes two. */
+RM_INLINE int q32_group(int fmt) { return fmt == Q32_Q8_0 ? 2 : 4; }
+
 /* Unsigned bias added to the weight values so vpdpbusd can take them. */
 RM_INLINE int q32_bias(int fmt) { return fmt == Q32_Q4_0 ? 8 : 128; }
 
-/* The activation half of a step: shared by the rows of a tile. */
+/* Prefetch every cache line of [p, p + bytes). */
+RM_INLINE void q32_prefetch(const uint8_t *p, size_t bytes) {
+    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T0);
+    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T0);
+}
+
+/* The activation half of a step (t <= group blocks from x), shared by the rows of a tile. */
 typedef struct q32_act {
-    __m512i q;    /* s8 values of blocks b, b+1 */
-    __m512i init; /* -bias * (sum of the 4 activations of each lane) */
-    __m512 d;     /* [d(b) x 8, d(b+1) x 8] */
+    __m512i lo, hi; /* s8, lined up with the weight vectors (Q8_0: lo only) */
+    __m512i init;   /* -bias * (sum of the activations each int32 lane will see) */
+    __m512 d;       /* activation scale of each block, in the order of q32_row_scales */
 } q32_act;
 
-RM_INLINE q32_act q32_act_load(const pw__q8_32 *x, int two, int fmt) {
+static inline const __m256i *q32_qs(const pw__q8_32 *x, int k) { return (const __m256i *)x[k].qs; }
+
+RM_INLINE q32_act q32_act_load(const pw__q8_32 *x, int t, int fmt) {
     q32_act a;
-    const __m256i q0 = _mm256_loadu_si256((const __m256i *)x[0].qs);
-    const __m512 d0 = _mm512_set1_ps(x[0].d);
-    if (two) {
-        a.q = _mm512_inserti64x4(_mm512_castsi256_si512(q0),
-                                 _mm256_loadu_si256((const __m256i *)x[1].qs), 1);
-        a.d = _mm512_mask_mov_ps(d0, 0xFF00, _mm512_set1_ps(x[1].d));
-    } else {
-        a.q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), _mm256_setzero_si256(), 1);
-        a.d = d0;
+    const __m256i z = _mm256_setzero_si256();
+    __m256i q[4];
+    float d[4];
+    for (int k = 0; k < 4; ++k) {
+        q[k] = k < t ? _mm256_loadu_si256(q32_qs(x, k)) : z;
+        d[k] = k < t ? x[k].d : 0.0f;
     }
-    const __m512i sums =
-        _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)q32_bias(fmt)), a.q);
+    const __m512i p0 = _mm512_inserti64x4(_mm512_castsi256_si512(q[0]), q[1], 1);
+    const __m512i bias = _mm512_set1_epi8((char)q32_bias(fmt));
+    __m512i sums;
+    if (fmt == Q32_Q8_0) {
+        a.lo = p0;
+        a.hi = _mm512_setzero_si512();
+        sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, a.lo);
+        /* row scales come as [row 0: b, b+1, row 1: b, b+1, ...] */
+        a.d = _mm512_castps128_ps512(_mm_setr_ps(d[0], d[1], d[0], d[1]));
+        a.d = _mm512_shuffle_f32x4(a.d, a.d, 0);
+    } else {
+        /* 128-bit lane k of lo/hi: the first/last 16 activations of block b+k */
+        const __m512i p1 = _mm512_inserti64x4(_mm512_castsi256_si512(q[2]), q[3], 1);
+        a.lo = _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0));
+        a.hi = _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1));
+        sums = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, a.lo), bias,
+                                   a.hi);
+        a.d = _mm512_broadcast_f32x4(_mm_setr_ps(d[0], d[1], d[2], d[3]));
+    }
     a.init = _mm512_sub_epi32(_mm512_setzero_si512(), sums);
     return a;
 }
 
-static inline uint32_t q32_rd16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
+/* The first 64 bytes of a step of one row (fewer, zero-filled, in a short last step). */
+RM_INLINE __m512i q32_head(const uint8_t *blk, int t, int fmt) {
+    const size_t bytes = (size_t)t * q32_block_bytes(fmt);
+    if (bytes >= 64) return _mm512_loadu_si512(blk);
+    return _mm512_maskz_loadu_epi8((__mmask64)((1ull << bytes) - 1), blk);
 }
 
-/* Weight bytes of blocks b (and b+1) of one row, as unsigned values lined up with q32_act.q. */
-RM_INLINE __m512i q32_weights(const uint8_t *blk, int two, int fmt) {
+/*
+ * The fp16 block scales of the tile's rows (from each row's q32_head), as f32
+ * times the activation scales: Q4_0/IQ4_NL [row r: blocks b..b+3] in lanes
+ * 4r..4r+3; Q8_0 [row r: b, b+1] in lanes 2r, 2r+1.
+ */
+RM_INLINE __m512 q32_row_scales(const __m512i head[RM_NR], int fmt, __m512 da) {
+    __m512i idx;
+    if (fmt == Q32_Q8_0) /* d at words 0, 17 of each head: two rows per permute */
+        idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, 49, 32, 17, 0);
+    else /* d at words 0, 9, 18, 27 */
+        idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                               0, 0, 59, 50, 41, 32, 27, 18, 9, 0);
+    const __m512i r01 = _mm512_permutex2var_epi16(head[0], idx, head[1]);
+    const __m512i r23 = _mm512_permutex2var_epi16(head[2], idx, head[3]);
+    if (fmt == Q32_Q8_0) {
+        const __m128i h = _mm_unpacklo_epi64(_mm512_castsi512_si128(r01), _mm512_castsi512_si128(r23));
+        return _mm512_mul_ps(_mm512_zextps256_ps512(_mm256_cvtph_ps(h)), da);
+    }
+    const __m256i h = _mm256_inserti128_si256(_mm512_castsi512_si256(r01),
+                                              _mm512_castsi512_si128(r23), 1);
+    return _mm512_mul_ps(_mm512_cvtph_ps(h), da);
+}
+
+/* Row r's lanes of q32_row_scales, spread over the int32 lanes of its dot. */
+RM_INLINE __m512 q32_scale_of_row(__m512 scales, int r, int fmt) {
+    const __m512i idx = fmt == Q32_Q8_0
+                            ? _mm512_set_epi32(2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1,
+                                               2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r,
+                                               2 * r, 2 * r, 2 * r, 2 * r, 2 * r)
+                            : _mm512_set_epi32(4 * r + 3, 4 * r + 3, 4 * r + 3, 4 * r + 3, 4 * r + 2,
+                                               4 * r + 2, 4 * r + 2, 4 * r + 2, 4 * r + 1, 4 * r + 1,
+                                               4 * r + 1, 4 * r + 1, 4 * r, 4 * r, 4 * r, 4 * r);
+    return _mm512_permutexvar_ps(idx, scales);
+}
+
+/* int32 dot of one row's step (t blocks at blk, head = q32_head(blk)) with the activations. */
+RM_INLINE __m512i q32_dot(const uint8_t *blk, __m512i head, const q32_act *a, int t, int fmt) {
     if (fmt == Q32_Q8_0) {
         __m512i w = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(blk + 2)));
-        if (two)
+        if (t > 1)
             w = _mm512_mask_broadcast_i64x4(
                 w, 0xF0, _mm256_loadu_si256((const __m256i *)(blk + sizeof(pw__block_q8_0) + 2)));
-        return _mm512_xor_si512(w, _mm512_set1_epi8((char)0x80));
+        return _mm512_dpbusd_epi32(a->init, _mm512_xor_si512(w, _mm512_set1_epi8((char)0x80)), a->lo);
     }
-    __m512i w = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(blk + 2)));
-    if (two)
-        w = _mm512_mask_broadcast_i32x4(
-            w, 0xFF00, _mm_loadu_si128((const __m128i *)(blk + sizeof(pw__block_q4_0) + 2)));
-    /* 128-bit lanes 1 and 3 take the high nibbles. */
-    const __m512i shift = _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0, 0,
-                                           0x0004000400040004, 0x0004000400040004, 0, 0);
-    w = _mm512_and_si512(_mm512_srlv_epi16(w, shift), _mm512_set1_epi8(0x0F));
+    /* 128-bit lane k <- the 16 nibble bytes of block b+k: words 9k+1 .. 9k+8 of the
+     * step, block b+3's from a second load ending at the step's last byte. */
+    const __m128i tail = t == 4 ? _mm_loadu_si128((const __m128i *)(blk + 56)) : _mm_setzero_si128();
+    const __m512i idx = _mm512_set_epi16(39, 38, 37, 36, 35, 34, 33, 32, 26, 25, 24, 23, 22, 21,
+                                         20, 19, 17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3,
+                                         2, 1);
+    const __m512i q = _mm512_permutex2var_epi16(head, idx, _mm512_castsi128_si512(tail));
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    __m512i lo = _mm512_and_si512(q, m0f);
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m0f);
     if (fmt == Q32_IQ4_NL) {
-        const __m128i lut = _mm_add_epi8(_mm_loadu_si128((const __m128i *)pw__iq4nl_values),
-                                         _mm_set1_epi8((char)0x80));
-        w = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(lut), w);
+        const __m512i lut = _mm512_broadcast_i32x4(_mm_add_epi8(
+            _mm_loadu_si128((const __m128i *)pw__iq4nl_values), _mm_set1_epi8((char)0x80)));
+        lo = _mm512_shuffle_epi8(lut, lo);
+        hi = _mm512_shuffle_epi8(lut, hi);
     }
-    return w;
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a->init, lo, a->lo), hi, a->hi);
 }
 
-/* [d_w(b) x 8, d_w(b+1) x 8] * a.d for one row. */
-RM_INLINE __m512 q32_scale(const uint8_t *blk, int two, int fmt, __m512 da) {
-    uint32_t h = q32_rd16(blk);
-    if (two) h |= q32_rd16(blk + q32_block_bytes(fmt)) << 16;
-    const __m512 d = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h)));
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_mul_ps(_mm512_permutexvar_ps(idx, d), da);
+/* One step (t blocks from block b) of the tile's rows; pf[r] is prefetched alongside. */
+RM_INLINE void q32_step(const uint8_t *const wr[RM_NR], const uint8_t *const pf[RM_NR],
+                        size_t off, const pw__q8_32 *x, int rows, int t, int fmt,
+                        __m512 acc[RM_NR]) {
+    const q32_act a = q32_act_load(x, t, fmt);
+    const size_t bytes = (size_t)q32_group(fmt) * q32_block_bytes(fmt);
+    __m512i head[RM_NR];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM_NR; ++r) {
+        if (r < rows) {
+            q32_prefetch(pf[r] + off, bytes);
+            head[r] = q32_head(wr[r] + off, t, fmt);
+        } else {
+            head[r] = _mm512_setzero_si512();
+        }
+    }
+    const __m512 scales = q32_row_scales(head, fmt, a.d);
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r) {
+        const __m512i dot = q32_dot(wr[r] + off, head[r], &a, t, fmt);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), q32_scale_of_row(scales, r, fmt), acc[r]);
+    }
 }
 
-RM_INLINE __m512 q32_step(const uint8_t *blk, const q32_act *a, int two, int fmt, __m512 acc) {
-    const __m512i dot = _mm512_dpbusd_epi32(a->init, q32_weights(blk, two, fmt), a->q);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), q32_scale(blk, two, fmt, a->d), acc);
-}
-
-/* y[i, o .. o+rows) for rows (RM_NR or 1) consecutive weight rows. */
+/* y[i, o .. o+rows) for rows (RM_NR or fewer) consecutive weight rows. */
 RM_INLINE void q32_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
     const pw_view *w = c->w;
     const size_t bb = q32_block_bytes(fmt);
+    const int g = q32_group(fmt);
     const int64_t nb = c->in / 32;
     const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (size_t)i * c->xq_row_bytes);
-    const uint8_t *wr[RM_NR];
+    const uint8_t *wr[RM_NR], *pf[RM_NR];
     __m512 acc[RM_NR];
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
-        wr[r] = w->data + (size_t)(w->offset + (o + r) * w->strides[0]) * bb;
+    for (int r = 0; r < RM_NR; ++r) {
+        /* pf: the same row of the next tile, fetched while this one computes */
+        const int64_t on = o + r + rows < c->out ? o + r + rows : o;
+        wr[r] = w->data + (size_t)(w->offset + (r < rows ? o + r : o) * w->strides[0]) * bb;
+        pf[r] = w->data + (size_t)(w->offset + on * w->strides[0]) * bb;
         acc[r] = _mm512_setzero_ps();
     }
     int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        const q32_act a = q32_act_load(x + b, 1, fmt);
-#pragma GCC unroll 4
-        for (int r = 0; r < rows; ++r) acc[r] = q32_step(wr[r] + (size_t)b * bb, &a, 1, fmt, acc[r]);
-    }
-    if (b < nb) {
-        const q32_act a = q32_act_load(x + b, 0, fmt);
-#pragma GCC unroll 4
-        for (int r = 0; r < rows; ++r) acc[r] = q32_step(wr[r] + (size_t)b * bb, &a, 0, fmt, acc[r]);
-    }
+    for (; b + g <= nb; b += g) q32_step(wr, pf, (size_t)b * bb, x + b, rows, g, fmt, acc);
+    if (b < nb) q32_step(wr, pf, (size_t)b * bb, x + b, rows, (int)(nb - b), fmt, acc);
 #pragma GCC unroll 4
     for (int r = 0; r < rows; ++r) c->y[i * c->ldy + o + r] = _mm512_reduce_add_ps(acc[r]);
 }
