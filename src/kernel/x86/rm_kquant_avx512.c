@@ -63,6 +63,18 @@ static inline uint16_t k_rd16(const uint8_t *p) {
     return v;
 }
 
+static inline uint32_t k_rd32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Prefetch every cache line of [p, p + bytes). */
+RM_INLINE void k_prefetch(const uint8_t *p, size_t bytes) {
+    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T0);
+    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T0);
+}
+
 /* Two 32-byte pieces of activations as one zmm. */
 RM_INLINE __m512i k_cat(const int8_t *lo, const int8_t *hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)lo)),
@@ -73,7 +85,7 @@ RM_INLINE __m512i k_cat(const int8_t *lo, const int8_t *hi) {
 typedef struct k_act {
     __m512i q[4];    /* s8 activations lined up with the four weight vectors of the format */
     __m512i init[4]; /* starting value of each dot (activation-only offset terms) */
-    __m256i sums;    /* Q4_K/Q5_K: words [0 x4, s0..s3 | 0 x4, s4..s7], s_j = sum of sub-block j */
+    __m512i sums;    /* Q4_K/Q5_K: words [0 x4, s0..s3 | 0 x4, s4..s7] twice, s_j = sum of sub-block j */
     float d;
 } k_act;
 
@@ -81,7 +93,7 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
     k_act a;
     const int8_t *q = x->qs;
     a.d = x->d;
-    a.sums = _mm256_setzero_si256();
+    a.sums = _mm512_setzero_si512();
     for (int k = 0; k < 4; ++k) a.init[k] = _mm512_setzero_si512();
     if (fmt == K_Q4_K || fmt == K_Q5_K) {
         a.q[0] = k_cat(q + 0, q + 64);    /* lo, L = 0 */
@@ -90,7 +102,8 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
         a.q[3] = k_cat(q + 160, q + 224); /* hi, L = 1 */
         const __m256i pairs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)x->bsums),
                                                 _mm256_set1_epi16(1));
-        a.sums = _mm256_packs_epi32(_mm256_setzero_si256(), pairs);
+        const __m256i v = _mm256_packs_epi32(_mm256_setzero_si256(), pairs);
+        a.sums = _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1);
     } else if (fmt == K_Q6_K) {
         const __m512i c32 = _mm512_set1_epi8(32);
         for (int k = 0; k < 4; ++k) {
@@ -105,28 +118,64 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
     return a;
 }
 
-/* Q4_K/Q5_K: the 12 packed bytes at p (16 readable) as words [sc0..3, m0..3 | sc4..7, m4..7]. */
-RM_INLINE __m256i k4_scales_mins(const uint8_t *p) {
-    const __m128i x = _mm_loadu_si128((const __m128i *)p); /* dwords u0, u1, u2, (next bytes) */
-    /* dwords: sc0-3 = u0 & 63s; m0-3 = u1 & 63s; sc4-7 = (u2 & 15s) | top 2 bits of
-     * u0's bytes << 4; m4-7 = (u2 >> 4 & 15s) | top 2 bits of u1's bytes << 4. */
-    __m128i lowbits = _mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 1, 0)),
-                                     _mm_set_epi32(4, 0, 0, 0));
-    lowbits = _mm_and_si128(lowbits, _mm_set_epi32(0x0f0f0f0f, 0x0f0f0f0f, 0x3f3f3f3f, 0x3f3f3f3f));
-    const __m128i top = _mm_srli_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 1, 0)), 2);
-    const __m128i packed = _mm_ternarylogic_epi32(
-        lowbits, top, _mm_set_epi32(0x30303030, 0x30303030, 0, 0), 0xF8); /* a | (b & c) */
-    return _mm256_cvtepu8_epi16(packed);
+/*
+ * Q4_K/Q5_K: the 12 packed scale bytes of the tile's rows (at blk[r] + 4, 16
+ * bytes readable), unpacked to words: sm[0] = [row 0 | row 1], sm[1] = [row 2 |
+ * row 3], each row [sc0..3, m0..3, sc4..7, m4..7].
+ */
+RM_INLINE void k4_scales_mins(const uint8_t *const blk[RM_NR], int rows, __m512i sm[2]) {
+    __m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(blk[0] + 4)));
+    if (rows > 1) x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(blk[1] + 4)), 1);
+    if (rows > 2) x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(blk[2] + 4)), 2);
+    if (rows > 3) x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(blk[3] + 4)), 3);
+    /* per row, dwords u0, u1, u2: sc0-3 = u0 & 63s; m0-3 = u1 & 63s; sc4-7 = (u2 & 15s) |
+     * the top 2 bits of u0's bytes << 4; m4-7 = (u2 >> 4 & 15s) | u1's top bits << 4 */
+    __m512i lowbits = _mm512_srlv_epi32(_mm512_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 1, 0)),
+                                        _mm512_broadcast_i32x4(_mm_set_epi32(4, 0, 0, 0)));
+    lowbits = _mm512_and_si512(lowbits, _mm512_broadcast_i32x4(_mm_set_epi32(
+                                            0x0f0f0f0f, 0x0f0f0f0f, 0x3f3f3f3f, 0x3f3f3f3f)));
+    const __m512i top = _mm512_srli_epi32(_mm512_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 1, 0)), 2);
+    const __m512i packed = _mm512_ternarylogic_epi32(
+        lowbits, top, _mm512_broadcast_i32x4(_mm_set_epi32(0x30303030, 0x30303030, 0, 0)),
+        0xF8); /* a | (b & c) */
+    sm[0] = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(packed));
+    sm[1] = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(packed, 1));
 }
+
+/* fp16 pairs at blk[r] (Q4_K/Q5_K d, dmin) as f32 [d0, m0, d1, m1, ..] times f. */
+RM_INLINE __m512 k_f16_pairs(const uint8_t *const blk[RM_NR], int rows, float f) {
+    uint64_t lo = k_rd32(blk[0]), hi = 0;
+    if (rows > 1) lo |= (uint64_t)k_rd32(blk[1]) << 32;
+    if (rows > 2) hi = k_rd32(blk[2]);
+    if (rows > 3) hi |= (uint64_t)k_rd32(blk[3]) << 32;
+    const __m256 v = _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
+    return _mm512_zextps256_ps512(_mm256_mul_ps(v, _mm256_set1_ps(f)));
+}
+
+/* fp16 at blk[r] + off as f32 lane r, times f. */
+RM_INLINE __m512 k_f16_rows(const uint8_t *const blk[RM_NR], int rows, size_t off, float f) {
+    uint64_t h = k_rd16(blk[0] + off);
+    for (int r = 1; r < rows; ++r) h |= (uint64_t)k_rd16(blk[r] + off) << (16 * r);
+    const __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
+    return _mm512_zextps128_ps512(_mm_mul_ps(v, _mm_set1_ps(f)));
+}
+
+/* Lane k of v in all 16 lanes. */
+RM_INLINE __m512 k_lane(__m512 v, int k) { return _mm512_permutexvar_ps(_mm512_set1_epi32(k), v); }
 
 /* Word index vectors for vpermw: the scale of each int16 lane after vpackssdw of the
  * two dot vectors of part p (a 128-bit lane of the pack holds 4 words of each). */
-static const int16_t k4_scale_index[2][32] = {
-    /* words of k4_scales_mins: sc0..3 at 0..3, sc4..7 at 8..11 */
-    {0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1,
-     2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3},
-    {8, 8, 8, 8, 9, 9, 9, 9, 8, 8, 8, 8, 9, 9, 9, 9,
-     10, 10, 10, 10, 11, 11, 11, 11, 10, 10, 10, 10, 11, 11, 11, 11}};
+static const int16_t k4_scale_index[2][2][32] = {
+    /* [row parity][part]: words of k4_scales_mins; a row's sc0..3 at 0..3, sc4..7 at
+     * 8..11, the odd row of a pair 16 words on */
+    {{0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1,
+      2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3},
+     {8, 8, 8, 8, 9, 9, 9, 9, 8, 8, 8, 8, 9, 9, 9, 9,
+      10, 10, 10, 10, 11, 11, 11, 11, 10, 10, 10, 10, 11, 11, 11, 11}},
+    {{16, 16, 16, 16, 17, 17, 17, 17, 16, 16, 16, 16, 17, 17, 17, 17,
+      18, 18, 18, 18, 19, 19, 19, 19, 18, 18, 18, 18, 19, 19, 19, 19},
+     {24, 24, 24, 24, 25, 25, 25, 25, 24, 24, 24, 24, 25, 25, 25, 25,
+      26, 26, 26, 26, 27, 27, 27, 27, 26, 26, 26, 26, 27, 27, 27, 27}}};
 static const int16_t q6k_scale_index[2][32] = {
     /* half h, 128-bit lane j: [sc(8h+j) x4, sc(8h+4+j) x4] */
     {0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5,
@@ -134,15 +183,28 @@ static const int16_t q6k_scale_index[2][32] = {
     {8, 8, 8, 8, 12, 12, 12, 12, 9, 9, 9, 9, 13, 13, 13, 13,
      10, 10, 10, 10, 14, 14, 14, 14, 11, 11, 11, 11, 15, 15, 15, 15}};
 
-/* One super-block of one row: adds to acc (d-scaled) and accm (dmin-scaled, subtracted). */
-RM_INLINE void k_step(const uint8_t *blk, const k_act *a, int fmt, __m512 *acc, __m256 *accm) {
+/* Q4_K/Q5_K, one super-block of the tile's rows. Main sums (d-scaled) go to acc[r];
+ * the min terms (dmin-scaled, to subtract) to accm[r / 2], rows 2k and 2k+1 in halves. */
+RM_INLINE void k4_step(const uint8_t *const blk[RM_NR], const k_act *a, int rows, int fmt,
+                       __m512 acc[RM_NR], __m512 accm[2]) {
+    const int q5 = fmt == K_Q5_K;
     const __m512i m0f = _mm512_set1_epi8(0x0F);
-    if (fmt == K_Q4_K || fmt == K_Q5_K) {
-        const int q5 = fmt == K_Q5_K;
-        const __m256i sm = k4_scales_mins(blk + 4);
-        const uint8_t *qs = blk + (q5 ? 48 : 16);
-        const __m512i qh = q5 ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)))
-                              : _mm512_setzero_si512();
+    __m512i sm[2];
+    k4_scales_mins(blk, rows, sm);
+    const __m512 dm = k_f16_pairs(blk, rows, a->d);
+#pragma GCC unroll 2
+    for (int k = 0; k < (rows + 1) / 2; ++k) {
+        const __m512i msum = _mm512_madd_epi16(sm[k], a->sums);
+        const __m512 dmin = _mm512_permutexvar_ps(
+            _mm512_inserti64x4(_mm512_set1_epi32(4 * k + 1), _mm256_set1_epi32(4 * k + 3), 1), dm);
+        accm[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), dmin, accm[k]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r) {
+        const uint8_t *qs = blk[r] + (q5 ? 48 : 16);
+        const __m512i qh =
+            q5 ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk[r] + 16)))
+               : _mm512_setzero_si512();
         __m512i isum = _mm512_setzero_si512();
         for (int part = 0; part < 2; ++part) {
             const __m512i nib = _mm512_loadu_si512(qs + 64 * part);
@@ -159,29 +221,31 @@ RM_INLINE void k_step(const uint8_t *blk, const k_act *a, int fmt, __m512 *acc, 
             }
             const __m512i dlo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a->q[2 * part]);
             const __m512i dhi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a->q[2 * part + 1]);
-            const __m512i sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(k4_scale_index[part]),
-                                                        _mm512_castsi256_si512(sm));
-            isum = _mm512_add_epi32(isum, _mm512_madd_epi16(_mm512_packs_epi32(dlo, dhi), sc));
+            const __m512i sc =
+                _mm512_permutexvar_epi16(_mm512_loadu_si512(k4_scale_index[r % 2][part]), sm[r / 2]);
+            isum = _mm512_dpwssd_epi32(isum, _mm512_packs_epi32(dlo, dhi), sc);
         }
-        const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(k_rd16(blk) | k_rd16(blk + 2) << 16)),
-                                     _mm_set1_ps(a->d));
-        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(dm), *acc);
-        const __m256i msum = _mm256_madd_epi16(sm, a->sums);
-        *accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),
-                                _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dm), _mm256_set1_epi32(1)),
-                                *accm);
-    } else if (fmt == K_Q6_K) {
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(dm, 2 * r), acc[r]);
+    }
+}
+
+/* Q6_K, one super-block of the tile's rows. */
+RM_INLINE void q6k_step(const uint8_t *const blk[RM_NR], const k_act *a, int rows,
+                        __m512 acc[RM_NR]) {
+    const __m512i m0f = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    /* high bits to bits 4-5: groups 0, 1 (lo) shift left 4, 2; groups 2, 3 (hi) right 0, 2 */
+    const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512 d = k_f16_rows(blk, rows, 208, a->d);
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r) {
         const __m512i sc16 = _mm512_castsi256_si512(
-            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 192))));
-        const __m512i m30 = _mm512_set1_epi8(0x30);
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk[r] + 192))));
         __m512i isum = _mm512_setzero_si512();
         for (int h = 0; h < 2; ++h) {
-            const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+            const __m512i ql = _mm512_loadu_si512(blk[r] + 64 * h);
             const __m512i qh =
-                _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h)));
-            /* high bits to bit 4-5: groups 0, 1 (lo) shift left 4, 2; groups 2, 3 (hi) right 0, 2 */
-            const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
-            const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+                _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk[r] + 128 + 32 * h)));
             const __m512i lo = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m0f),
                                                          _mm512_sllv_epi16(qh, shl), m30, 0xF8);
             const __m512i hi = _mm512_ternarylogic_epi32(
@@ -189,20 +253,26 @@ RM_INLINE void k_step(const uint8_t *blk, const k_act *a, int fmt, __m512 *acc, 
             const __m512i dlo = _mm512_dpbusd_epi32(a->init[2 * h], lo, a->q[2 * h]);
             const __m512i dhi = _mm512_dpbusd_epi32(a->init[2 * h + 1], hi, a->q[2 * h + 1]);
             const __m512i sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(q6k_scale_index[h]), sc16);
-            isum = _mm512_add_epi32(isum, _mm512_madd_epi16(_mm512_packs_epi32(dlo, dhi), sc));
+            isum = _mm512_dpwssd_epi32(isum, _mm512_packs_epi32(dlo, dhi), sc);
         }
-        const float d = _cvtsh_ss(k_rd16(blk + 208)) * a->d;
-        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d), *acc);
-    } else {
-        const __m512i q = _mm512_loadu_si512(blk);
-        const __m512i m3 = _mm512_set1_epi8(3);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(d, r), acc[r]);
+    }
+}
+
+/* TQ2_0, one super-block of the tile's rows. */
+RM_INLINE void tq2_step(const uint8_t *const blk[RM_NR], const k_act *a, int rows,
+                        __m512 acc[RM_NR]) {
+    const __m512i m3 = _mm512_set1_epi8(3);
+    const __m512 d = k_f16_rows(blk, rows, 64, a->d);
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r) {
+        const __m512i q = _mm512_loadu_si512(blk[r]);
         __m512i isum = a->init[0];
         isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(q, m3), a->q[0]);
         isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 2), m3), a->q[1]);
         isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 4), m3), a->q[2]);
         isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 6), m3), a->q[3]);
-        const float d = _cvtsh_ss(k_rd16(blk + 64)) * a->d;
-        *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d), *acc);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(d, r), acc[r]);
     }
 }
 
@@ -212,29 +282,45 @@ static inline float k_hsum256(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-/* y[i, o .. o+rows) for rows (RM_NR or 1) consecutive weight rows. */
+/* y[i, o .. o+rows) for rows (RM_NR or fewer) consecutive weight rows. */
 RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     const int64_t nb = c->in / 256;
     const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (size_t)i * c->xq_row_bytes);
-    const uint8_t *wr[RM_NR];
-    __m512 acc[RM_NR];
-    __m256 accm[RM_NR];
+    const uint8_t *wr[RM_NR], *pf[RM_NR];
+    __m512 acc[RM_NR], accm[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
-        wr[r] = w->data + (size_t)(w->offset + (o + r) * w->strides[0]) * bb;
+    for (int r = 0; r < RM_NR; ++r) {
+        /* pf: the same row of the next tile, fetched while this one computes */
+        const int64_t on = o + r + rows < c->out ? o + r + rows : o;
+        wr[r] = w->data + (size_t)(w->offset + (r < rows ? o + r : o) * w->strides[0]) * bb;
+        pf[r] = w->data + (size_t)(w->offset + on * w->strides[0]) * bb;
         acc[r] = _mm512_setzero_ps();
-        accm[r] = _mm256_setzero_ps();
     }
     for (int64_t b = 0; b < nb; ++b) {
         const k_act a = k_act_load(x + b, fmt);
+        const uint8_t *blk[RM_NR];
 #pragma GCC unroll 4
-        for (int r = 0; r < rows; ++r) k_step(wr[r] + (size_t)b * bb, &a, fmt, &acc[r], &accm[r]);
+        for (int r = 0; r < RM_NR; ++r) {
+            blk[r] = wr[r] + (size_t)b * bb;
+            if (r < rows) k_prefetch(pf[r] + (size_t)b * bb, bb);
+        }
+        if (fmt == K_Q4_K || fmt == K_Q5_K)
+            k4_step(blk, &a, rows, fmt, acc, accm);
+        else if (fmt == K_Q6_K)
+            q6k_step(blk, &a, rows, acc);
+        else
+            tq2_step(blk, &a, rows, acc);
     }
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r)
-        c->y[i * c->ldy + o + r] = _mm512_reduce_add_ps(acc[r]) - k_hsum256(accm[r]);
+    for (int r = 0; r < rows; ++r) {
+        const __m512 m = accm[r / 2];
+        const __m256 half = r % 2 ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1))
+                                  : _mm512_castps512_ps256(m);
+        const float min = k_hsum256(half);
+        c->y[i * c->ldy + o + r] = _mm512_reduce_add_ps(acc[r]) - min;
+    }
 }
 
 RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1, int fmt) {
