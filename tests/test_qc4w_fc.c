@@ -245,7 +245,14 @@ static void cache_and_steady_state(void) {
     w.bias = NULL;
     CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &c1), ctx);
     w.bias = r.bias;
-    o.kernel = "qc4w_n4k16s2_scalar";
+    /* A kernel of another family than the one chosen: another packer identity. */
+    for (size_t i = 0; i < pw__qc4w_kernel_count() && o.kernel == NULL; ++i) {
+        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
+        if (strcmp(kd->family, pw__qc4w_kernel_find(pw_qc4w_fc_kernel(a))->family) != 0 &&
+            pw__qc4w_kernel_usable(ctx, kd))
+            o.kernel = kd->name;
+    }
+    REQUIRE(o.kernel != NULL, "no second family");
     CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &c2), ctx);
     o.kernel = NULL;
     copy[3] ^= 0x01;

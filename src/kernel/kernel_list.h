@@ -161,4 +161,6 @@ PW_QC4W_KERNEL(qc4w_n16k8s2_avx512vnni)
 #endif
 #if defined(__aarch64__)
 /* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */
+PW_QC4W_KERNEL(qc4w_n8k8s2_dotprod)
+PW_QC4W_KERNEL(qc4w_n4k16s2_i8mm)
 #endif

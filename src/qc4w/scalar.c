@@ -39,8 +39,14 @@ void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs
             const pw__qd8_header *h = pw__qd8_hdr(a);
             const int8_t *q = pw__qd8_q(a);
             const int64_t zp = -(int64_t)h->neg_zp;
+            /* int32 over blocks of 2^16 terms (each |term| <= 255 * 8), int64 across them. */
             int64_t isum = 0;
-            for (int64_t k = 0; k < w->in; ++k) isum += ((int64_t)q[k] - zp) * row[k];
+            for (int64_t k0 = 0; k0 < w->in; k0 += 65536) {
+                const int64_t k1 = w->in - k0 < 65536 ? w->in : k0 + 65536;
+                int32_t part = 0;
+                for (int64_t k = k0; k < k1; ++k) part += ((int32_t)q[k] - (int32_t)zp) * row[k];
+                isum += part;
+            }
             const float v = pw__qc4w_finish(isum, h->scale, w->scale[n], w->bias ? w->bias[n] : 0.0f,
                                             min, max);
             store(y, m * ldy + n, f16, v);
@@ -62,14 +68,20 @@ void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t
             const pw__qd8_header *h = pw__qd8_hdr(row);
             const int8_t *q = pw__qd8_q(row);
             for (int32_t ch = 0; ch < cols; ++ch) {
+                /* A chunk's sum fits int32 (kr <= 32 terms of |q * w| <= 1024). */
                 int64_t acc = 0;
                 for (int64_t j = 0; j < chunks; ++j) {
                     const uint8_t *b = tile + ((uint64_t)j * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
                     const int8_t *a = q + j * kr;
-                    for (int32_t i = 0; i < half; ++i) {
-                        const int lo = ((b[i] & 15) ^ 8) - 8, hi = ((b[i] >> 4) ^ 8) - 8;
-                        acc += sr2 ? lo * a[i] + hi * a[i + half] : lo * a[2 * i] + hi * a[2 * i + 1];
+                    int32_t part = 0;
+                    if (sr2) {
+                        for (int32_t i = 0; i < half; ++i)
+                            part += (((b[i] & 15) ^ 8) - 8) * a[i] + (((b[i] >> 4) ^ 8) - 8) * a[i + half];
+                    } else {
+                        for (int32_t i = 0; i < half; ++i)
+                            part += (((b[i] & 15) ^ 8) - 8) * a[2 * i] + (((b[i] >> 4) ^ 8) - 8) * a[2 * i + 1];
                     }
+                    acc += part;
                 }
                 const int64_t isum = acc + (int64_t)h->neg_zp * rd_i32(tile + sums + 4u * (uint64_t)ch);
                 const float v = pw__qc4w_finish(isum, h->scale, rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),

@@ -1,0 +1,70 @@
+/*
+ * The contract's last steps for the Arm64 QC4W kernels (qc4w/qc4w.h), shared
+ * by qc4w_gemm_dotprod.c and qc4w_gemm_i8mm.c: both accumulate 16 * sum q w
+ * (weights unpacked as 16 * w: shift left 4 for the low nibble, and 0xF0 for
+ * the high one, both signed bytes; activations the signed q), so
+ *
+ *   isum = (acc >> 4) + neg_zp * weight_sum
+ *
+ * exact in int32 for K <= 65536 (|16 * sum q w| <= 16 * 128 * 8 * K < 2^31).
+ * The clamp is compare-and-select, not FMAX/FMIN: those order -0.0 below
+ * +0.0, while the contract keeps v unless v < min (or v > max), as the
+ * scalar comparison does.
+ */
+#ifndef PACKWISE_KERNEL_ARM_QC4W_NEON_H
+#define PACKWISE_KERNEL_ARM_QC4W_NEON_H
+
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "qc4w_neon.h needs Arm64 with dotprod (-march=armv8.2-a+dotprod)"
+#endif
+
+#include "qc4w/qc4w.h"
+
+#include <arm_neon.h>
+#include <string.h>
+
+#define PW__QC4W_INLINE static inline __attribute__((always_inline))
+
+/* 16 * w of the low and high nibbles of 16 packed bytes. */
+PW__QC4W_INLINE int8x16_t pw__qc4w_lo16(int8x16_t raw) { return vshlq_n_s8(raw, 4); }
+PW__QC4W_INLINE int8x16_t pw__qc4w_hi16(int8x16_t raw) {
+    return vreinterpretq_s8_u8(vandq_u8(vreinterpretq_u8_s8(raw), vdupq_n_u8(0xF0)));
+}
+
+/*
+ * Four channels of one row: acc holds 16 * sum q w for channels [c0, c0 + 4)
+ * of the tile whose metadata (weight_sum[nr], scale[nr], bias[nr]) is at meta.
+ * Writes the first `cols` (1..4) outputs to y.
+ */
+PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const uint8_t *meta,
+                                      int nr, int c0, const pw__qc4w_call *c, uint8_t *y,
+                                      int cols) {
+    const pw__qd8_header *h = pw__qd8_hdr(row);
+    const int32x4_t ws = vld1q_s32((const int32_t *)(const void *)(meta + 4 * c0));
+    const float32x4_t sc = vld1q_f32((const float *)(const void *)(meta + 4 * (nr + c0)));
+    const float32x4_t bias = vld1q_f32((const float *)(const void *)(meta + 4 * (2 * nr + c0)));
+    const int32x4_t isum = vmlaq_n_s32(vshrq_n_s32(acc, 4), ws, h->neg_zp);
+    const float32x4_t s = vmulq_n_f32(sc, h->scale);
+    float32x4_t v = vaddq_f32(vmulq_f32(vcvtq_f32_s32(isum), s), bias);
+    const float32x4_t vmin = vdupq_n_f32(c->min), vmax = vdupq_n_f32(c->max);
+    v = vbslq_f32(vcltq_f32(v, vmin), vmin, v);
+    v = vbslq_f32(vcgtq_f32(v, vmax), vmax, v);
+    if (c->f16) {
+        const uint16x4_t hv = vreinterpret_u16_f16(vcvt_f16_f32(v));
+        if (cols == 4) {
+            vst1_u16((uint16_t *)(void *)y, hv);
+        } else {
+            uint16_t out[4];
+            vst1_u16(out, hv);
+            memcpy(y, out, 2 * (size_t)cols);
+        }
+    } else if (cols == 4) {
+        vst1q_f32((float *)(void *)y, v);
+    } else {
+        float out[4];
+        vst1q_f32(out, v);
+        memcpy(y, out, 4 * (size_t)cols);
+    }
+}
+
+#endif

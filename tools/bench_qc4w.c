@@ -1,0 +1,227 @@
+/*
+ * `packwise bench --formats QC4W`: the QD8 x QC4W fully-connected operator
+ * (include/packwise/qc4w.h) timed through its public create/run, with the
+ * machine's read bandwidth and int8 peak from the same run (bench_machine.c).
+ */
+#include "bench_qc4w.h"
+#include "cli.h"
+#include "qc4w/qc4w.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct qc4w_case {
+    int gemm;
+    char kernel[64];
+    int64_t out, in, n;
+    int threads, reps, cold;
+    double median_s, gflops, weight_gbps, fraction, pack_s;
+    uint64_t weight_bytes;
+} qc4w_case;
+
+static const pw_bench_machine *machine_for(const pw_bench_results *r, int threads) {
+    for (int i = 0; i < r->nmachine; ++i)
+        if (r->machine[i].threads == threads) return &r->machine[i];
+    return NULL;
+}
+
+static int ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench_results *r,
+                          int threads) {
+    if (machine_for(r, threads) != NULL) return PW_EXIT_OK;
+    if (r->nmachine == PW_BENCH_MAX_LIST) return pw_cli_fail("bench", "too many thread counts");
+    const size_t bytes = pw_bench_read_buffer_bytes(o);
+    uint8_t *buf = pw_bench_alloc(bytes);
+    if (buf == NULL) return pw_cli_fail("bench", "out of memory for a %zu-byte read buffer", bytes);
+    for (size_t i = 0; i < bytes; i += 4096) memset(buf + i, (int)(i >> 12) & 0xff, 4096);
+    pw_bench_machine *m = &r->machine[r->nmachine];
+    const int rc = pw_bench_machine_measure(ctx, o, buf, bytes, m);
+    free(buf);
+    if (rc != PW_EXIT_OK) return rc;
+    m->threads = threads;
+    ++r->nmachine;
+    if (o->json) pw_bench_print_machine_json(m);
+    return PW_EXIT_OK;
+}
+
+static void print_json(const qc4w_case *c) {
+    printf("{\"kind\":\"%s\",\"format\":\"QC4W\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
+           ",\"n\":%" PRId64 ",\"threads\":%d,\"median_s\":%.6e,\"gflops\":%.6g,"
+           "\"weight_gbps\":%.6g,\"fraction\":%.6g,\"reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64
+           ",\"pack_s\":%.6e,\"pack_ns_per_weight\":%.6g}\n",
+           c->gemm ? "gemm" : "gemv", c->kernel, c->out, c->in, c->n, c->threads, c->median_s,
+           c->gflops, c->weight_gbps, c->fraction, c->reps, c->cold ? "true" : "false",
+           c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in));
+    fflush(stdout);
+}
+
+static void print_table(const qc4w_case *c, size_t count) {
+    printf("\nQD8 x QC4W fully connected (GEMV: batch 1, packed weights flushed before each run, "
+           "fraction of read bandwidth; GEMM: fraction of int8 peak; pack: operator creation "
+           "without a cache)\n");
+    printf("%-4s %-24s %6s %6s %4s %2s %10s %9s %8s %12s %10s\n", "kind", "kernel", "out", "in",
+           "n", "T", "median_ms", "GFLOP/s", "GB/s", "fraction", "pack_ns/w");
+    for (size_t i = 0; i < count; ++i) {
+        char frac[32];
+        snprintf(frac, sizeof frac, "%5.1f%% %s", 100.0 * c[i].fraction, c[i].gemm ? "int8" : "bw");
+        printf("%-4s %-24s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %12s %10.3f\n",
+               c[i].gemm ? "gemm" : "gemv", c[i].kernel, c[i].out, c[i].in, c[i].n, c[i].threads,
+               1e3 * c[i].median_s, c[i].gflops, c[i].weight_gbps, frac,
+               1e9 * c[i].pack_s / ((double)c[i].out * (double)c[i].in));
+    }
+}
+
+typedef struct weights {
+    uint8_t *nibbles;
+    float *scale, *bias;
+    pw_qc4w_weights w;
+} weights;
+
+static int weights_make(int64_t n, int64_t k, weights *t) {
+    memset(t, 0, sizeof *t);
+    const size_t bytes = (size_t)n * (size_t)((k + 1) / 2);
+    t->nibbles = pw_bench_alloc(bytes);
+    t->scale = pw_bench_alloc(sizeof(float) * (size_t)n);
+    t->bias = pw_bench_alloc(sizeof(float) * (size_t)n);
+    if (!t->nibbles || !t->scale || !t->bias) return pw_cli_fail("bench", "out of memory for QC4W weights");
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ (uint64_t)(n * 131 + k);
+    for (size_t i = 0; i < bytes; ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        t->nibbles[i] = (uint8_t)(s >> 56);
+    }
+    pw_bench_gaussian(t->bias, (size_t)n, 7);
+    for (int64_t i = 0; i < n; ++i) t->scale[i] = 0.01f + 0.001f * (float)(i % 7);
+    pw_qc4w_weights_init(&t->w);
+    t->w.out = n;
+    t->w.in = k;
+    t->w.data = t->nibbles;
+    t->w.scale = t->scale;
+    t->w.bias = t->bias;
+    t->w.name = "bench.qc4w";
+    return PW_EXIT_OK;
+}
+
+static void weights_free(weights *t) {
+    free(t->nibbles);
+    free(t->scale);
+    free(t->bias);
+}
+
+/* One (shape, threads): pack once (timed), then every batch. */
+static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_results *r,
+                     const weights *t, const float *x, float *y, const int64_t *batches,
+                     int nbatch, int threads, qc4w_case *out, size_t *count) {
+    pw_qc4w_fc_options fo;
+    pw_qc4w_fc_options_init(&fo);
+    if (o->kernel != NULL && strncmp(o->kernel, "qc4w", 4) == 0) fo.kernel = o->kernel;
+    pw_qc4w_fc *op = NULL;
+    const double p0 = pw_bench_now();
+    pw_status st = pw_qc4w_fc_create(ctx, &t->w, &fo, &op);
+    const double pack_s = pw_bench_now() - p0;
+    if (st != PW_OK) return pw_cli_fail_status("bench", ctx, st, "QC4W operator");
+    const pw_bench_machine *m = machine_for(r, threads);
+    int rc = PW_EXIT_OK;
+    for (int b = 0; rc == PW_EXIT_OK && b < nbatch; ++b) {
+        qc4w_case *c = &out[(*count)++];
+        memset(c, 0, sizeof *c);
+        c->gemm = batches[b] >= 2;
+        snprintf(c->kernel, sizeof c->kernel, "%s", pw_qc4w_fc_kernel(op));
+        c->out = t->w.out;
+        c->in = t->w.in;
+        c->n = batches[b];
+        c->threads = threads;
+        c->pack_s = pack_s;
+        c->weight_bytes = (uint64_t)t->w.out * (uint64_t)((t->w.in + 1) / 2);
+        /* The first run sizes the scratch and is not timed. */
+        st = pw_qc4w_fc_run(ctx, op, c->n, x, y);
+        const int min_reps = o->quick ? 2 : c->gemm ? 3 : 5;
+        const int max_reps = o->quick ? 3 : c->gemm ? 11 : 21;
+        const double budget = c->gemm ? 1.0 : 0.5;
+        double tm[21], spent = 0;
+        c->cold = !c->gemm;
+        while (st == PW_OK && c->reps < max_reps && (c->reps < min_reps || spent < budget)) {
+            if (!c->gemm)
+                c->cold &= pw_bench_flush(pw__qc4w_fc_packed(op), (size_t)pw_qc4w_fc_packed_bytes(op));
+            const double s = pw_bench_now();
+            st = pw_qc4w_fc_run(ctx, op, c->n, x, y);
+            tm[c->reps] = pw_bench_now() - s;
+            spent += tm[c->reps++];
+        }
+        if (st != PW_OK) {
+            rc = pw_cli_fail_status("bench", ctx, st, "QC4W run");
+            break;
+        }
+        c->median_s = pw_bench_median(tm, c->reps);
+        if (c->median_s < 1e-9) c->median_s = 1e-9;
+        c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
+        c->weight_gbps = (double)c->weight_bytes / c->median_s * 1e-9;
+        if (m != NULL) c->fraction = c->gemm ? c->gflops / m->int8_gops : c->weight_gbps / m->read_gbps;
+        if (o->json) print_json(c);
+    }
+    pw_qc4w_fc_destroy(op);
+    return rc;
+}
+
+int pw_bench_qc4w(const pw_bench_options *o, pw_bench_results *r) {
+    int64_t shapes[PW_BENCH_MAX_LIST][2] = {{4096, 4096}, {11008, 4096}};
+    int nshapes = 2;
+    int64_t batches[PW_BENCH_MAX_LIST] = {1, 16, 128};
+    int nbatch = 3;
+    int threads[PW_BENCH_MAX_LIST] = {1, (int)sysconf(_SC_NPROCESSORS_ONLN)};
+    int nthreads = threads[1] > 1 ? 2 : 1;
+    if (o->quick) {
+        shapes[0][0] = shapes[0][1] = 256;
+        nshapes = 1;
+        batches[1] = 8;
+        nbatch = 2;
+    }
+    if (o->nshapes > 0) {
+        memcpy(shapes, o->shapes, sizeof shapes);
+        nshapes = o->nshapes;
+    }
+    if (o->nbatch > 0) {
+        memcpy(batches, o->batch, sizeof batches);
+        nbatch = o->nbatch;
+    }
+    if (o->nthreads > 0) {
+        memcpy(threads, o->threads, sizeof threads);
+        nthreads = o->nthreads;
+    }
+    int64_t max_in = 0, max_n = 0;
+    for (int i = 0; i < nshapes; ++i) max_in = shapes[i][1] > max_in ? shapes[i][1] : max_in;
+    for (int i = 0; i < nbatch; ++i) max_n = batches[i] > max_n ? batches[i] : max_n;
+    int64_t max_out = 0;
+    for (int i = 0; i < nshapes; ++i) max_out = shapes[i][0] > max_out ? shapes[i][0] : max_out;
+
+    pw_context *ctx = pw_cli_context("bench", 0, 1);
+    if (ctx == NULL) return PW_EXIT_USAGE;
+    float *x = pw_bench_alloc(sizeof(float) * (size_t)(max_n * max_in));
+    float *y = pw_bench_alloc(sizeof(float) * (size_t)(max_n * max_out));
+    qc4w_case *cases = calloc((size_t)(nshapes * nthreads * nbatch), sizeof *cases);
+    size_t count = 0;
+    int rc = x && y && cases ? PW_EXIT_OK : pw_cli_fail("bench", "out of memory for QC4W cases");
+    if (rc == PW_EXIT_OK) pw_bench_gaussian(x, (size_t)(max_n * max_in), 3);
+    for (int ti = 0; rc == PW_EXIT_OK && ti < nthreads; ++ti) {
+        const pw_status st = pw_context_set_threads(ctx, threads[ti]);
+        if (st != PW_OK) {
+            rc = pw_cli_fail_status("bench", ctx, st, "threads");
+            break;
+        }
+        rc = ensure_machine(ctx, o, r, threads[ti]);
+        for (int s = 0; rc == PW_EXIT_OK && s < nshapes; ++s) {
+            weights t;
+            rc = weights_make(shapes[s][0], shapes[s][1], &t);
+            if (rc == PW_EXIT_OK)
+                rc = run_shape(ctx, o, r, &t, x, y, batches, nbatch, threads[ti], cases, &count);
+            weights_free(&t);
+        }
+    }
+    if (rc == PW_EXIT_OK && !o->json) print_table(cases, count);
+    free(cases);
+    free(x);
+    free(y);
+    pw_context_destroy(ctx);
+    return rc;
+}
