@@ -51,6 +51,9 @@
 #define PW__VNNI_MR 8   /* rows of X per micro-tile */
 #define PW__VNNI_NT 2   /* packed tiles (of 16 outputs) per micro-tile */
 #define PW__VNNI_KC 512 /* input values per chunk: a multiple of 256 */
+#ifndef PW__VNNI_XPF
+#define PW__VNNI_XPF 2 /* groups ahead to prefetch activations (G = 32) */
+#endif
 #ifndef PW__VNNI_XL2
 #define PW__VNNI_XL2 (1536u << 10) /* bytes of activations per row block */
 #endif
@@ -135,6 +138,8 @@ PW__INLINE void utile_g32(const utile *u, const int nt, const int mr, const int 
                 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(id[r][t]), _mm512_mul_ps(sc[t], d), v);
                 _mm512_store_ps(p, v);
             }
+            _mm_prefetch((const char *)(x[r] + PW__VNNI_XPF * sizeof(pw__q8_32)), _MM_HINT_T0);
+            _mm_prefetch((const char *)(x[r] + PW__VNNI_XPF * sizeof(pw__q8_32) + 64), _MM_HINT_T0);
             x[r] += sizeof(pw__q8_32);
         }
         /* Keep the partial sums in the buffer: holding them in registers spills the
