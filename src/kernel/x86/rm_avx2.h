@@ -62,6 +62,14 @@ static PW__AVX2_INLINE __m128 pw__hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m2
     return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
 }
 
+/* The four row totals when acc0 holds rows 0 (lanes 0..3) and 1 (lanes 4..7)
+ * and acc1 rows 2 and 3. */
+static PW__AVX2_INLINE __m128 pw__hsum_pairs_ps(__m256 acc0, __m256 acc1) {
+    const __m256 h = _mm256_hadd_ps(acc0, acc1);
+    const __m256 t = _mm256_hadd_ps(h, h); /* [r0, r2, r0, r2 | r1, r3, r1, r3] */
+    return _mm_unpacklo_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+}
+
 /* sum u[k] * s[k] over 32 bytes as 8 int32 lanes; u unsigned, s signed, every
  * adjacent pair sum within int16 (see the header comment). */
 static PW__AVX2_INLINE __m256i pw__dot_us(__m256i u, __m256i s) {
@@ -112,13 +120,14 @@ static PW__AVX2_INLINE __m256 pw__lane(__m128 v, int r) {
  * Y[i, o .. o + ROWS) for i in [i0, i1): ROWS weight rows (row stride rs
  * bytes) against each activation row; f adds one block column (bpr of them,
  * wb weight bytes and xb activation bytes each) into acc[0 .. ROWS), and may
- * put per-row scalars in lane r of acc[4]. For float formats (f32_act) a row
+ * put per-row scalars in lane r of acc[4]; with PAIRS, acc[p] holds rows 2p
+ * (lanes 0..3) and 2p + 1 (lanes 4..7) instead. For float formats (f32_act) a row
  * may end in `tail` (< 8) elements of eb bytes, which go through f on
  * zero-padded copies. ROWS, wb, xb, eb and f are constants at every call, so
  * this is specialised per format.
  */
 static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0, int64_t rs,
-                                        int ROWS, int64_t bpr, size_t wb, size_t xb,
+                                        int ROWS, int PAIRS, int64_t bpr, size_t wb, size_t xb,
                                         int f32_act, int tail, size_t eb, int64_t o,
                                         int64_t i0, int64_t i1, pw__rm_block_fn f) {
     for (int64_t i = i0; i < i1; ++i) {
@@ -146,8 +155,8 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
             f(wt[0], 32, ROWS, (const uint8_t *)xt, acc);
         }
         float s[4];
-        _mm_storeu_ps(s, _mm_add_ps(pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]),
-                                    _mm256_castps256_ps128(acc[4])));
+        const __m128 sums = PAIRS ? pw__hsum_pairs_ps(acc[0], acc[1]) : pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]);
+        _mm_storeu_ps(s, _mm_add_ps(sums, _mm256_castps256_ps128(acc[4])));
         for (int r = 0; r < ROWS; ++r) c->y[i * c->ldy + o + r] = s[r];
     }
 }
@@ -158,7 +167,7 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
  * code. Each group of rows stays in L1 while every activation row passes.
  */
 static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                                       int64_t i1, int ROWS, int64_t block_elems, size_t wb,
+                                       int64_t i1, int ROWS, int PAIRS, int64_t block_elems, size_t wb,
                                        size_t xb, int f32_act, size_t eb, pw__rm_block_fn f) {
     const pw_view *w = c->w;
     const int64_t bpr = c->in / block_elems;
@@ -167,9 +176,9 @@ static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t
     const uint8_t *base = w->data + w->offset * (int64_t)(f32_act ? eb : wb);
     int64_t o = o0;
     for (; o + ROWS <= o1; o += ROWS)
-        pw__rm_rows(c, base + o * rs, rs, ROWS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+        pw__rm_rows(c, base + o * rs, rs, ROWS, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
     for (; o < o1; ++o)
-        pw__rm_rows(c, base + o * rs, rs, 1, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+        pw__rm_rows(c, base + o * rs, rs, 1, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
 }
 
 #endif

@@ -42,15 +42,15 @@ static PW__AVX2_INLINE void bf16_step(const uint8_t *w, int64_t rs, int rows, co
 }
 
 static void f32_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 8, 32, 32, 1, 4, f32_step);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 0, 8, 32, 32, 1, 4, f32_step);
 }
 
 static void f16_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 8, 16, 32, 1, 2, f16_step);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 0, 8, 16, 32, 1, 2, f16_step);
 }
 
 static void bf16_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 8, 16, 32, 1, 2, bf16_step);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 0, 8, 16, 32, 1, 2, bf16_step);
 }
 
 #define PW__FLOAT_KERNEL(id, fmt)                                                            \

@@ -11,7 +11,8 @@
  * vpmaddubsw (codes x qs) never saturates (2*63*127 = 16002); the signed
  * offset, where a format has one, is taken out exactly in int32 from the
  * activation sums: Q3_K codes are q + 4 (correction 4 * sum(scale_j * bsum_j)),
- * Q6_K q + 32, TQ1_0/TQ2_0 t = q + 1 (correction sum(qs)). Sub-block scales
+ * Q6_K q + 32, TQ2_0 t = q + 1 (correction sum(qs)). TQ1_0 applies the sign
+ * of each trit minus one to the activations (psignb) instead. Sub-block scales
  * multiply in int16 x int16 (vpmaddwd), so one super-block ends in 8 int32
  * lanes and one f32 fma with d * x.d; the Q2_K/Q4_K/Q5_K minimum adds
  * -dmin * x.d * sum(min_j * bsum_j).
@@ -43,13 +44,20 @@ static PW__AVX2_INLINE const pw__q8_256 *xblock(const uint8_t *x) {
 /* vpshufb control repeating int16 lane j of each 128-bit half (scales as int16). */
 static PW__AVX2_INLINE __m256i pick16(int j) { return _mm256_set1_epi16((short)((2 * j + 1) << 8 | 2 * j)); }
 
-/* 16 int16 = scale a (8 lanes) then scale a + 1 (8 lanes), from 16 int8 scales. */
-static PW__AVX2_INLINE __m256i pair_scales(__m128i s8, int a) {
-    const __m128i ctl = _mm_setr_epi8((char)a, (char)a, (char)a, (char)a, (char)a, (char)a, (char)a,
-                                      (char)a, (char)(a + 1), (char)(a + 1), (char)(a + 1),
-                                      (char)(a + 1), (char)(a + 1), (char)(a + 1), (char)(a + 1),
-                                      (char)(a + 1));
-    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, ctl));
+/* The eight int16 scales of half h (sub-blocks 8h .. 8h+7) in both 128-bit lanes. */
+static PW__AVX2_INLINE __m256i half_scales(__m256i sc16, int h) {
+    return h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+}
+
+/* 16 int16 = scale 8h + 2g (8 lanes) then scale 8h + 2g + 1 (8 lanes), from half_scales(). */
+static PW__AVX2_INLINE __m256i pair_scales(__m256i hs, int g) {
+    const char a = (char)(4 * g), b = (char)(4 * g + 2);
+    return _mm256_shuffle_epi8(hs, _mm256_setr_epi8(a, (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a,
+                                                    (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a,
+                                                    (char)(a + 1), a, (char)(a + 1), b, (char)(b + 1), b,
+                                                    (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b,
+                                                    (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b,
+                                                    (char)(b + 1)));
 }
 
 /* Bit b (0..7) of every byte of v moved to bit `to` (0..7), other bits cleared. */
@@ -75,14 +83,15 @@ static PW__AVX2_INLINE __m256i bsums16(const pw__q8_256 *xb) { return pw__ld256(
 static PW__AVX2_INLINE __m256 q2_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const __m128i packed = pw__ld128(w + offsetof(pw__block_q2_K, scales));
-    const __m128i sc = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+    const __m256i sc = _mm256_cvtepu8_epi16(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
     const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
+        const __m256i hs = half_scales(sc, h);
         const __m256i q = pw__ld256(w + offsetof(pw__block_q2_K, qs) + 32 * h);
         for (int g = 0; g < 4; ++g) {
             const __m256i p = _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc, 8 * h + 2 * g)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
     const __m256i mdot = _mm256_madd_epi16(mn, bsums16(xb));
@@ -105,17 +114,18 @@ static PW__AVX2_INLINE __m128i q3_k_scales(const uint8_t *p) {
 
 static PW__AVX2_INLINE __m256 q3_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
-    const __m128i sc = q3_k_scales(w + offsetof(pw__block_q3_K, scales));
+    const __m256i sc = _mm256_cvtepi8_epi16(q3_k_scales(w + offsetof(pw__block_q3_K, scales)));
     /* codes are q + 4: take 4 * sum_j scale_j * bsum_j out up front */
-    const __m256i corr = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bsums16(xb));
+    const __m256i corr = _mm256_madd_epi16(sc, bsums16(xb));
     __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 2));
     const __m256i hm = pw__ld256(w + offsetof(pw__block_q3_K, hmask));
     for (int h = 0; h < 2; ++h) {
+        const __m256i hs = half_scales(sc, h);
         const __m256i q = pw__ld256(w + offsetof(pw__block_q3_K, qs) + 32 * h);
         for (int g = 0; g < 4; ++g) {
             const __m256i codes = _mm256_or_si256(two_bits(q, g), bit_to(hm, 4 * h + g, 2));
             const __m256i p = _mm256_maddubs_epi16(codes, pw__ld256(xb->qs + 128 * h + 32 * g));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc, 8 * h + 2 * g)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
     return finish(sumi, pw__rd16(w + offsetof(pw__block_q3_K, d)), xb, acc);
@@ -174,12 +184,13 @@ static PW__AVX2_INLINE __m256 q5_k_row(const uint8_t *w, const uint8_t *x, __m25
 
 static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
-    const __m128i sc = pw__ld128(w + offsetof(pw__block_q6_K, scales));
+    const __m256i sc = _mm256_cvtepi8_epi16(pw__ld128(w + offsetof(pw__block_q6_K, scales)));
     /* codes are q + 32: take 32 * sum_j scale_j * bsum_j out up front */
-    const __m256i corr = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), bsums16(xb));
+    const __m256i corr = _mm256_madd_epi16(sc, bsums16(xb));
     __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int h = 0; h < 2; ++h) {
+        const __m256i hs = half_scales(sc, h);
         const __m256i a = pw__ld256(w + offsetof(pw__block_q6_K, ql) + 64 * h);
         const __m256i b = pw__ld256(w + offsetof(pw__block_q6_K, ql) + 64 * h + 32);
         const __m256i hq = pw__ld256(w + offsetof(pw__block_q6_K, qh) + 32 * h);
@@ -192,7 +203,7 @@ static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m25
                             _mm256_and_si256(_mm256_srli_epi16(hq, 2), m2))};
         for (int g = 0; g < 4; ++g) {
             const __m256i p = _mm256_maddubs_epi16(codes[g], pw__ld256(xb->qs + 128 * h + 32 * g));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc, 8 * h + 2 * g)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
     return finish(sumi, pw__rd16(w + offsetof(pw__block_q6_K, d)), xb, acc);
@@ -220,12 +231,15 @@ static PW__AVX2_INLINE __m256 tq2_0_row(const uint8_t *w, const uint8_t *x, __m2
 /* Bytes times 3, mod 256. */
 static PW__AVX2_INLINE __m256i times3(__m256i v) { return _mm256_add_epi8(v, _mm256_add_epi8(v, v)); }
 
-/* The leading trit of fixed-point bytes v: (v * 3) >> 8, i.e. (v >= 86) + (v >= 171). */
-static PW__AVX2_INLINE __m256i top_trit(__m256i v) {
-    const __m256i one = _mm256_set1_epi8(1);
-    const __m256i a = _mm256_min_epu8(_mm256_subs_epu8(v, _mm256_set1_epi8(85)), one);
-    const __m256i b = _mm256_min_epu8(_mm256_subs_epu8(v, _mm256_set1_epi8((char)170)), one);
-    return _mm256_add_epi8(a, b);
+/* Sum of (t - 1) * x over 32 bytes into int16 pairs, t the leading trit of the
+ * fixed-point bytes v ((v * 3) >> 8: 0 below 86, 1 below 171, else 2). The sign
+ * of (v - 170 saturated) - (86 - v saturated) is the sign of t - 1, so psignb
+ * applies it to x directly; the pair sums stay within +-254. */
+static PW__AVX2_INLINE __m256i trit_dot(__m256i v, __m256i x) {
+    const __m256i up = _mm256_subs_epu8(v, _mm256_set1_epi8((char)170));
+    const __m256i down = _mm256_subs_epu8(_mm256_set1_epi8(86), v);
+    const __m256i sx = _mm256_sign_epi8(x, _mm256_sub_epi8(up, down));
+    return _mm256_maddubs_epi16(_mm256_set1_epi8(1), sx);
 }
 
 static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
@@ -235,7 +249,7 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     /* elements 0..159: trit k of qs[l] -> 32k + l; multiplying by 3 shifts the next trit up */
     __m256i v = pw__ld256(qs);
     for (int k = 0; k < 5; ++k) {
-        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(v), pw__ld256(xb->qs + 32 * k)));
+        p16 = _mm256_add_epi16(p16, trit_dot(v, pw__ld256(xb->qs + 32 * k)));
         v = times3(v);
     }
     /* elements 160..239: trit k of qs[32 + m] -> 160 + 16k + m, two trits per vector */
@@ -250,10 +264,11 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     const __m128i h27 = _mm_add_epi8(h9, _mm_add_epi8(h9, h9));
     const __m128i hk = _mm_blend_epi32(_mm_blend_epi32(h, h3, 0x2), _mm_blend_epi32(h9, h27, 0x8), 0xC);
     const __m256i last = _mm256_inserti128_si256(b4, hk, 1);
-    p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(b01), pw__ld256(xb->qs + 160)));
-    p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(b23), pw__ld256(xb->qs + 192)));
-    p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(top_trit(last), pw__ld256(xb->qs + 224)));
-    return ternary_finish(p16, pw__rd16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
+    p16 = _mm256_add_epi16(p16, trit_dot(b01, pw__ld256(xb->qs + 160)));
+    p16 = _mm256_add_epi16(p16, trit_dot(b23, pw__ld256(xb->qs + 192)));
+    p16 = _mm256_add_epi16(p16, trit_dot(last, pw__ld256(xb->qs + 224)));
+    const __m256i sumi = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+    return finish(sumi, pw__rd16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
 }
 
 /* Block functions: a super-block is large enough that each row converts its own scales. */
@@ -294,37 +309,37 @@ static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, 
 
 /* Run wrappers: the driver specialised on each format's block function. */
 static void q2_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_q2_K), sizeof(pw__q8_256), 0, 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q2_K), sizeof(pw__q8_256), 0, 0,
                q2_k_block);
 }
 
 static void q3_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_q3_K), sizeof(pw__q8_256), 0, 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q3_K), sizeof(pw__q8_256), 0, 0,
                q3_k_block);
 }
 
 static void q4_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_q4_K), sizeof(pw__q8_256), 0, 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q4_K), sizeof(pw__q8_256), 0, 0,
                q4_k_block);
 }
 
 static void q5_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_q5_K), sizeof(pw__q8_256), 0, 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q5_K), sizeof(pw__q8_256), 0, 0,
                q5_k_block);
 }
 
 static void q6_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_q6_K), sizeof(pw__q8_256), 0, 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q6_K), sizeof(pw__q8_256), 0, 0,
                q6_k_block);
 }
 
 static void tq1_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_tq1_0), sizeof(pw__q8_256), 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq1_0), sizeof(pw__q8_256), 0,
                0, tq1_0_block);
 }
 
 static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 256, sizeof(pw__block_tq2_0), sizeof(pw__q8_256), 0,
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq2_0), sizeof(pw__q8_256), 0,
                0, tq2_0_block);
 }
 
