@@ -38,6 +38,7 @@ typedef struct pw_bench_machine {
     uint64_t read_bytes;    /* buffer read per repetition */
     double int8_gops;       /* 1e9 int8 ops per second, 2 per multiply-accumulate */
     const char *peak_isa;   /* the loop that measured it, e.g. "avx512vnni" */
+    int read_clean, peak_clean; /* undisturbed samples behind each figure (0: all were preempted) */
 } pw_bench_machine;
 
 /* One matmul case. Ratios and pack_s are 0 where not measured. */
@@ -52,6 +53,7 @@ typedef struct pw_bench_result {
     double weight_gbps;    /* row-major weight bytes / median_s */
     double fraction;       /* GEMV: of read bandwidth; GEMM: of int8 peak */
     int reps;
+    int clean_reps;        /* reps not preempted; the median is over these when > 0 */
     int cold;              /* the weight (and any packed copy) was flushed before each run */
     uint64_t weight_bytes; /* row-major bytes of the weight */
     double pack_s;         /* packing time of this weight, on the case that packed it */
@@ -76,6 +78,32 @@ typedef struct pw_bench_results {
 double pw_bench_now(void);
 /* Median of n samples (sorts in place). */
 double pw_bench_median(double *samples, int n);
+
+/*
+ * Timed samples that know whether they were disturbed: a sample during which
+ * any thread of the process was preempted (an involuntary context switch,
+ * getrusage) is kept apart. On a loaded machine a preempted run measures the
+ * scheduler, not the kernel, so the median is taken over undisturbed samples
+ * when there are any, and the caller keeps sampling a while to find some.
+ */
+#define PW_BENCH_MAX_SAMPLES 64
+typedef struct pw_bench_sampler {
+    double clean[PW_BENCH_MAX_SAMPLES]; /* seconds, undisturbed samples */
+    double all[PW_BENCH_MAX_SAMPLES];   /* seconds, every sample */
+    int nclean, nall;
+    double spent; /* seconds in samples so far */
+    long mark;    /* involuntary switches when the current sample started */
+    double t0;
+} pw_bench_sampler;
+
+void pw_bench_sample_start(pw_bench_sampler *s);
+void pw_bench_sample_stop(pw_bench_sampler *s);
+/* Whether to take another sample: until `min` undisturbed ones and then `max`
+ * samples or `budget` seconds; without enough undisturbed ones, up to 3 * max
+ * samples or 4 * budget seconds (never more than PW_BENCH_MAX_SAMPLES). */
+int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget);
+/* Median over the undisturbed samples, or over all when none was (sorts in place). */
+double pw_bench_sample_median(pw_bench_sampler *s);
 /* Gaussian floats (sigma 0.02, like a real layer's weights) from a seeded stream. */
 void pw_bench_gaussian(float *dst, size_t count, uint64_t seed);
 /* Allocate bytes aligned to 64 (rounded up to a whole cache line); NULL when out of memory. */

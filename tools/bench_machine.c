@@ -190,38 +190,48 @@ static void run_int8(void *p, size_t i) {
 int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *buffer,
                              size_t bytes, pw_bench_machine *m) {
     const int threads = pw_context_threads(ctx);
-    const int reps = o->quick ? 2 : 5;
-    double t[8];
     memset(m, 0, sizeof *m);
     m->threads = threads;
 
-    /* Chunks of 1 MiB: many more than threads, so an uneven start evens out. */
+    /* The whole buffer streams through in order, timed in slices short enough
+     * (64 MiB, a few ms) that some run undisturbed on a loaded machine; chunks of
+     * 1 MiB, many more than threads, so that an uneven start evens out. */
     read_task rt = {pick_read(ctx), buffer, (size_t)1 << 20, 0};
     const size_t chunks = bytes / rt.chunk;
+    size_t slice = (o->quick ? (size_t)8 << 20 : (size_t)64 << 20) / rt.chunk;
+    if (slice > chunks) slice = chunks;
+    const size_t slices = chunks / slice;
     pw__parallel_for(ctx, run_read, &rt, chunks); /* warm-up: page tables, frequency */
-    for (int r = 0; r < reps; ++r) {
-        const double t0 = pw_bench_now();
-        pw__parallel_for(ctx, run_read, &rt, chunks);
-        t[r] = pw_bench_now() - t0;
+    pw_bench_sampler s;
+    memset(&s, 0, sizeof s);
+    for (size_t k = 0; pw_bench_sample_more(&s, o->quick ? 2 : 8, o->quick ? 4 : 32, 1.0); ++k) {
+        read_task part = rt;
+        part.base = rt.base + (k % slices) * slice * rt.chunk;
+        pw_bench_sample_start(&s);
+        pw__parallel_for(ctx, run_read, &part, slice);
+        pw_bench_sample_stop(&s);
     }
-    m->read_bytes = (uint64_t)(chunks * rt.chunk);
-    m->read_gbps = (double)m->read_bytes / pw_bench_median(t, reps) * 1e-9;
+    m->read_bytes = (uint64_t)(slices * slice * rt.chunk);
+    m->read_gbps = (double)(slice * rt.chunk) / pw_bench_sample_median(&s) * 1e-9;
+    m->read_clean = s.nclean;
 
     /* Calibrate the loop on this thread, then give each thread four tasks of about
-     * a quarter of the target time (so a late-starting thread cannot skew much). */
+     * a quarter of the sample time (so a late-starting thread cannot skew much). */
     int8_task it = {pick_int8(ctx, &m->peak_isa), 1u << 14};
-    double t0 = pw_bench_now();
+    const double t0 = pw_bench_now();
     const double ops_per_iter = it.fn(it.iters) / (double)it.iters;
     const double per_iter = (pw_bench_now() - t0) / (double)it.iters;
-    const double target = o->quick ? 0.004 : 0.2;
+    const double target = o->quick ? 0.002 : 0.02;
     const double want = target / 4.0 / (per_iter > 0 ? per_iter : 1e-9);
     it.iters = want < 1024 ? 1024 : (uint64_t)want;
     const size_t tasks = 4 * (size_t)threads;
-    for (int r = 0; r < reps; ++r) {
-        t0 = pw_bench_now();
+    memset(&s, 0, sizeof s);
+    while (pw_bench_sample_more(&s, o->quick ? 1 : 5, o->quick ? 2 : 15, 0.3)) {
+        pw_bench_sample_start(&s);
         pw__parallel_for(ctx, run_int8, &it, tasks);
-        t[r] = pw_bench_now() - t0;
+        pw_bench_sample_stop(&s);
     }
-    m->int8_gops = ops_per_iter * (double)it.iters * (double)tasks / pw_bench_median(t, reps) * 1e-9;
+    m->int8_gops = ops_per_iter * (double)it.iters * (double)tasks / pw_bench_sample_median(&s) * 1e-9;
+    m->peak_clean = s.nclean;
     return PW_EXIT_OK;
 }

@@ -182,7 +182,6 @@ static int time_rows(bench *b, const weight *w, const char *kernel, const float 
     const double target = b->o->quick ? 0.01 : 0.1;
     const int reps = b->o->quick ? 1 : 3;
     int64_t rows = out < 32 ? out : 32;
-    double t[3];
     for (int pass = 0; pass < 2; ++pass) {
         pw_view part;
         pw_weight *h = NULL;
@@ -194,19 +193,21 @@ static int time_rows(bench *b, const weight *w, const char *kernel, const float 
         if (st == PW_OK) st = pw_weight_create(b->ctx, &part, &wo, &h);
         if (st == PW_OK) st = pw_matmul_wt(b->ctx, x, n, h, y); /* packs if it must */
         const int runs = pass == 0 ? 1 : reps;
-        for (int r = 0; r < runs && st == PW_OK; ++r) {
-            const double t0 = pw_bench_now();
+        pw_bench_sampler s;
+        memset(&s, 0, sizeof s);
+        while (st == PW_OK && pw_bench_sample_more(&s, runs, runs, target * runs)) {
+            pw_bench_sample_start(&s);
             st = pw_matmul_wt(b->ctx, x, n, h, y);
-            t[r] = pw_bench_now() - t0;
+            pw_bench_sample_stop(&s);
         }
         pw_weight_destroy(h);
         if (st != PW_OK) return pw_cli_fail_status("bench", b->ctx, st, w->name);
-        const double sec = pw_bench_median(t, runs);
+        const double sec = pw_bench_sample_median(&s);
         if (pass == 1 || rows == out || sec >= target) {
-            *gflops = 2.0 * (double)rows * (double)in * (double)n / (sec > 1e-9 ? sec : 1e-9) * 1e-9;
+            *gflops = 2.0 * (double)rows * (double)in * (double)n / sec * 1e-9;
             break;
         }
-        const double want = (double)rows * target / (sec > 1e-9 ? sec : 1e-9);
+        const double want = (double)rows * target / sec;
         rows = want >= (double)out ? out : ((int64_t)want + 15) / 16 * 16;
         if (rows > out) rows = out;
     }
@@ -284,7 +285,6 @@ static int time_case(bench *b, pw_weight *h, const weight *w, char chosen[2][64]
     const int min_reps = b->o->quick ? 2 : gemm ? 3 : 5;
     const int max_reps = b->o->quick ? 3 : gemm ? 11 : 21;
     const double budget = gemm ? 1.0 : 0.5;
-    double t[21];
     b->hk.kernel[0] = '\0';
     b->hk.adapter_at = 0;
     const double t0 = pw_bench_now();
@@ -296,24 +296,22 @@ static int time_case(bench *b, pw_weight *h, const weight *w, char chosen[2][64]
     else if (b->hk.kernel[0])
         snprintf(chosen[gemm], 64, "%s", b->hk.kernel);
     snprintf(c->kernel, sizeof c->kernel, "%s", chosen[gemm][0] ? chosen[gemm] : "?");
-    double spent = 0;
-    c->cold = 1;
-    int reps = 0;
-    while (reps < max_reps && (reps < min_reps || spent < budget)) {
+    pw_bench_sampler s;
+    memset(&s, 0, sizeof s);
+    c->cold = !gemm;
+    while (pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
         if (!gemm) {
             c->cold &= pw_bench_flush(w->bytes, (size_t)w->size);
             flush_library(&b->hk);
         }
-        const double s = pw_bench_now();
+        pw_bench_sample_start(&s);
         st = pw_matmul_wt(b->ctx, x, c->n, h, y);
-        t[reps] = pw_bench_now() - s;
+        pw_bench_sample_stop(&s);
         if (st != PW_OK) return pw_cli_fail_status("bench", b->ctx, st, w->name);
-        spent += t[reps++];
     }
-    if (gemm) c->cold = 0;
-    c->reps = reps;
-    c->median_s = pw_bench_median(t, reps);
-    if (c->median_s < 1e-9) c->median_s = 1e-9;
+    c->reps = s.nall;
+    c->clean_reps = s.nclean;
+    c->median_s = pw_bench_sample_median(&s);
     c->weight_bytes = w->size;
     c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
     c->weight_gbps = (double)w->size / c->median_s * 1e-9;

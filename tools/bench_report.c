@@ -9,10 +9,11 @@
 static double json_num(double v) { return isfinite(v) ? v : 0.0; }
 
 void pw_bench_print_machine_json(const pw_bench_machine *m) {
-    printf("{\"kind\":\"bandwidth\",\"threads\":%d,\"gbps\":%.6g,\"read_bytes\":%" PRIu64 "}\n",
-           m->threads, json_num(m->read_gbps), m->read_bytes);
-    printf("{\"kind\":\"int8_peak\",\"threads\":%d,\"gops\":%.6g,\"isa\":\"%s\"}\n", m->threads,
-           json_num(m->int8_gops), m->peak_isa);
+    printf("{\"kind\":\"bandwidth\",\"threads\":%d,\"gbps\":%.6g,\"read_bytes\":%" PRIu64
+           ",\"clean_samples\":%d}\n",
+           m->threads, json_num(m->read_gbps), m->read_bytes, m->read_clean);
+    printf("{\"kind\":\"int8_peak\",\"threads\":%d,\"gops\":%.6g,\"isa\":\"%s\",\"clean_samples\":%d}\n",
+           m->threads, json_num(m->int8_gops), m->peak_isa, m->peak_clean);
 }
 
 void pw_bench_print_case_json(const pw_bench_result *c) {
@@ -23,8 +24,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
            c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name, c->kernel, c->out, c->in,
            c->n, c->threads, json_num(c->median_s), json_num(c->gflops), json_num(c->weight_gbps),
            json_num(c->fraction));
-    printf(",\"reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64, c->reps, c->cold ? "true" : "false",
-           c->weight_bytes);
+    printf(",\"reps\":%d,\"clean_reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64, c->reps,
+           c->clean_reps, c->cold ? "true" : "false", c->weight_bytes);
     if (c->pack_s > 0) printf(",\"pack_s\":%.6e", c->pack_s);
     if (c->ref_ratio > 0)
         printf(",\"ref_kernel\":\"%s\",\"ref_ratio\":%.6g", c->ref_kernel, json_num(c->ref_ratio));
@@ -37,16 +38,18 @@ void pw_bench_print_table(const pw_bench_results *r) {
     printf("machine, measured in this run (GEMV fraction: of read bandwidth; GEMM: of int8 peak)");
     if (r->load_average >= 0) printf("; load average %.2f at the start", r->load_average);
     printf("\n");
-    printf("%7s %10s %11s %11s  %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
-           "peak_loop");
+    printf("%7s %10s %11s %11s  %-11s %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
+           "peak_loop", "undisturbed samples (read, peak)");
     for (int i = 0; i < r->nmachine; ++i) {
         const pw_bench_machine *m = &r->machine[i];
-        printf("%7d %10.2f %11.0f %11.1f  %s\n", m->threads, m->read_gbps,
-               (double)m->read_bytes / (1 << 20), m->int8_gops, m->peak_isa);
+        printf("%7d %10.2f %11.0f %11.1f  %-11s %d, %d\n", m->threads, m->read_gbps,
+               (double)m->read_bytes / (1 << 20), m->int8_gops, m->peak_isa, m->read_clean,
+               m->peak_clean);
     }
-    printf("\n%-4s %-6s %-22s %6s %6s %4s %2s %10s %9s %8s %14s %7s %7s %8s\n", "kind", "format",
+    printf("\n%-4s %-6s %-22s %6s %6s %4s %2s %11s %9s %8s %14s %7s %7s %8s\n", "kind", "format",
            "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "fraction", "x_ref",
            "x_f32", "pack_ms");
+    int disturbed = 0;
     for (size_t i = 0; i < r->count; ++i) {
         const pw_bench_result *c = &r->cases[i];
         char frac[32], xref[16] = "-", xf32[16] = "-", pack[16] = "-";
@@ -54,12 +57,15 @@ void pw_bench_print_table(const pw_bench_results *r) {
         if (c->ref_ratio > 0) snprintf(xref, sizeof xref, "%.1f", c->ref_ratio);
         if (c->f32_ratio > 0) snprintf(xf32, sizeof xf32, "%.2f", c->f32_ratio);
         if (c->pack_s > 0) snprintf(pack, sizeof pack, "%.1f", 1e3 * c->pack_s);
-        printf("%-4s %-6s %-22s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %14s "
+        disturbed += c->clean_reps == 0;
+        printf("%-4s %-6s %-22s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f%c %9.2f %8.2f %14s "
                "%7s %7s %8s\n",
                c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name, c->kernel, c->out, c->in,
-               c->n, c->threads, 1e3 * c->median_s, c->gflops, c->weight_gbps, frac, xref, xf32,
-               pack);
+               c->n, c->threads, 1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops,
+               c->weight_gbps, frac, xref, xf32, pack);
     }
+    if (disturbed)
+        printf("* every run of this case was preempted (a loaded machine): its figures are low\n");
     printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
            "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path)\n",
            r->count, r->elapsed_s);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,6 +24,38 @@ static int cmp_double(const void *a, const void *b) {
 double pw_bench_median(double *s, int n) {
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static long preemptions(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : -1;
+}
+
+void pw_bench_sample_start(pw_bench_sampler *s) {
+    s->mark = preemptions();
+    s->t0 = pw_bench_now();
+}
+
+void pw_bench_sample_stop(pw_bench_sampler *s) {
+    double dt = pw_bench_now() - s->t0;
+    if (dt < 1e-9) dt = 1e-9;
+    const long now = preemptions();
+    if (s->nall == PW_BENCH_MAX_SAMPLES) return;
+    s->all[s->nall++] = dt;
+    if (now == s->mark && now >= 0) s->clean[s->nclean++] = dt;
+    s->spent += dt;
+}
+
+int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget) {
+    if (s->nall >= PW_BENCH_MAX_SAMPLES) return 0;
+    if (s->nall < min) return 1;
+    if (s->nclean >= min) return s->nall < max && s->spent < budget;
+    return s->nall < 3 * max && s->spent < 4 * budget;
+}
+
+double pw_bench_sample_median(pw_bench_sampler *s) {
+    if (s->nclean > 0) return pw_bench_median(s->clean, s->nclean);
+    return s->nall > 0 ? pw_bench_median(s->all, s->nall) : 1e-9;
 }
 
 static uint64_t splitmix64(uint64_t *state) {
