@@ -267,7 +267,10 @@ void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context
 #ifdef PW_HAVE_PTHREADPOOL
     if (ctx->pool != NULL && range > 1) {
         pool_task t = {task, task_context};
-        pthreadpool_parallelize_1d((pthreadpool_t)ctx->pool, pool_trampoline, &t, range, 0);
+        /* Workers yield once the work is done instead of spinning for the next call: on a
+         * shared machine a spinning pool steals the cores other processes need. */
+        pthreadpool_parallelize_1d((pthreadpool_t)ctx->pool, pool_trampoline, &t, range,
+                                   PTHREADPOOL_FLAG_YIELD_WORKERS);
         return;
     }
 #endif

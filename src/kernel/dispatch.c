@@ -80,7 +80,9 @@ void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *cal
     const int64_t nr = k->info.tile_rows > 0 ? k->info.tile_rows : 1;
     const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
     run_plan rp = {k, call, call->out, call->n, 1};
-    if (threads > 1) {
+    /* Waking the pool costs microseconds: below ~1M multiply-adds one thread is faster. */
+    const double macs = (double)call->out * (double)call->in * (double)call->n;
+    if (threads > 1 && macs >= (double)(1 << 20)) {
         /* Split outputs into whole tiles, enough tasks for load balance (4 per thread);
          * rows of X in chunks of whole mr-tiles when n is large. */
         const int64_t tiles = (call->out + nr - 1) / nr;

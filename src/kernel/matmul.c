@@ -171,7 +171,8 @@ static pw_status pack_weight(pw_context *ctx, const pw__kernel *k, const pw_view
                 view_name(w), k->info.name);
     pf->packer = k;
     pack_task pt = {k, &pf->desc, w, pf->bytes, 1};
-    const int64_t tasks_want = 8 * (int64_t)pw_context_threads(ctx);
+    /* Small weights pack faster on the calling thread than by waking the pool. */
+    const int64_t tasks_want = pf->desc.bytes < (1u << 20) ? 1 : 8 * (int64_t)pw_context_threads(ctx);
     pt.tiles_per_task = (pf->desc.tiles + tasks_want - 1) / tasks_want;
     if (pt.tiles_per_task < 1) pt.tiles_per_task = 1;
     pw__parallel_for(ctx, run_pack, &pt,
