@@ -52,6 +52,7 @@ function(lines_of text outvar)
 endfunction()
 
 # Check one run's JSON lines; sets ncases and the sorted list of case keys.
+# GEMM rows of block formats must carry ref_ratio and f32_ratio (QC4W has neither path).
 function(check_suite text expect_kernel)
   lines_of("${text}" lines)
   set(seen_case OFF)
@@ -121,7 +122,7 @@ function(check_suite text expect_kernel)
       endif()
     endforeach()
     # GEMM rows carry their ratios to the reference and to the f32 path.
-    if(k STREQUAL "gemm")
+    if(k STREQUAL "gemm" AND NOT fmt STREQUAL "QC4W")
       foreach(field ref_ratio f32_ratio)
         string(JSON v ERROR_VARIABLE jerr GET "${line}" ${field})
         if(jerr OR NOT v GREATER 0)
@@ -188,6 +189,17 @@ if(NOT case_keys STREQUAL "Q8_0/32x256/n1/t1;Q8_0/32x256/n3/t1")
   fail("--shapes 32x256 --batch 1,3 --threads 1 gave [${case_keys}]")
 endif()
 
+# 2b. --formats QC4W: the QC4W operator's section keeps the same schema.
+bench(--quick --json --formats QC4W --shapes 32x256 --batch 1,3 --threads 1)
+if(NOT rc EQUAL 0)
+  fail("bench --formats QC4W exited ${rc}: ${err}")
+endif()
+check_suite("${out}" "")
+math(EXPR failures "${failures} + ${suite_bad}")
+if(NOT case_keys STREQUAL "QC4W/32x256/n1/t1;QC4W/32x256/n3/t1")
+  fail("--formats QC4W gave [${case_keys}]")
+endif()
+
 # 3. The decode section stays available.
 bench(--quick --json --decode --formats Q4_0,Q6_K)
 lines_of("${out}" lines)
@@ -213,6 +225,7 @@ foreach(args "--shapes;64x100;--formats;Q4_0|whole number of Q4_0 blocks"
              "--kernel;no_such_kernel|no_such_kernel"
              "--formats;Q9_9|Q9_9"
              "--kernel;ref_q8_0;--formats;Q4_0|reads Q8_0 weights"
+             "--kernel;ref_q8_0;--formats;QC4W|does not run QC4W"
              "--batch;0|--batch"
              "--frobnicate|--frobnicate")
   string(REPLACE "|" ";" parts "${args}")

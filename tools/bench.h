@@ -21,6 +21,7 @@ typedef struct pw_bench_options {
     int quick;             /* small default sizes and few repetitions (tests) */
     int decode;            /* run the decode section instead of the matmul suite */
     uint64_t formats_mask; /* bit f set: include format f; 0 = the section's default */
+    int qc4w;              /* --formats QC4W (or a qc4w_* --kernel): run the QC4W section */
     const char *kernel;    /* --kernel: force this kernel for every case; NULL = dispatch */
     const char *plot;      /* --plot: write a gnuplot SVG chart here; NULL = none */
     int64_t shapes[PW_BENCH_MAX_LIST][2]; /* [out, in] in elements */

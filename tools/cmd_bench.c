@@ -3,10 +3,12 @@
  * "Performance method"). With no options, the default matmul suite (issue 4):
  * Q4_0, Q8_0, Q4_K, Q6_K at [out, in] = [4096, 4096], [11008, 4096],
  * [4096, 11008], n = 1, 16, 128, on 1 thread and on every online core. Each
- * section lives in its own bench_*.c file; --decode runs the decode section.
+ * section lives in its own bench_*.c file; --decode runs the decode section,
+ * --formats QC4W adds the QC4W operator's section (bench_qc4w.c).
  */
 #include "cli.h"
 #include "bench.h"
+#include "bench_qc4w.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +51,13 @@ static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
         long long v = 0, w = 0;
         if (strcmp(opt, "--formats") == 0) {
             pw_format f;
-            if (pw_format_from_name(tok[i], &f) != PW_OK)
+            if (strcasecmp(tok[i], "QC4W") == 0)
+                o->qc4w = 1; /* not a block format: the QC4W operator's own section */
+            else if (pw_format_from_name(tok[i], &f) != PW_OK)
                 return pw_cli_fail("bench", "--formats: unknown format '%s' (packwise formats "
-                                   "lists them)", tok[i]);
-            o->formats_mask |= 1ull << f;
+                                   "lists them; QC4W is the QC4W operator)", tok[i]);
+            else
+                o->formats_mask |= 1ull << f;
         } else if (strcmp(opt, "--shapes") == 0) {
             char *x = strchr(tok[i], 'x');
             if (x == NULL) return pw_cli_fail("bench", "--shapes: '%s' is not OUTxIN", tok[i]);
@@ -77,7 +82,15 @@ static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
 
 /* Defaults for what the options left out; 0 threads means every online core. */
 static int complete(pw_bench_options *o) {
-    if (o->kernel != NULL) {
+    if (o->kernel != NULL && strncasecmp(o->kernel, "qc4w", 4) == 0) {
+        if (o->formats_mask != 0)
+            return pw_cli_fail("bench", "--kernel %s is a QC4W kernel; drop --formats or list just "
+                               "QC4W", o->kernel);
+        o->qc4w = 1;
+    } else if (o->kernel != NULL) {
+        if (o->qc4w)
+            return pw_cli_fail("bench", "--kernel %s does not run QC4W; drop QC4W from --formats",
+                               o->kernel);
         const pw_kernel_info *k = NULL;
         for (size_t i = 0; i < pw_kernel_count() && k == NULL; ++i)
             if (strcasecmp(pw_kernel_info_get(i)->name, o->kernel) == 0) k = pw_kernel_info_get(i);
@@ -91,7 +104,7 @@ static int complete(pw_bench_options *o) {
         o->kernel = k->name;
         o->formats_mask = 1ull << k->format;
     }
-    if (o->formats_mask == 0) {
+    if (o->formats_mask == 0 && !o->qc4w) {
         if (o->decode) o->formats_mask = (1ull << PW_FORMAT_COUNT) - 1;
         for (size_t i = 0; !o->decode && i < sizeof default_formats / sizeof default_formats[0]; ++i)
             o->formats_mask |= 1ull << default_formats[i];
@@ -167,8 +180,12 @@ int pw_cmd_bench(int argc, char **argv) {
     }
     pw_bench_results r;
     memset(&r, 0, sizeof r);
-    rc = pw_bench_matmul(&o, &r);
-    if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
+    if (o.formats_mask != 0) {
+        rc = pw_bench_matmul(&o, &r);
+        if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
+    }
+    /* QC4W reuses the machine figures measured above (or measures its own). */
+    if (rc == PW_EXIT_OK && o.qc4w) rc = pw_bench_qc4w(&o, &r);
     if (rc == PW_EXIT_OK && o.plot) rc = pw_bench_plot(&r, o.plot);
     free(r.cases);
     return rc;
