@@ -265,7 +265,7 @@ static double seconds_since(const struct timespec *t0) {
 static void test_crash_safety(pw_context *ctx) {
     /* A bigger source so the writer runs long enough to be killed in every phase. */
     char big[512];
-    snprintf(big, sizeof big, "%s/test_cache_big.gguf", PW_TEST_BINARY_DIR);
+    snprintf(big, sizeof big, "%s/test_cache_%d_big.gguf", PW_TEST_BINARY_DIR, (int)getpid());
     write_gguf(ctx, big, 99, 40);
     /* Calibrate: how long a writer takes from its start signal to its exit. */
     struct timespec t0;
@@ -318,10 +318,12 @@ static void test_crash_safety(pw_context *ctx) {
 }
 
 int main(void) {
-    snprintf(path_gguf, sizeof path_gguf, "%s/test_cache.gguf", PW_TEST_BINARY_DIR);
-    snprintf(path_other, sizeof path_other, "%s/test_cache_other.gguf", PW_TEST_BINARY_DIR);
-    snprintf(path_cache, sizeof path_cache, "%s/test_cache.pwc", PW_TEST_BINARY_DIR);
-    snprintf(path_work, sizeof path_work, "%s/test_cache_work.pwc", PW_TEST_BINARY_DIR);
+    /* One set of files per process: ctest runs the ISA levels of this test in parallel. */
+    const int pid = (int)getpid();
+    snprintf(path_gguf, sizeof path_gguf, "%s/test_cache_%d.gguf", PW_TEST_BINARY_DIR, pid);
+    snprintf(path_other, sizeof path_other, "%s/test_cache_%d_other.gguf", PW_TEST_BINARY_DIR, pid);
+    snprintf(path_cache, sizeof path_cache, "%s/test_cache_%d.pwc", PW_TEST_BINARY_DIR, pid);
+    snprintf(path_work, sizeof path_work, "%s/test_cache_%d_work.pwc", PW_TEST_BINARY_DIR, pid);
     events ev;
     pw_context_options o;
     pw_context_options_init(&o);
