@@ -82,7 +82,21 @@ typedef struct utile {
     int64_t ng;                    /* groups in this chunk */
     const uint8_t *x[PW__VNNI_MR]; /* activation block of each row at the chunk start */
     float *acc;
+    /* Packed bytes needed next, prefetched pf_lines lines per group: [pf, pf_end) of
+     * the first tile and, when pf_nt is 2, the same bytes of the second. */
+    const uint8_t *pf, *pf_end;
+    int pf_lines, pf_nt;
 } utile;
+
+/* One group's share of the next packed bytes (spread out: a burst would hold the
+ * line fill buffers that the activation loads need). */
+PW__INLINE const uint8_t *prefetch_next(const utile *u, const uint8_t *pf) {
+    for (int l = 0; l < u->pf_lines && pf < u->pf_end; ++l, pf += 64) {
+        _mm_prefetch((const char *)pf, _MM_HINT_T0);
+        if (u->pf_nt == 2) _mm_prefetch((const char *)(pf + u->tile_bytes), _MM_HINT_T0);
+    }
+    return pf;
+}
 
 /*
  * The integer part of one group for nt tiles x mr rows: idot[r][t] =
@@ -114,11 +128,12 @@ PW__INLINE void group_dot(__m512i id[PW__VNNI_MR][PW__VNNI_NT], const uint8_t *w
 
 /* G = 32 against pw__q8_32 rows: acc += cvt(idot) * scale * d (+ min * dsum). */
 PW__INLINE void utile_g32(const utile *u, const int nt, const int mr, const int has_min) {
-    const uint8_t *w = u->w;
+    const uint8_t *w = u->w, *pf = u->pf;
     const uint8_t *x[PW__VNNI_MR];
 #pragma GCC unroll 8
     for (int r = 0; r < mr; ++r) x[r] = u->x[r];
     for (int64_t j = 0; j < u->ng; ++j, w += u->rec) {
+        pf = prefetch_next(u, pf);
         __m512i id[PW__VNNI_MR][PW__VNNI_NT];
         group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_32, qu), 32, nt, mr);
         __m512 sc[PW__VNNI_NT], mn[PW__VNNI_NT];
@@ -154,7 +169,7 @@ PW__INLINE void utile_g32(const utile *u, const int nt, const int mr, const int 
  */
 PW__INLINE void utile_g16(const utile *u, float *sb, const int nt, const int mr,
                           const int has_min) {
-    const uint8_t *w = u->w;
+    const uint8_t *w = u->w, *pf = u->pf;
     const uint8_t *x[PW__VNNI_MR];
 #pragma GCC unroll 8
     for (int r = 0; r < mr; ++r) x[r] = u->x[r];
@@ -170,6 +185,14 @@ PW__INLINE void utile_g16(const utile *u, float *sb, const int nt, const int mr,
             }
         }
         for (int j = 0; j < 16; ++j, w += u->rec) {
+            pf = prefetch_next(u, pf);
+            if (j < 5) {
+                /* The lines of the next activation block this kernel reads: header, qu. */
+                const size_t line = j == 0 ? 0 : offsetof(pw__q8_256, qu) + 64 * (size_t)(j - 1);
+#pragma GCC unroll 8
+                for (int r = 0; r < mr; ++r)
+                    _mm_prefetch((const char *)(x[r] + sizeof(pw__q8_256) + line), _MM_HINT_T0);
+            }
             __m512i id[PW__VNNI_MR][PW__VNNI_NT];
             group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_256, qu) + 16 * (size_t)j, 16, nt, mr);
 #pragma GCC unroll 2
@@ -234,18 +257,11 @@ static void pair_masks(int64_t t0, int64_t o1, __mmask16 m[PW__VNNI_NT]) {
     }
 }
 
-/* Prefetch bytes [from, to) (64-byte steps) of nt tiles at p. */
-static void prefetch_slice(const uint8_t *p, uint64_t tile_bytes, int nt, uint64_t from,
-                           uint64_t to) {
-    for (uint64_t b = from; b < to; b += 64)
-        for (int t = 0; t < nt; ++t) _mm_prefetch((const char *)(p + t * tile_bytes + b), _MM_HINT_T0);
-}
-
 /*
  * Loop nest (BLIS order): row blocks of X whose activations stay in L2
  * (PW__VNNI_XL2 bytes), tile pairs, chunks of the input, row panels. A tile
  * pair's Y block (rows x 128 B) stays in cache across its chunks; the next
- * chunk's packed groups are prefetched a slice per panel.
+ * chunk's packed groups are prefetched a few lines per group.
  */
 PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            const int g, const int has_min) {
@@ -284,12 +300,12 @@ PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
                 const int ntn = tn >= o1 ? 0 : (o1 - tn > PW__I8G_NR ? 2 : 1);
                 const uint8_t *pf = c->packed + (uint64_t)(tn / PW__I8G_NR) * d->tile_bytes +
                                     (uint64_t)jn * u.rec;
-                const uint64_t pf_bytes = (uint64_t)(groups - jn < kc ? groups - jn : kc) * u.rec;
-                const uint64_t pf_step = (pf_bytes / (uint64_t)panels + 63) & ~(uint64_t)63;
-                uint64_t pf_at = 0;
-                for (int64_t i = ib; i < ie; i += PW__VNNI_MR, pf_at += pf_step) {
-                    prefetch_slice(pf, d->tile_bytes, ntn, pf_at,
-                                   pf_at + pf_step < pf_bytes ? pf_at + pf_step : pf_bytes);
+                const uint64_t pf_lines = ((uint64_t)(groups - jn < kc ? groups - jn : kc) * u.rec + 63) / 64;
+                u.pf = pf;
+                u.pf_end = ntn ? pf + 64 * pf_lines : pf;
+                u.pf_nt = ntn;
+                u.pf_lines = (int)((pf_lines + (uint64_t)(panels * u.ng) - 1) / (uint64_t)(panels * u.ng));
+                for (int64_t i = ib; i < ie; i += PW__VNNI_MR, u.pf += 64 * u.pf_lines * u.ng) {
                     const int rows = ie - i < PW__VNNI_MR ? (int)(ie - i) : PW__VNNI_MR;
                     const int mr = rows > 4 ? 8 : 4;
                     for (int r = 0; r < PW__VNNI_MR; ++r)
