@@ -10,7 +10,6 @@
 #   CC=clang-14 cmake -S . -B build-fuzz -G Ninja -DPW_SANITIZE=ON -DPW_FUZZ=ON
 #   cmake --build build-fuzz --target fuzz_gguf
 #   build-fuzz/tests/fuzz_gguf -max_total_time=1800 fuzz/corpus/gguf   (see fuzz/README.md)
-option(PW_FUZZ "Build the libFuzzer targets (clang and PW_SANITIZE=ON)" OFF)
 
 set(PW_FUZZ_DIR ${PROJECT_SOURCE_DIR}/fuzz)
 
