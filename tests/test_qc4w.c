@@ -126,8 +126,16 @@ static int check_kernel(pw_context *ctx, const pw__qc4w_kernel *k, const weights
     const size_t esz = f16 ? 2 : 4;
     uint8_t *y = malloc(esz * (size_t)(batch * n));
     memset(y, 0xFF, esz * (size_t)(batch * n)); /* NaN in both widths */
-    pw__qc4w_call c = {p, &d, lhs, pw__qd8_row_bytes(d.in_padded), y, n, f16, mn, mx};
+    const size_t rb = pw__qd8_row_bytes(d.in_padded);
+    uint8_t *panels = NULL;
+    if (k->lhs_panel > 0) {
+        panels = malloc(pw__qd8_panels_bytes(batch, d.in_padded, k->lhs_panel));
+        pw__qd8_panel_rows(lhs, rb, d.in_padded, k->lhs_panel, 0, batch, panels);
+    }
+    pw__qc4w_call c = {.packed = p, .desc = &d, .lhs = lhs, .lhs_row_bytes = rb, .panels = panels,
+                       .y = y, .ldy = n, .f16 = f16, .min = mn, .max = mx};
     CHECK_OK(pw__qc4w_gemm(ctx, k, &c, n, batch), ctx);
+    free(panels);
     int bad = 0;
     for (int64_t m = 0; m < batch && bad < 3; ++m) {
         for (int64_t o = 0; o < n && bad < 3; ++o) {

@@ -216,7 +216,8 @@ static void refusal(pw_context *ctx) {
             if (!pw__qc4w_kernel_usable(ctx, kb)) continue;
             float y[21];
             for (int i = 0; i < 21; ++i) y[i] = NAN;
-            pw__qc4w_call c = {p, &d, lhs, pw__qd8_row_bytes(k), y, n, 0, -INFINITY, INFINITY};
+            pw__qc4w_call c = {.packed = p, .desc = &d, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+                              .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
             const pw_status st = pw__qc4w_gemm(ctx, kb, &c, n, 1);
             if (strcmp(ka->family, kb->family) == 0) {
                 CHECK(st == PW_OK, "%s on %s's buffer: %s", kb->name, ka->name, pw_context_message(ctx));
@@ -235,7 +236,8 @@ static void refusal(pw_context *ctx) {
         pw__pack_desc other = d;
         other.nr = d.nr * 2;
         float y[21];
-        pw__qc4w_call c = {p, &other, lhs, pw__qd8_row_bytes(k), y, n, 0, -INFINITY, INFINITY};
+        pw__qc4w_call c = {.packed = p, .desc = &other, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+                          .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
         if (pw__qc4w_kernel_usable(ctx, ka))
             CHECK_STATUS(pw__qc4w_gemm(ctx, ka, &c, n, 1), PW_ERR_FAMILY, ctx);
         other = d;
@@ -250,7 +252,8 @@ static void refusal(pw_context *ctx) {
                          .sr = 1, .group = 32, .version = 1, .out = n, .in = k};
     const pw__qc4w_kernel *k0 = pw__qc4w_kernel_get(0);
     float y[21];
-    pw__qc4w_call c = {raw, &i8g, lhs, pw__qd8_row_bytes(k), y, n, 0, -INFINITY, INFINITY};
+    pw__qc4w_call c = {.packed = raw, .desc = &i8g, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+                      .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
     CHECK_STATUS(pw__qc4w_gemm(ctx, k0, &c, n, 1), PW_ERR_FAMILY, ctx);
     CHECK(strstr(pw_context_message(ctx), "i8g32x16k4") != NULL, "names i8g: %s",
           pw_context_message(ctx));

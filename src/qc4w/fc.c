@@ -252,8 +252,9 @@ const uint8_t *pw__qc4w_fc_packed(const pw_qc4w_fc *op) { return op->packed; }
 typedef struct quant_job {
     const float *x;
     int64_t k, kp, rows_per_task, batch;
-    uint8_t *lhs;
+    uint8_t *lhs, *panels;
     size_t row_bytes;
+    int32_t panel_rows;
 } quant_job;
 
 static void quant_task(void *p, size_t t) {
@@ -262,6 +263,8 @@ static void quant_task(void *p, size_t t) {
     const int64_t m1 = m0 + j->rows_per_task < j->batch ? m0 + j->rows_per_task : j->batch;
     for (int64_t m = m0; m < m1; ++m)
         pw__qd8_quantize_row(j->x + m * j->k, j->k, j->kp, j->lhs + (size_t)m * j->row_bytes);
+    if (j->panels != NULL)
+        pw__qd8_panel_rows(j->lhs, j->row_bytes, j->kp, j->panel_rows, m0, m1, j->panels);
 }
 
 static pw_status run(pw_context *ctx, pw_qc4w_fc *op, int64_t batch, const float *x, void *y,
@@ -275,10 +278,16 @@ static pw_status run(pw_context *ctx, pw_qc4w_fc *op, int64_t batch, const float
                 op->name, batch);
     const int64_t k = op->desc.in, kp = op->desc.in_padded;
     const size_t row_bytes = pw__qd8_row_bytes(kp);
-    size_t need;
-    PW__FAIL_IF(__builtin_mul_overflow(row_bytes, (uint64_t)batch, &need), ctx, PW_ERR_OVERFLOW,
+    /* Rows, then (for a kernel that reads them, batch > 1) panels, both 64-byte aligned. */
+    const int32_t pr = batch > 1 ? op->kernel->lhs_panel : 0;
+    size_t rows_bytes, need = 0;
+    PW__FAIL_IF(__builtin_mul_overflow(row_bytes, (uint64_t)batch, &rows_bytes) ||
+                    (pr > 0 && __builtin_add_overflow(rows_bytes, pw__qd8_panels_bytes(batch, kp, pr),
+                                                      &need)),
+                ctx, PW_ERR_OVERFLOW,
                 "pw_qc4w_fc_run '%s': activation scratch for batch %" PRId64 " overflows",
                 op->name, batch);
+    if (pr == 0) need = rows_bytes;
     if (need > op->lhs_bytes) {
         uint8_t *s = pw__alloc(ctx, need, 64);
         PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
@@ -288,7 +297,7 @@ static pw_status run(pw_context *ctx, pw_qc4w_fc *op, int64_t batch, const float
         op->lhs = s;
         op->lhs_bytes = need;
     }
-    quant_job qj = {x, k, kp, 1, batch, op->lhs, row_bytes};
+    quant_job qj = {x, k, kp, 1, batch, op->lhs, pr > 0 ? op->lhs + rows_bytes : NULL, row_bytes, pr};
     const int64_t want = 4 * (int64_t)pw_context_threads(ctx);
     qj.rows_per_task = (batch + want - 1) / want;
     pw__parallel_for(ctx, quant_task, &qj, (size_t)((batch + qj.rows_per_task - 1) / qj.rows_per_task));
@@ -305,6 +314,7 @@ static pw_status run(pw_context *ctx, pw_qc4w_fc *op, int64_t batch, const float
     c.desc = &op->desc;
     c.lhs = op->lhs;
     c.lhs_row_bytes = row_bytes;
+    c.panels = qj.panels;
     c.y = y;
     c.ldy = op->desc.out;
     c.f16 = f16;

@@ -92,6 +92,9 @@ static void run_task(void *p, size_t t) {
 pw_status pw__qc4w_gemm(pw_context *ctx, const pw__qc4w_kernel *k, const pw__qc4w_call *c,
                         int64_t n, int64_t batch) {
     PW__TRY(pw__qc4w_kernel_check(ctx, k, c->desc));
+    PW__FAIL_IF(k->lhs_panel > 0 && batch > 1 && c->panels == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
+                "kernel %s reads QD8 panels of %d rows, and the call has none", k->name,
+                (int)k->lhs_panel);
     PW__FAIL_IF(n != c->desc->out, ctx, PW_ERR_SHAPE,
                 "kernel %s: N = %" PRId64 " but the packed buffer holds %" PRId64 " channels",
                 k->name, n, c->desc->out);

@@ -31,6 +31,15 @@
  *   | pw__qd8_header (64 B) | int8 q[Kp] | uint8 u[Kp] = q + 128 |
  *
  *   x[k] ~ (q[k] - zp) * scale; q[k] = 0 (u = 128) for k >= K.
+ *
+ * QD8 panels (for kernels with lhs_panel = P > 0, on top of the rows): the
+ * u of rows [pP, pP + P) interleaved by 8 bytes, so a micro-tile of P rows
+ * reads one contiguous stream with one pointer:
+ *
+ *   panel p (P * Kp bytes):  | row pP: u[0..7] | row pP+1: u[0..7] | ... | row pP+P-1: u[0..7] |
+ *                            | row pP: u[8..15] | ...                                          |
+ *
+ * A last panel with fewer rows leaves the missing rows' slots unwritten.
  */
 #ifndef PACKWISE_QC4W_INTERNAL_H
 #define PACKWISE_QC4W_INTERNAL_H
@@ -67,6 +76,13 @@ static inline size_t pw__qd8_row_bytes(int64_t k_padded) {
 /* Quantize one row of K floats. A value that is not finite makes the row
  * unusable: header.bad = 1 and header.bad_k names the first such k. */
 void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+
+/* Bytes of the panels for `batch` rows, and the copy of rows [m0, m1)'s u into them. */
+static inline size_t pw__qd8_panels_bytes(int64_t batch, int64_t k_padded, int32_t p) {
+    return (size_t)((batch + p - 1) / p) * (size_t)p * (size_t)k_padded;
+}
+void pw__qd8_panel_rows(const uint8_t *lhs, size_t row_bytes, int64_t k_padded, int32_t p,
+                        int64_t m0, int64_t m1, uint8_t *panels);
 
 /* The row's parts. */
 static inline const pw__qd8_header *pw__qd8_hdr(const uint8_t *row) {
@@ -112,6 +128,7 @@ typedef struct pw__qc4w_call {
     const pw__pack_desc *desc;     /* its description: Kp = desc->in_padded */
     const uint8_t *lhs;            /* QD8 row 0 */
     size_t lhs_row_bytes;
+    const uint8_t *panels;         /* QD8 panels of the kernel's lhs_panel rows, or NULL */
     void *y;                       /* float or uint16_t (IEEE half) */
     int64_t ldy;                   /* elements between rows of y */
     int f16;                       /* y is half */
@@ -128,7 +145,8 @@ typedef struct pw__qc4w_call {
  *
  * in exactly these f32 operations (no fused multiply-add), so every kernel
  * gives the reference's bits. n0 is a multiple of nr; n1 is too, or equals
- * N. y outside the rectangle is never written; y inside is never read.
+ * N; m0 is a multiple of mr (so that QD8 panels start whole). y outside the
+ * rectangle is never written; y inside is never read.
  */
 typedef void (*pw__qc4w_run_fn)(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0,
                                 int64_t m1);
@@ -174,6 +192,7 @@ typedef struct pw__qc4w_kernel {
     const char *isa;     /* "scalar", "avx2", "avx512vnni", "dotprod", "i8mm" */
     int32_t priority;    /* PW__PRIO_* of kernel/kernel.h: higher wins */
     int64_t max_k;       /* largest K whose int32 accumulation is exact in this kernel */
+    int32_t lhs_panel;   /* > 0: also reads QD8 panels of this many rows (call->panels) */
     pw__qc4w_run_fn run;
 } pw__qc4w_kernel;
 

@@ -67,3 +67,12 @@ void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *
     h->neg_zp = -zp;
     h->sum = sum;
 }
+
+void pw__qd8_panel_rows(const uint8_t *lhs, size_t row_bytes, int64_t k_padded, int32_t p,
+                        int64_t m0, int64_t m1, uint8_t *panels) {
+    for (int64_t m = m0; m < m1; ++m) {
+        const uint8_t *u = pw__qd8_u(lhs + (size_t)m * row_bytes, k_padded);
+        uint8_t *dst = panels + (size_t)(m / p) * (size_t)p * (size_t)k_padded + (size_t)(m % p) * 8;
+        for (int64_t j = 0; j < k_padded; j += 8, dst += (size_t)p * 8) memcpy(dst, u + j, 8);
+    }
+}
