@@ -6,7 +6,7 @@
  * checked (overflow included) before use, and a refusal names the field and
  * its byte offset in the context message.
  *
- * Rule 1 of @ref layout_rules: a file's bytes are ROW_MAJOR and the reader
+ * Rule 1 of the @ref layout_rules "layout rules": a file's bytes are ROW_MAJOR and the reader
  * never relayouts. GGUF writes dimensions in ne order (fastest first), so a
  * weight the engine calls `[out, in]` is written `ne = [in, out]`. The caller
  * states at open which labels it wants (::pw_gguf_orientation); the record
@@ -35,11 +35,12 @@ typedef enum pw_gguf_orientation {
 
 /** Options for pw_gguf_open(); initialise with pw_gguf_open_options_init(). */
 typedef struct pw_gguf_open_options {
-    size_t struct_size;
+    size_t struct_size;              /**< sizeof(pw_gguf_open_options), set by init */
     pw_gguf_orientation orientation; /**< default ::PW_ORIENT_AS_STORED, as the spec says */
     int no_mmap;                     /**< nonzero: read tensors with pw_gguf_tensor_read() only */
 } pw_gguf_open_options;
 
+/** Fill @p options with defaults (AS_STORED, mmap). */
 PW_API void pw_gguf_open_options_init(pw_gguf_open_options *options);
 
 /** An open GGUF file. */
@@ -90,7 +91,7 @@ PW_API int64_t pw_gguf_tensor_count(const pw_gguf *gguf);
 
 /** What the header says about one tensor. Strings are owned by the handle. */
 typedef struct pw_gguf_tensor_info {
-    const char *name;
+    const char *name;          /**< tensor name (UTF-8, NUL-terminated copy) */
     uint32_t gguf_type;        /**< type id as written in the file */
     int format_known;          /**< nonzero when packwise has a format for gguf_type */
     pw_format format;          /**< valid when format_known, else PW_FORMAT_COUNT */
@@ -112,7 +113,7 @@ PW_API pw_status pw_gguf_find_tensor(pw_context *ctx, const pw_gguf *gguf, const
                                      int64_t *index);
 
 /**
- * A ROW_MAJOR view of tensor @p index straight into the mapping (no copy,
+ * A ROW_MAJOR view (@ref layout_rules) of tensor @p index straight into the mapping (no copy,
  * ::PW_STORAGE_MAPPED; valid until pw_gguf_close()). Labelled per the open
  * orientation: with AS_STORED a 2-D weight is `[in, out]` with block_axis 0;
  * with OUT_IN it is `[out, in]` with block_axis 1. An unknown type is refused
@@ -214,7 +215,8 @@ PW_API pw_status pw_gguf_find_key(pw_context *ctx, const pw_gguf *gguf, const ch
 PW_API pw_status pw_gguf_find_value(pw_context *ctx, const pw_gguf *gguf, const char *key,
                                     pw_gguf_value *value);
 
-/** Typed getters: the handle's type must be exactly the getter's. */
+/** Typed getters: the handle's type must be exactly the getter's (::PW_ERR_INVALID_ARGUMENT otherwise). */
+/**@{*/
 PW_API pw_status pw_gguf_value_u8(pw_context *ctx, const pw_gguf_value *v, uint8_t *out);
 PW_API pw_status pw_gguf_value_i8(pw_context *ctx, const pw_gguf_value *v, int8_t *out);
 PW_API pw_status pw_gguf_value_u16(pw_context *ctx, const pw_gguf_value *v, uint16_t *out);
@@ -225,6 +227,7 @@ PW_API pw_status pw_gguf_value_u64(pw_context *ctx, const pw_gguf_value *v, uint
 PW_API pw_status pw_gguf_value_i64(pw_context *ctx, const pw_gguf_value *v, int64_t *out);
 PW_API pw_status pw_gguf_value_f32(pw_context *ctx, const pw_gguf_value *v, float *out);
 PW_API pw_status pw_gguf_value_f64(pw_context *ctx, const pw_gguf_value *v, double *out);
+/**@}*/
 /** BOOL: *out is 0 or 1. */
 PW_API pw_status pw_gguf_value_bool(pw_context *ctx, const pw_gguf_value *v, int *out);
 
@@ -286,6 +289,7 @@ PW_API pw_status pw_gguf_writer_set_alignment(pw_gguf_writer *w, uint32_t alignm
  * Scalar and string setters. @p key must be valid UTF-8 without NUL bytes and
  * not yet set (::PW_ERR_DUPLICATE otherwise). Refused while an array is open.
  */
+/**@{*/
 PW_API pw_status pw_gguf_writer_set_u8(pw_gguf_writer *w, const char *key, uint8_t v);
 PW_API pw_status pw_gguf_writer_set_i8(pw_gguf_writer *w, const char *key, int8_t v);
 PW_API pw_status pw_gguf_writer_set_u16(pw_gguf_writer *w, const char *key, uint16_t v);
@@ -297,6 +301,7 @@ PW_API pw_status pw_gguf_writer_set_i64(pw_gguf_writer *w, const char *key, int6
 PW_API pw_status pw_gguf_writer_set_f32(pw_gguf_writer *w, const char *key, float v);
 PW_API pw_status pw_gguf_writer_set_f64(pw_gguf_writer *w, const char *key, double v);
 PW_API pw_status pw_gguf_writer_set_bool(pw_gguf_writer *w, const char *key, int v);
+/**@}*/
 /** @p len bytes of @p s (any bytes, see pw_gguf_value_string()). */
 PW_API pw_status pw_gguf_writer_set_string(pw_gguf_writer *w, const char *key, const char *s,
                                            uint64_t len);

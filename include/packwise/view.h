@@ -172,7 +172,7 @@ PW_API pw_status pw_view_to_float(pw_context *ctx, const pw_view *view, float *d
                                   size_t count);
 
 /**
- * Bring a 2-D `[out, in]` view into @p target layout.
+ * Bring a 2-D `[out, in]` view into @p target layout (@ref layout_rules, rule 3).
  *
  * When the view is already in that layout, *out = *src: no copy, no event.
  * Otherwise the blocks are copied into @p arena, an adapter event is traced
@@ -220,7 +220,7 @@ typedef struct pw_block_grid {
 
 /**
  * Copy block bytes from the layout they are in (@p grid->layout) into
- * @p target. The caller names both, so converting to the layout the bytes are
+ * @p target (the orders are defined in @ref layout_rules). The caller names both, so converting to the layout the bytes are
  * already in is a plain copy and a double permutation cannot happen.
  * @p src and @p dst must not overlap; both hold exactly
  * rows * blocks_per_row * block_bytes bytes (::PW_ERR_SHAPE otherwise).
