@@ -56,8 +56,8 @@ RM_INLINE int q32_bias(int fmt) { return fmt == Q32_Q4_0 ? 8 : 128; }
 
 /* Prefetch every cache line of [p, p + bytes). */
 RM_INLINE void q32_prefetch(const uint8_t *p, size_t bytes) {
-    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T0);
-    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T0);
+    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T1);
+    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T1);
 }
 
 /* The activation half of a step (t <= group blocks from x), shared by the rows of a tile. */
@@ -108,25 +108,33 @@ RM_INLINE __m512i q32_head(const uint8_t *blk, int t, int fmt) {
     return _mm512_maskz_loadu_epi8((__mmask64)((1ull << bytes) - 1), blk);
 }
 
+static inline uint64_t q32_rd16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
 /*
- * The fp16 block scales of the tile's rows (from each row's q32_head), as f32
- * times the activation scales: Q4_0/IQ4_NL [row r: blocks b..b+3] in lanes
- * 4r..4r+3; Q8_0 [row r: b, b+1] in lanes 2r, 2r+1.
+ * The fp16 block scales of the tile's rows as f32 times the activation scales:
+ * Q4_0/IQ4_NL [row r: blocks b..b+3] in lanes 4r..4r+3, taken from each row's
+ * q32_head; Q8_0 [row r: b, b+1] in lanes 2r, 2r+1, read from blk[r].
  */
-RM_INLINE __m512 q32_row_scales(const __m512i head[RM_NR], int fmt, __m512 da) {
-    __m512i idx;
-    if (fmt == Q32_Q8_0) /* d at words 0, 17 of each head: two rows per permute */
-        idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                               0, 0, 0, 0, 0, 0, 49, 32, 17, 0);
-    else /* d at words 0, 9, 18, 27 */
-        idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                               0, 0, 59, 50, 41, 32, 27, 18, 9, 0);
+RM_INLINE __m512 q32_row_scales(const uint8_t *const blk[RM_NR], const __m512i head[RM_NR],
+                                int rows, int t, int fmt, __m512 da) {
+    if (fmt == Q32_Q8_0) {
+        uint64_t h[RM_NR] = {0, 0, 0, 0};
+        for (int r = 0; r < rows; ++r) {
+            h[r] = q32_rd16(blk[r]);
+            if (t > 1) h[r] |= q32_rd16(blk[r] + sizeof(pw__block_q8_0)) << 16;
+        }
+        const __m128i v = _mm_set_epi64x((long long)(h[2] | h[3] << 32), (long long)(h[0] | h[1] << 32));
+        return _mm512_mul_ps(_mm512_zextps256_ps512(_mm256_cvtph_ps(v)), da);
+    }
+    /* d at words 0, 9, 18, 27 of each head: two rows per permute */
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 59, 50, 41, 32, 27, 18, 9, 0);
     const __m512i r01 = _mm512_permutex2var_epi16(head[0], idx, head[1]);
     const __m512i r23 = _mm512_permutex2var_epi16(head[2], idx, head[3]);
-    if (fmt == Q32_Q8_0) {
-        const __m128i h = _mm_unpacklo_epi64(_mm512_castsi512_si128(r01), _mm512_castsi512_si128(r23));
-        return _mm512_mul_ps(_mm512_zextps256_ps512(_mm256_cvtph_ps(h)), da);
-    }
     const __m256i h = _mm256_inserti128_si256(_mm512_castsi512_si256(r01),
                                               _mm512_castsi512_si128(r23), 1);
     return _mm512_mul_ps(_mm512_cvtph_ps(h), da);
@@ -178,20 +186,19 @@ RM_INLINE void q32_step(const uint8_t *const wr[RM_NR], const uint8_t *const pf[
                         __m512 acc[RM_NR]) {
     const q32_act a = q32_act_load(x, t, fmt);
     const size_t bytes = (size_t)q32_group(fmt) * q32_block_bytes(fmt);
+    const uint8_t *blk[RM_NR];
     __m512i head[RM_NR];
 #pragma GCC unroll 4
     for (int r = 0; r < RM_NR; ++r) {
-        if (r < rows) {
-            q32_prefetch(pf[r] + off, bytes);
-            head[r] = q32_head(wr[r] + off, t, fmt);
-        } else {
-            head[r] = _mm512_setzero_si512();
-        }
+        blk[r] = wr[r] + off;
+        /* Q8_0 reads its scales and bytes directly: no head */
+        head[r] = r < rows && fmt != Q32_Q8_0 ? q32_head(blk[r], t, fmt) : _mm512_setzero_si512();
+        if (r < rows) q32_prefetch(pf[r] + off, bytes);
     }
-    const __m512 scales = q32_row_scales(head, fmt, a.d);
+    const __m512 scales = q32_row_scales(blk, head, rows, t, fmt, a.d);
 #pragma GCC unroll 4
     for (int r = 0; r < rows; ++r) {
-        const __m512i dot = q32_dot(wr[r] + off, head[r], &a, t, fmt);
+        const __m512i dot = q32_dot(blk[r], head[r], &a, t, fmt);
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), q32_scale_of_row(scales, r, fmt), acc[r]);
     }
 }
