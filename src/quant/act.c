@@ -1,6 +1,8 @@
 /* Activation quantizers: f32 rows to the int8 block forms kernels consume (see act.h). */
 #include "quant/act.h"
 
+#include "base/internal.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -72,16 +74,40 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
     }
 }
 
-void pw__act_quantize_rows(const pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+typedef void (*quantize_row_fn)(pw_activation, const float *, int64_t, void *);
+
+typedef struct quantize_job {
+    quantize_row_fn row;
+    pw_activation a;
+    const float *x;
+    int64_t ldx, n, in, rows_per_task;
+    uint8_t *dst;
+    size_t row_bytes;
+} quantize_job;
+
+static void quantize_task(void *p, size_t t) {
+    const quantize_job *q = p;
+    const int64_t i0 = (int64_t)t * q->rows_per_task;
+    const int64_t i1 = i0 + q->rows_per_task < q->n ? i0 + q->rows_per_task : q->n;
+    for (int64_t i = i0; i < i1; ++i) q->row(q->a, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
+}
+
+void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes) {
-    void (*row)(pw_activation, const float *, int64_t, void *) = pw__act_quantize_row;
+    quantize_job q = {pw__act_quantize_row, a, x, ldx, n, in, n, dst, row_bytes};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
-    if ((pw_context_usable_features(ctx) & need) == need) row = pw__act_quantize_row_avx512;
-#else
-    (void)ctx;
+    if ((pw_context_usable_features(ctx) & need) == need) q.row = pw__act_quantize_row_avx512;
 #endif
-    for (int64_t i = 0; i < n; ++i) row(a, x + i * ldx, in, (uint8_t *)dst + (size_t)i * row_bytes);
+    /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */
+    const int64_t threads = pw_context_threads(ctx);
+    if (threads > 1 && n > 1 && n * in >= (int64_t)1 << 16) {
+        const int64_t tasks = n < 4 * threads ? n : 4 * threads;
+        q.rows_per_task = (n + tasks - 1) / tasks;
+        pw__parallel_for(ctx, quantize_task, &q, (size_t)((n + q.rows_per_task - 1) / q.rows_per_task));
+        return;
+    }
+    quantize_task(&q, 0);
 }
 
 void pw__act_dequantize_row(pw_activation a, const void *src, int64_t in, float *dst) {

@@ -47,10 +47,11 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
 
 /*
  * Quantize n rows of `in` floats (row stride ldx floats) into rows of
- * row_bytes bytes with the fastest quantizer the context's ISA allows; every
- * quantizer writes exactly the bytes pw__act_quantize_row writes (finite x).
+ * row_bytes bytes with the fastest quantizer the context's ISA allows, on the
+ * context's threads when the work is GEMM-sized; every quantizer writes
+ * exactly the bytes pw__act_quantize_row writes (finite x).
  */
-void pw__act_quantize_rows(const pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes);
 
 #if defined(__x86_64__)
