@@ -34,13 +34,21 @@
  * Those 3 (G = 16: 2) extra vector ops per 8 (4) vpdpbusd bound the kernel at
  * about 73% (67%) of the vpdpbusd peak.
  *
- * Blocking: the input runs in chunks of PW__VNNI_KC values. Inside a chunk a
- * tile pair's groups (20 KB for Q4_0) stay in L1 while every row panel of X
- * streams past them from L2 (n rows x 1.5 KB per chunk), and partial sums
- * live in Y between chunks. Edges take the same path: outputs past o1 (the
- * pack holds zero rows there) are masked off on every Y access, a lone last
- * tile runs with nt = 1, and a short last panel repeats its last row of X in
- * the unused slots (4 or 8 rows) and stores only the real ones.
+ * Blocking (BLIS order, measured on a 2-core VM whose L3 and memory deliver
+ * only 3-8 GB/s per core): row blocks of X whose activations stay in L2
+ * (PW__VNNI_XL2, so n = 128 at in = 4096 streams the weights once), then
+ * tile pairs, then chunks of PW__VNNI_KC input values, then row panels.
+ * Inside a chunk the pair's groups (20 KB for Q4_0) stay in L1 while every
+ * panel streams past them; the pair's Y block (rows x 128 B) stays in cache
+ * across its chunks and holds the partial sums between them. The next
+ * chunk's groups are prefetched a line or two per group (a burst per panel
+ * held the fill buffers the activation loads need), activations a few
+ * groups ahead, the next pair's Y lines during the last chunk.
+ *
+ * Edges take the same path: outputs past o1 (the pack holds zero rows
+ * there) are masked off on every Y access, a lone last tile runs with
+ * nt = 1, and a short last panel repeats its last row of X in the unused
+ * slots (of 4 or 8) and stores only the real ones.
  */
 #include "kernel/i8g.h"
 
@@ -51,12 +59,8 @@
 #define PW__VNNI_MR 8   /* rows of X per micro-tile */
 #define PW__VNNI_NT 2   /* packed tiles (of 16 outputs) per micro-tile */
 #define PW__VNNI_KC 512 /* input values per chunk: a multiple of 256 */
-#ifndef PW__VNNI_XPF
-#define PW__VNNI_XPF 2 /* groups ahead to prefetch activations (G = 32) */
-#endif
-#ifndef PW__VNNI_XL2
-#define PW__VNNI_XL2 (1536u << 10) /* bytes of activations per row block */
-#endif
+#define PW__VNNI_XPF 2  /* groups ahead to prefetch activations (G = 32) */
+#define PW__VNNI_XL2 (1536u << 10) /* bytes of activations per row block (L2 is 2 MB) */
 
 #define PW__VNNI_FEATURES \
     (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
@@ -257,79 +261,93 @@ static void pair_masks(int64_t t0, int64_t o1, __mmask16 m[PW__VNNI_NT]) {
     }
 }
 
+/* Where one tile pair of one row block runs (see run_family). */
+typedef struct pair_run {
+    int64_t ib, ie;           /* rows of X */
+    int64_t t0, o1;           /* first output; end of the rectangle */
+    __mmask16 m[PW__VNNI_NT]; /* live outputs of each tile */
+    int nt;                   /* tiles present (1 for a lone last tile) */
+} pair_run;
+
 /*
- * Loop nest (BLIS order): row blocks of X whose activations stay in L2
- * (PW__VNNI_XL2 bytes), tile pairs, chunks of the input, row panels. A tile
- * pair's Y block (rows x 128 B) stays in cache across its chunks; the next
- * chunk's packed groups are prefetched a few lines per group.
+ * One micro-tile of the current chunk for rows [i, i + 8) (fewer at the end):
+ * partial sums in from Y (zero for the first chunk), out to Y, masked.
  */
+PW__INLINE void panel_run(const pw__mm_call *c, utile *u, float *sb, const pair_run *p,
+                          int64_t i, int64_t xoff, int first, int next_nt, const int g,
+                          const int has_min) {
+    const int64_t ldy = c->ldy;
+    const int rows = p->ie - i < PW__VNNI_MR ? (int)(p->ie - i) : PW__VNNI_MR;
+    const int mr = rows > 4 ? 8 : 4;
+    for (int r = 0; r < PW__VNNI_MR; ++r)
+        u->x[r] = c->xq + (uint64_t)(i + (r < rows ? r : rows - 1)) * c->xq_row_bytes + (uint64_t)xoff;
+    float *y = c->y + i * ldy + p->t0;
+    for (int r = 0; r < mr; ++r)
+        for (int t = 0; t < PW__VNNI_NT; ++t) {
+            __m512 v = _mm512_setzero_ps();
+            if (!first && r < rows) v = _mm512_maskz_loadu_ps(p->m[t], y + r * ldy + 16 * t);
+            _mm512_store_ps(u->acc + (r * PW__VNNI_NT + t) * 16, v);
+        }
+    utile_any(u, sb, p->nt, mr, g, has_min);
+    for (int r = 0; r < rows; ++r) {
+        for (int t = 0; t < p->nt; ++t)
+            _mm512_mask_storeu_ps(y + r * ldy + 16 * t, p->m[t],
+                                  _mm512_load_ps(u->acc + (r * PW__VNNI_NT + t) * 16));
+        /* The next pair's Y lines, so that its first stores do not wait for memory. */
+        for (int t = 0; t < next_nt; ++t)
+            _mm_prefetch((const char *)(y + r * ldy + PW__VNNI_NT * PW__I8G_NR + 16 * t), _MM_HINT_T0);
+    }
+}
+
+/* All chunks of one tile pair for the rows of one row block. */
+PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pair_run *p,
+                            const int g, const int has_min) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t groups = d->in / g, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
+    const int64_t xblock = g == 32 ? (int64_t)sizeof(pw__q8_32) : (int64_t)sizeof(pw__q8_256);
+    const int64_t xgroups = g == 32 ? 1 : 16; /* groups per activation block */
+    const int64_t panels = (p->ie - p->ib + PW__VNNI_MR - 1) / PW__VNNI_MR;
+    const uint8_t *tile = c->packed + (uint64_t)(p->t0 / PW__I8G_NR) * d->tile_bytes;
+    for (int64_t j0 = 0; j0 < groups; j0 += kc) {
+        u->ng = groups - j0 < kc ? groups - j0 : kc;
+        u->w = tile + (uint64_t)j0 * u->rec;
+        /* What comes next: this pair's next chunk, else the next pair's first. */
+        const int last = j0 + kc >= groups;
+        const int64_t tn = last ? p->t0 + pair : p->t0, jn = last ? 0 : j0 + kc;
+        const int next_nt = tn >= p->o1 ? 0 : (p->o1 - tn > PW__I8G_NR ? 2 : 1);
+        const uint64_t lines = ((uint64_t)(groups - jn < kc ? groups - jn : kc) * u->rec + 63) / 64;
+        u->pf = c->packed + (uint64_t)(tn / PW__I8G_NR) * d->tile_bytes + (uint64_t)jn * u->rec;
+        u->pf_end = next_nt ? u->pf + 64 * lines : u->pf;
+        u->pf_nt = next_nt;
+        u->pf_lines = (int)((lines + (uint64_t)(panels * u->ng) - 1) / (uint64_t)(panels * u->ng));
+        for (int64_t i = p->ib; i < p->ie; i += PW__VNNI_MR) {
+            panel_run(c, u, sb, p, i, j0 / xgroups * xblock, j0 == 0, last ? next_nt : 0, g, has_min);
+            u->pf += 64 * u->pf_lines * u->ng;
+        }
+    }
+}
+
+/* Row blocks of X (activations within PW__VNNI_XL2), then tile pairs. */
 PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            const int g, const int has_min) {
-    const pw__pack_desc *d = c->pack_desc;
-    const size_t xblock = g == 32 ? sizeof(pw__q8_32) : sizeof(pw__q8_256);
-    const int64_t xgroups = g == 32 ? 1 : 16; /* groups per activation block */
-    const int64_t groups = d->in / g, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
-    const size_t ldx = c->xq_row_bytes;
-    const int64_t ldy = c->ldy;
     float acc[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
     float sb[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
     utile u;
-    u.tile_bytes = d->tile_bytes;
+    memset(&u, 0, sizeof u);
+    u.tile_bytes = c->pack_desc->tile_bytes;
     u.rec = pw__i8g_group_bytes(g, has_min);
     u.acc = acc;
     /* Row blocks of equal size (whole panels) within the L2 budget. */
-    int64_t mc = (int64_t)(PW__VNNI_XL2 / ldx) / PW__VNNI_MR * PW__VNNI_MR;
+    int64_t mc = (int64_t)(PW__VNNI_XL2 / c->xq_row_bytes) / PW__VNNI_MR * PW__VNNI_MR;
     if (mc < PW__VNNI_MR) mc = PW__VNNI_MR;
-    const int64_t nblk = (i1 - i0 + mc - 1) / mc;
-    mc = ((i1 - i0 + nblk - 1) / nblk + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
+    const int64_t blocks = (i1 - i0 + mc - 1) / mc;
+    mc = ((i1 - i0 + blocks - 1) / blocks + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
     for (int64_t ib = i0; ib < i1; ib += mc) {
-        const int64_t ie = ib + mc < i1 ? ib + mc : i1;
-        const int64_t panels = (ie - ib + PW__VNNI_MR - 1) / PW__VNNI_MR;
-        for (int64_t t0 = o0; t0 < o1; t0 += pair) {
-            __mmask16 m[PW__VNNI_NT];
-            pair_masks(t0, o1, m);
-            const int nt = m[1] ? 2 : 1;
-            const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__I8G_NR) * d->tile_bytes;
-            for (int64_t j0 = 0; j0 < groups; j0 += kc) {
-                u.ng = groups - j0 < kc ? groups - j0 : kc;
-                u.w = tile + (uint64_t)j0 * u.rec;
-                const size_t xoff = (size_t)(j0 / xgroups) * xblock;
-                /* What comes next: this pair's next chunk, else the next pair's first. */
-                const int last = j0 + kc >= groups;
-                const int64_t tn = last ? t0 + pair : t0, jn = last ? 0 : j0 + kc;
-                const int ntn = tn >= o1 ? 0 : (o1 - tn > PW__I8G_NR ? 2 : 1);
-                const uint8_t *pf = c->packed + (uint64_t)(tn / PW__I8G_NR) * d->tile_bytes +
-                                    (uint64_t)jn * u.rec;
-                const uint64_t pf_lines = ((uint64_t)(groups - jn < kc ? groups - jn : kc) * u.rec + 63) / 64;
-                u.pf = pf;
-                u.pf_end = ntn ? pf + 64 * pf_lines : pf;
-                u.pf_nt = ntn;
-                u.pf_lines = (int)((pf_lines + (uint64_t)(panels * u.ng) - 1) / (uint64_t)(panels * u.ng));
-                for (int64_t i = ib; i < ie; i += PW__VNNI_MR, u.pf += 64 * u.pf_lines * u.ng) {
-                    const int rows = ie - i < PW__VNNI_MR ? (int)(ie - i) : PW__VNNI_MR;
-                    const int mr = rows > 4 ? 8 : 4;
-                    for (int r = 0; r < PW__VNNI_MR; ++r)
-                        u.x[r] = c->xq + (uint64_t)(i + (r < rows ? r : rows - 1)) * ldx + xoff;
-                    float *y = c->y + i * ldy + t0;
-                    for (int r = 0; r < mr; ++r)
-                        for (int t = 0; t < PW__VNNI_NT; ++t) {
-                            __m512 v = _mm512_setzero_ps();
-                            if (j0 > 0 && r < rows) v = _mm512_maskz_loadu_ps(m[t], y + r * ldy + 16 * t);
-                            _mm512_store_ps(acc + (r * PW__VNNI_NT + t) * 16, v);
-                        }
-                    utile_any(&u, sb, nt, mr, g, has_min);
-                    for (int r = 0; r < rows; ++r) {
-                        for (int t = 0; t < nt; ++t)
-                            _mm512_mask_storeu_ps(y + r * ldy + 16 * t, m[t],
-                                                  _mm512_load_ps(acc + (r * PW__VNNI_NT + t) * 16));
-                        /* The next pair's Y lines, so its first stores do not wait for memory. */
-                        if (last && ntn) {
-                            _mm_prefetch((const char *)(y + r * ldy + pair), _MM_HINT_T0);
-                            if (ntn == 2) _mm_prefetch((const char *)(y + r * ldy + pair + 16), _MM_HINT_T0);
-                        }
-                    }
-                }
-            }
+        for (int64_t t0 = o0; t0 < o1; t0 += PW__VNNI_NT * PW__I8G_NR) {
+            pair_run p = {ib, ib + mc < i1 ? ib + mc : i1, t0, o1, {0, 0}, 1};
+            pair_masks(t0, o1, p.m);
+            p.nt = p.m[1] ? 2 : 1;
+            pair_chunks(c, &u, sb, &p, g, has_min);
         }
     }
 }
