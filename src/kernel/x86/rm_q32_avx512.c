@@ -9,28 +9,35 @@
  * block_bytes; nothing is copied or packed. Activations are pw__q8_32 rows
  * (GGUF's Q8_0 pairing); y[i, o] for o in [o0, o1), i in [i0, i1).
  *
- * Four weight rows advance together over the blocks, two blocks per step, so
- * one activation register set serves four rows and each row keeps a single
- * f32 accumulator. One step for one row:
+ * Eight weight rows (two quads of four) advance together over the blocks, so
+ * one set of activation registers serves eight rows and each row keeps a
+ * single f32 accumulator. One step of one row:
  *
- *   Q4_0 / IQ4_NL, 18-byte blocks b, b+1 of the row:
- *     | d | 16 B nibbles | d | 16 B nibbles |     byte j: lo = elem j, hi = elem j+16
- *   zmm, one 128-bit lane each:  [ lo(b) | hi(b) | lo(b+1) | hi(b+1) ]   u8 0..15
- *   (IQ4_NL: each nibble through the codebook, + 128, by vpshufb)
+ *   Q4_0 / IQ4_NL, four 18-byte blocks b..b+3 (72 bytes = 36 words):
+ *     | d | 16 B nibbles | d | 16 B nibbles | d | 16 B | d | 16 B |   byte j of a block:
+ *      w0   w1 .. w8       w9   w10 .. w17   w18  ..     w27  ..     lo = elem j, hi = elem j+16
+ *   one vpermt2w (64 bytes + the last 16) gathers the nibble bytes:
+ *     q  = [ nib(b) | nib(b+1) | nib(b+2) | nib(b+3) ]    one 128-bit lane per block
+ *     lo = q & 15, hi = q >> 4 & 15 (IQ4_NL: each through the codebook + 128, vpshufb)
+ *   activations: lo pairs with [ x(b)[0..15] | x(b+1)[0..15] | .. ], hi with [16..31]
  *
- *   Q8_0, 34-byte blocks:  | d | 32 x s8 | d | 32 x s8 |
- *   zmm:  [ q(b) + 128 | q(b+1) + 128 ]  u8 (xor 0x80)
- *
- *   activation zmm: [ x.qs(b) | x.qs(b+1) ]  s8
+ *   Q8_0, two 34-byte blocks:  | d | 32 x s8 | d | 32 x s8 |
+ *     w = [ q(b) + 128 | q(b+1) + 128 ]  u8 (xor 0x80), activations [ x(b) | x(b+1) ]
  *
  * vpdpbusd multiplies unsigned weight bytes by signed activation bytes, so
  * the weight side carries a bias (8 for Q4_0, 128 for IQ4_NL and Q8_0).
- * Its term, bias * sum(x.qs) over each group of four lanes, depends only on
- * the activations: it is computed once per step for the four rows and used
- * as the starting value of every row's dot, negated. The 16 int32 lanes
- * (8 per block) are converted to f32 and multiplied by [d_w(b) d_x(b) x 8,
- * d_w(b+1) d_x(b+1) x 8]. An odd last block runs the same step with the
- * second half zero. The integer part is exact: |lane| <= 4 * 255 * 127.
+ * Its term, bias * sum(x.qs) over the activations each int32 lane sees,
+ * depends only on the activations: it is computed once per step and is the
+ * starting value of every row's dot, negated. The int32 lanes of a block
+ * (4 for Q4_0/IQ4_NL, 8 for Q8_0) are converted to f32 and multiplied by
+ * d_w(block) * d_x(block); the fp16 d_w of a quad's rows are converted
+ * together and spread to the lanes by vpermps. A short last step (fewer
+ * blocks) runs the same code with the missing blocks zero. The integer part
+ * is exact: |lane| <= 2 * 4 * 255 * 127.
+ *
+ * The next tile's rows are prefetched into L2 while a tile computes: with
+ * eight rows in flight the hardware prefetchers alone reach about half the
+ * read bandwidth of a cold weight.
  */
 #include "format/blocks.h"
 #include "kernel/kernel.h"
@@ -38,7 +45,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#define RM_NR 4 /* weight rows per tile */
+#define RM_NR 8 /* weight rows per tile: two quads of 4 sharing the activation work */
 #define RM_INLINE static inline __attribute__((always_inline))
 
 enum { Q32_Q4_0, Q32_IQ4_NL, Q32_Q8_0 };
@@ -119,10 +126,10 @@ static inline uint64_t q32_rd16(const uint8_t *p) {
  * Q4_0/IQ4_NL [row r: blocks b..b+3] in lanes 4r..4r+3, taken from each row's
  * q32_head; Q8_0 [row r: b, b+1] in lanes 2r, 2r+1, read from blk[r].
  */
-RM_INLINE __m512 q32_row_scales(const uint8_t *const blk[RM_NR], const __m512i head[RM_NR],
+RM_INLINE __m512 q32_row_scales(const uint8_t *const blk[4], const __m512i head[4],
                                 int rows, int t, int fmt, __m512 da) {
     if (fmt == Q32_Q8_0) {
-        uint64_t h[RM_NR] = {0, 0, 0, 0};
+        uint64_t h[4] = {0, 0, 0, 0};
         for (int r = 0; r < rows; ++r) {
             h[r] = q32_rd16(blk[r]);
             if (t > 1) h[r] |= q32_rd16(blk[r] + sizeof(pw__block_q8_0)) << 16;
@@ -188,18 +195,23 @@ RM_INLINE void q32_step(const uint8_t *const wr[RM_NR], const uint8_t *const pf[
     const size_t bytes = (size_t)q32_group(fmt) * q32_block_bytes(fmt);
     const uint8_t *blk[RM_NR];
     __m512i head[RM_NR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < RM_NR; ++r) {
         blk[r] = wr[r] + off;
         /* Q8_0 reads its scales and bytes directly: no head */
         head[r] = r < rows && fmt != Q32_Q8_0 ? q32_head(blk[r], t, fmt) : _mm512_setzero_si512();
         if (r < rows) q32_prefetch(pf[r] + off, bytes);
     }
-    const __m512 scales = q32_row_scales(blk, head, rows, t, fmt, a.d);
+    for (int q = 0; q < RM_NR / 4; ++q) {
+        const int qrows = rows - 4 * q < 4 ? rows - 4 * q : 4;
+        if (qrows <= 0) break;
+        const __m512 scales = q32_row_scales(blk + 4 * q, head + 4 * q, qrows, t, fmt, a.d);
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
-        const __m512i dot = q32_dot(blk[r], head[r], &a, t, fmt);
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), q32_scale_of_row(scales, r, fmt), acc[r]);
+        for (int r = 0; r < qrows; ++r) {
+            const __m512i dot = q32_dot(blk[4 * q + r], head[4 * q + r], &a, t, fmt);
+            acc[4 * q + r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), q32_scale_of_row(scales, r, fmt),
+                                             acc[4 * q + r]);
+        }
     }
 }
 
@@ -212,7 +224,7 @@ RM_INLINE void q32_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (size_t)i * c->xq_row_bytes);
     const uint8_t *wr[RM_NR], *pf[RM_NR];
     __m512 acc[RM_NR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < RM_NR; ++r) {
         /* pf: the same row of the next tile, fetched while this one computes */
         const int64_t on = o + r + rows < c->out ? o + r + rows : o;
@@ -223,7 +235,7 @@ RM_INLINE void q32_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     int64_t b = 0;
     for (; b + g <= nb; b += g) q32_step(wr, pf, (size_t)b * bb, x + b, rows, g, fmt, acc);
     if (b < nb) q32_step(wr, pf, (size_t)b * bb, x + b, rows, (int)(nb - b), fmt, acc);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < rows; ++r) c->y[i * c->ldy + o + r] = _mm512_reduce_add_ps(acc[r]);
 }
 
@@ -232,6 +244,8 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
     int64_t o = o0;
     for (; o + RM_NR <= o1; o += RM_NR)
         for (int64_t i = i0; i < i1; ++i) q32_tile(c, o, RM_NR, i, fmt);
+    for (; o + 4 <= o1; o += 4)
+        for (int64_t i = i0; i < i1; ++i) q32_tile(c, o, 4, i, fmt);
     for (; o < o1; ++o)
         for (int64_t i = i0; i < i1; ++i) q32_tile(c, o, 1, i, fmt);
 }
