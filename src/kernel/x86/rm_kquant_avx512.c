@@ -9,11 +9,14 @@
  * Activations are pw__q8_256 rows (GGUF's Q8_K pairing: one f32 scale per
  * 256, sums per 16); y[i, o] for o in [o0, o1), i in [i0, i1).
  *
- * Four weight rows advance together, one super-block per step; the
- * activation registers of a step (its s8 values rearranged to match the
- * weight bytes, and any correction that depends on activations only) are
- * made once for the four rows. Weight values are unsigned bytes for
- * vpdpbusd (u8 weight x s8 activation -> 16 int32 lanes of 4 products).
+ * Four weight rows advance together, one super-block per step. Work that
+ * depends on the activations only (their s8 values rearranged to match the
+ * weight bytes, offset terms, sub-block sums) is done once per step for the
+ * four rows, and so is per-row bookkeeping that vectorises across rows: the
+ * fp16 d (and dmin) of the four rows are converted together, and the packed
+ * Q4_K/Q5_K scales and mins of the four rows are unpacked in one zmm.
+ * Weight values are unsigned bytes for vpdpbusd (u8 weight x s8 activation
+ * -> 16 int32 lanes of 4 products each).
  *
  *   Q4_K (144 B) | d dmin | 12 B scales+mins | 128 B nibbles |
  *     one zmm of nibbles = 2 chunks of 32 bytes; low nibbles are sub-blocks
@@ -30,12 +33,17 @@
  *
  * Sub-block scales are applied in integers: the two dot vectors of a zmm of
  * weights are packed to int16 (vpackssdw) and multiplied by a word vector of
- * scales (vpmaddwd), so one f32 convert and FMA per super-block remain. The
- * int16 pack is exact: a lane is at most 4 * 63 * 127 = 32004 in magnitude
- * (Q6_K; Q4_K 7620, Q5_K 15748). Offsets: Q6_K's -32 and TQ2_0's -1 are
- * activation-only terms, set as the starting value of the dot (negated);
- * Q4_K/Q5_K mins are sum_j min_j * (sum of sub-block j's activations), one
- * vpmaddwd against the activation sums, in a second accumulator.
+ * scales, accumulating in int32 (vpdpwssd), so one f32 convert and FMA per
+ * super-block remain. The int16 pack is exact: a lane is at most 4 * 15 * 127
+ * = 7620 in magnitude for Q4_K, 4 * 31 * 127 = 15748 for Q5_K and 4 * 32 *
+ * 127 = 16256 for Q6_K, whose -32 is folded in first. Offsets: Q6_K's -32 and
+ * TQ2_0's -1 are activation-only terms, set as the starting value of the dot
+ * (negated); Q4_K/Q5_K mins are sum_j min_j * (sum of sub-block j's
+ * activations), one vpmaddwd per two rows against the activation sums, in
+ * separate accumulators.
+ *
+ * The next tile's rows are prefetched into L2 while a tile computes (the
+ * hardware prefetchers alone do not keep four interleaved rows streaming).
  */
 #include "format/blocks.h"
 #include "kernel/kernel.h"
@@ -71,8 +79,8 @@ static inline uint32_t k_rd32(const uint8_t *p) {
 
 /* Prefetch every cache line of [p, p + bytes). */
 RM_INLINE void k_prefetch(const uint8_t *p, size_t bytes) {
-    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T0);
-    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T0);
+    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T1);
+    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T1);
 }
 
 /* Two 32-byte pieces of activations as one zmm. */
