@@ -60,7 +60,8 @@
 #define PW__VNNI_NT 2   /* packed tiles (of 16 outputs) per micro-tile */
 #define PW__VNNI_KC 512 /* input values per chunk: a multiple of 256 */
 #define PW__VNNI_XPF 2  /* groups ahead to prefetch activations (G = 32) */
-#define PW__VNNI_XL2 (1536u << 10) /* bytes of activations per row block (L2 is 2 MB) */
+#define PW__VNNI_MB 128 /* most rows of X per row block */
+#define PW__VNNI_XL2 (1536u << 10) /* bytes of a row block's activations per pass (L2: 2 MB) */
 
 #define PW__VNNI_FEATURES \
     (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
@@ -264,6 +265,7 @@ static void pair_masks(int64_t t0, int64_t o1, __mmask16 m[PW__VNNI_NT]) {
 /* Where one tile pair of one row block runs (see run_family). */
 typedef struct pair_run {
     int64_t ib, ie;           /* rows of X */
+    int64_t j1, j2;           /* groups of this pass over the input */
     int64_t t0, o1;           /* first output; end of the rectangle */
     __mmask16 m[PW__VNNI_NT]; /* live outputs of each tile */
     int nt;                   /* tiles present (1 for a lone last tile) */
@@ -299,21 +301,21 @@ PW__INLINE void panel_run(const pw__mm_call *c, utile *u, float *sb, const pair_
     }
 }
 
-/* All chunks of one tile pair for the rows of one row block. */
+/* The chunks of groups [j1, j2) of one tile pair for the rows of one row block. */
 PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pair_run *p,
                             const int g, const int has_min) {
     const pw__pack_desc *d = c->pack_desc;
-    const int64_t groups = d->in / g, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
+    const int64_t groups = p->j2, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
     const int64_t xblock = g == 32 ? (int64_t)sizeof(pw__q8_32) : (int64_t)sizeof(pw__q8_256);
     const int64_t xgroups = g == 32 ? 1 : 16; /* groups per activation block */
     const int64_t panels = (p->ie - p->ib + PW__VNNI_MR - 1) / PW__VNNI_MR;
     const uint8_t *tile = c->packed + (uint64_t)(p->t0 / PW__I8G_NR) * d->tile_bytes;
-    for (int64_t j0 = 0; j0 < groups; j0 += kc) {
+    for (int64_t j0 = p->j1; j0 < groups; j0 += kc) {
         u->ng = groups - j0 < kc ? groups - j0 : kc;
         u->w = tile + (uint64_t)j0 * u->rec;
         /* What comes next: this pair's next chunk, else the next pair's first. */
         const int last = j0 + kc >= groups;
-        const int64_t tn = last ? p->t0 + pair : p->t0, jn = last ? 0 : j0 + kc;
+        const int64_t tn = last ? p->t0 + pair : p->t0, jn = last ? p->j1 : j0 + kc;
         const int next_nt = tn >= p->o1 ? 0 : (p->o1 - tn > PW__I8G_NR ? 2 : 1);
         const uint64_t lines = ((uint64_t)(groups - jn < kc ? groups - jn : kc) * u->rec + 63) / 64;
         u->pf = c->packed + (uint64_t)(tn / PW__I8G_NR) * d->tile_bytes + (uint64_t)jn * u->rec;
@@ -327,7 +329,12 @@ PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pai
     }
 }
 
-/* Row blocks of X (activations within PW__VNNI_XL2), then tile pairs. */
+/*
+ * Row blocks of X (at most 128 rows: more adds no reuse of a weight load),
+ * passes over the input whose activations for the block fit in PW__VNNI_XL2
+ * (more passes re-read Y's partial sums, which costs less than streaming the
+ * weights again for another row block once in > ~1K), then tile pairs.
+ */
 PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            const int g, const int has_min) {
     float acc[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
@@ -337,17 +344,22 @@ PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
     u.tile_bytes = c->pack_desc->tile_bytes;
     u.rec = pw__i8g_group_bytes(g, has_min);
     u.acc = acc;
-    /* Row blocks of equal size (whole panels) within the L2 budget. */
-    int64_t mc = (int64_t)(PW__VNNI_XL2 / c->xq_row_bytes) / PW__VNNI_MR * PW__VNNI_MR;
-    if (mc < PW__VNNI_MR) mc = PW__VNNI_MR;
-    const int64_t blocks = (i1 - i0 + mc - 1) / mc;
-    mc = ((i1 - i0 + blocks - 1) / blocks + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
+    const int64_t groups = c->pack_desc->in / g, kc = PW__VNNI_KC / g;
+    const int64_t blocks = (i1 - i0 + PW__VNNI_MB - 1) / PW__VNNI_MB;
+    const int64_t mc = ((i1 - i0 + blocks - 1) / blocks + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
+    /* Activation bytes of one row per group: 96 / 1 (G = 32), 576 / 16 (G = 16). */
+    const int64_t xgroup_bytes = g == 32 ? (int64_t)sizeof(pw__q8_32) : (int64_t)sizeof(pw__q8_256) / 16;
+    int64_t kpass = (int64_t)PW__VNNI_XL2 / (mc * xgroup_bytes) / kc * kc;
+    if (kpass < kc) kpass = kc;
     for (int64_t ib = i0; ib < i1; ib += mc) {
-        for (int64_t t0 = o0; t0 < o1; t0 += PW__VNNI_NT * PW__I8G_NR) {
-            pair_run p = {ib, ib + mc < i1 ? ib + mc : i1, t0, o1, {0, 0}, 1};
-            pair_masks(t0, o1, p.m);
-            p.nt = p.m[1] ? 2 : 1;
-            pair_chunks(c, &u, sb, &p, g, has_min);
+        for (int64_t j1 = 0; j1 < groups; j1 += kpass) {
+            for (int64_t t0 = o0; t0 < o1; t0 += PW__VNNI_NT * PW__I8G_NR) {
+                pair_run p = {ib, ib + mc < i1 ? ib + mc : i1, j1, j1 + kpass < groups ? j1 + kpass : groups,
+                              t0, o1, {0, 0}, 1};
+                pair_masks(t0, o1, p.m);
+                p.nt = p.m[1] ? 2 : 1;
+                pair_chunks(c, &u, sb, &p, g, has_min);
+            }
         }
     }
 }
