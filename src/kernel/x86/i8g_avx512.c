@@ -21,11 +21,11 @@
  *
  * Why this shape: vpdpbusd has a latency of about 6 cycles and two issue
  * ports, so a group needs 12 or more independent accumulators to run at
- * peak; 2 tiles x 8 rows gives 16 (one tile x 8 rows measured 57% of peak
- * against 73% for this shape, with the f32 work below). The f32 partial sums
- * (16 zmm) do not fit beside them, so they live in a 1 KB L1 buffer that
- * each group reads and writes once per (row, tile); loads and stores use
- * ports the dot products do not.
+ * peak; 2 tiles x 8 rows gives 16 (in an assembly prototype with the f32
+ * work below, one tile x 8 rows ran at 57% of peak, this shape at 73%). The
+ * f32 partial sums (16 zmm more) do not fit beside them, so they live in a
+ * 1 KB L1 buffer that each group reads and writes once per (row, tile):
+ * loads and stores use ports the dot products do not.
  *
  * Per group, row and tile: G/4 vpdpbusd, then G = 32:
  *   acc += cvt(idot) * (scale * d_x)  (+ min * dsum_x)
@@ -34,16 +34,17 @@
  * Those 3 (G = 16: 2) extra vector ops per 8 (4) vpdpbusd bound the kernel at
  * about 73% (67%) of the vpdpbusd peak.
  *
- * Blocking (BLIS order, measured on a 2-core VM whose L3 and memory deliver
- * only 3-8 GB/s per core): row blocks of X whose activations stay in L2
- * (PW__VNNI_XL2, so n = 128 at in = 4096 streams the weights once), then
- * tile pairs, then chunks of PW__VNNI_KC input values, then row panels.
- * Inside a chunk the pair's groups (20 KB for Q4_0) stay in L1 while every
- * panel streams past them; the pair's Y block (rows x 128 B) stays in cache
- * across its chunks and holds the partial sums between them. The next
- * chunk's groups are prefetched a line or two per group (a burst per panel
- * held the fill buffers the activation loads need), activations a few
- * groups ahead, the next pair's Y lines during the last chunk.
+ * Blocking (BLIS order; measured on a shared 2-core VM whose L3 and memory
+ * gave one core only 3-8 GB/s, so the weights must be streamed once): row
+ * blocks of at most 128 rows of X; passes over the input whose activations
+ * for the block fit in L2 (PW__VNNI_XL2: n = 128 at in = 4096 is one pass);
+ * tile pairs; chunks of PW__VNNI_KC input values; row panels. Inside a chunk
+ * the pair's groups (20 KB for Q4_0) stay in L1 while every panel streams
+ * past them; the pair's Y block (rows x 128 B) stays in cache across its
+ * chunks and holds the partial sums between them. The next chunk's groups
+ * are prefetched a line or two per group (a burst per panel held the fill
+ * buffers the activation loads need), activations a few groups ahead, the
+ * next pair's Y lines during the last chunk.
  *
  * Edges take the same path: outputs past o1 (the pack holds zero rows
  * there) are masked off on every Y access, a lone last tile runs with
