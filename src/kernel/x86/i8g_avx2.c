@@ -3,11 +3,14 @@
  * kernel/i8g.h): every integer format with an i8g form, G = 32 with
  * PW_ACT_Q8_32 activations and G = 16 with PW_ACT_Q8_256.
  *
- * Micro-kernel: PW__I8G_AVX2_MR rows of X times one 16-row tile, the 16
- * outputs as two ymm of 8 int32 / f32 lanes. Per k4 step s of a group:
+ * Micro-kernel: MR rows of X (6, or 4 for formats that need int16 and int32
+ * partial sums at once) times one half of a 16-row tile, 8 outputs in one ymm
+ * of int32 / f32 lanes; the two halves of a tile are two passes, which keeps
+ * every accumulator in a register (measured: both halves at once, with the
+ * f32 sums in L1, is 15% slower). Per k4 step s of a group:
  *
  *   weights  tile + group * rec + 64 s:  [r0 k0..3][r1 k0..3] .. [r15 k0..3]
- *            ymm w0 = rows 0..7, ymm w1 = rows 8..15 (s8)
+ *            half h: the 32 bytes at + 32 h = rows 8h .. 8h+7 (s8)
  *   X row m  4 activation bytes k = 4s..4s+3 broadcast to all 8 lanes
  *
  * vpmaddubsw multiplies u8 by s8 into saturating int16 pairs, so each format
