@@ -6,11 +6,13 @@
  * test_kernels.c) almost never reach these corners, so here the block bytes
  * are written directly:
  *
- *   Q8_0 q = -128 and 127        Q4_0 q = -8 and 7        Q5_0 q = -16 and 15
- *   Q4_1/Q5_1 codes 0 and 15/31  IQ4_NL -127 and 113      Q2_K q = 0 and 3
- *   Q3_K q = -4 and 3, scales -32 and 31                  Q4_K/Q5_K codes 0 and 15/31, scales and mins 63
- *   Q6_K q = -32 and 31, scales -128 and 127              TQ1_0/TQ2_0 trits -1, +1 (TQ2_0 also the unused code, +2)
- *   F16 +-65504 and subnormals, BF16 +-1e30, F32 +-1e30, with row lengths that are not a multiple of 8
+ *   Q8_0       q = -128 and 127       Q4_0  q = -8 and 7       Q5_0  q = -16 and 15
+ *   Q4_1/Q5_1  codes 0 and 15/31      IQ4_NL -127 and 113      Q2_K  q = 0 and 3
+ *   Q3_K       q = -4 and 3, scales -32 and 31
+ *   Q4_K/Q5_K  codes 0 and 15/31, scales and mins 63
+ *   Q6_K       q = -32 and 31, scales -128 and 127
+ *   TQ1_0/TQ2_0 trits -1 and +1 (TQ2_0 also its unused code, +2)
+ *   F16 +-65504 and subnormals, BF16 and F32 +-1e30, rows not a multiple of 8 long
  *
  * in four code patterns (all lowest, all highest, adjacent pairs equal and
  * alternating, random among the extremes) against activations that quantize
@@ -80,9 +82,11 @@ static uint8_t tq1_byte(const int t[5]) {
 static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want) {
     const pw_format_info *fi = pw_format_get(f);
     memset(b, 0, (size_t)fi->block_bytes);
-    const uint16_t half_pos = 0x3800, quarter_pos = 0x3400, quarter_neg = 0xB400; /* 0.5, 0.25, -0.25 */
+    const uint16_t half_pos = 0x3800, quarter_pos = 0x3400,
+                   quarter_neg = 0xB400; /* 0.5, 0.25, -0.25 */
     switch (f) {
-    case PW_FORMAT_Q4_0: case PW_FORMAT_IQ4_NL:
+    case PW_FORMAT_Q4_0:
+    case PW_FORMAT_IQ4_NL:
         put16(b, half_pos);
         for (int e = 0; e < 32; ++e) {
             const int c = level(pat, e, r) ? 15 : 0;
@@ -99,7 +103,8 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
             want[e] = (int8_t)c;
         }
         break;
-    case PW_FORMAT_Q5_0: case PW_FORMAT_Q5_1: {
+    case PW_FORMAT_Q5_0:
+    case PW_FORMAT_Q5_1: {
         const int with_min = f == PW_FORMAT_Q5_1;
         put16(b, with_min ? quarter_pos : half_pos);
         if (with_min) put16(b + 2, half_pos);
@@ -122,7 +127,8 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
         break;
     case PW_FORMAT_Q2_K: {
         pw__block_q2_K *k = (pw__block_q2_K *)(void *)b;
-        for (int j = 0; j < 16; ++j) k->scales[j] = (uint8_t)(j % 2 ? 0xFF : 0x0F); /* scale 15, min 15 or 0 */
+        for (int j = 0; j < 16; ++j)
+            k->scales[j] = (uint8_t)(j % 2 ? 0xFF : 0x0F); /* scale 15, min 15 or 0 */
         k->d = half_pos;
         k->dmin = quarter_neg; /* -dmin * min > 0: no cancellation */
         for (int e = 0; e < 256; ++e) {
@@ -137,20 +143,24 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
         /* sixteen 6-bit scales alternating 0 (-> -32) and 63 (-> +31) */
         for (int j = 0; j < 16; ++j) {
             const int s = j % 2 ? 63 : 0;
-            if (j < 8) k->scales[j] = (uint8_t)((k->scales[j] & 0xF0) | (s & 15));
-            else k->scales[j - 8] = (uint8_t)((k->scales[j - 8] & 0x0F) | (s & 15) << 4);
+            if (j < 8)
+                k->scales[j] = (uint8_t)((k->scales[j] & 0xF0) | (s & 15));
+            else
+                k->scales[j - 8] = (uint8_t)((k->scales[j - 8] & 0x0F) | (s & 15) << 4);
             k->scales[8 + j % 4] = (uint8_t)(k->scales[8 + j % 4] | (s >> 4) << (2 * (j / 4)));
         }
         k->d = half_pos;
         for (int e = 0; e < 256; ++e) {
-            const int hi = level(pat, e, r); /* q = 3: low 3 with the bit set; q = -4: low 0, bit clear */
+            const int hi =
+                level(pat, e, r); /* q = 3: low 3 with the bit set; q = -4: low 0, bit clear */
             put2(k->qs, e, hi ? 3 : 0);
             if (hi) k->hmask[e % 32] = (uint8_t)(k->hmask[e % 32] | 1 << (e / 32));
             want[e] = (int8_t)(hi ? 3 : -4);
         }
         break;
     }
-    case PW_FORMAT_Q4_K: case PW_FORMAT_Q5_K: {
+    case PW_FORMAT_Q4_K:
+    case PW_FORMAT_Q5_K: {
         const int five = f == PW_FORMAT_Q5_K;
         put16(b, half_pos);
         put16(b + 2, quarter_neg);
@@ -172,7 +182,8 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
             const int c = level(pat, e, r) ? 63 : 0; /* q = c - 32: +31 or -32 */
             const int h = e / 128, l = e % 32, g = (e % 128) / 32;
             uint8_t *lb = &k->ql[64 * h + 32 * (g % 2) + l];
-            *lb = g < 2 ? (uint8_t)((*lb & 0xF0) | (c & 15)) : (uint8_t)((*lb & 0x0F) | (c & 15) << 4);
+            *lb = g < 2 ? (uint8_t)((*lb & 0xF0) | (c & 15))
+                        : (uint8_t)((*lb & 0x0F) | (c & 15) << 4);
             k->qh[32 * h + l] = (uint8_t)(k->qh[32 * h + l] | (c >> 4) << (2 * g));
             want[e] = (int8_t)(c - 32);
         }
@@ -212,7 +223,10 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
         break;
     }
     case PW_FORMAT_F16: {
-        const uint16_t v = pat == PAT_LOW ? 0xFBFF : pat == PAT_HIGH ? 0x7BFF : (pw_rng_next(r) & 1) ? 0x0001 : 0x8201;
+        const uint16_t v = pat == PAT_LOW         ? 0xFBFF
+                           : pat == PAT_HIGH      ? 0x7BFF
+                           : (pw_rng_next(r) & 1) ? 0x0001
+                                                  : 0x8201;
         put16(b, v); /* -65504, +65504, or subnormals */
         break;
     }
@@ -224,8 +238,7 @@ static void make_block(pw_format f, int pat, pw_rng *r, uint8_t *b, int8_t *want
         memcpy(b, &v, 4);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -275,7 +288,9 @@ static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, i
             const double tol = 1e-5 * mag + 1e-30;
             if (!(fabs(got - ref) <= tol)) {
                 ++bad;
-                CHECK(0, "%s %s x%d: out=%lld in=%lld n=%lld y[%lld,%lld] = %.9g, reference %.9g (tol %.3g)",
+                CHECK(0,
+                      "%s %s x%d: out=%lld in=%lld n=%lld y[%lld,%lld] = %.9g, reference %.9g (tol "
+                      "%.3g)",
                       k->info.name, what, xpat, (long long)out, (long long)in, (long long)n,
                       (long long)i, (long long)oo, got, ref, tol);
             }

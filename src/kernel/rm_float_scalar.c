@@ -38,7 +38,8 @@ static inline void rm_float(const pw__mm_call *c, pw_format f, int64_t o0, int64
             float acc[PW__LANES] = {0};
             int64_t k = 0;
             for (; k + PW__LANES <= c->in; k += PW__LANES)
-                for (int l = 0; l < PW__LANES; ++l) acc[l] += elem(f, row + (k + l) * eb) * x[k + l];
+                for (int l = 0; l < PW__LANES; ++l)
+                    acc[l] += elem(f, row + (k + l) * eb) * x[k + l];
             for (; k < c->in; ++k) acc[k % PW__LANES] += elem(f, row + k * eb) * x[k];
             float s = 0.0f;
             for (int l = 0; l < PW__LANES; ++l) s += acc[l];
@@ -59,19 +60,19 @@ static void bf16_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     rm_float(c, PW_FORMAT_BF16, o0, o1, i0, i1);
 }
 
-#define PW__FLOAT_SCALAR(id, fmt)                                                            \
-    const pw__kernel pw__k_##id##_rm_scalar = {                                              \
-        .info = {.name = #id "_rm_scalar",                                                   \
-                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :scalar",                  \
-                 .format = fmt,                                                              \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                      \
-                 .tile_rows = 1,                                                             \
-                 .tile_batch = 1,                                                            \
-                 .activation = PW_ACT_F32,                                                   \
-                 .features = 0,                                                              \
-                 .isa = "scalar"},                                                           \
+#define PW__FLOAT_SCALAR(id, fmt)                                                                  \
+    const pw__kernel pw__k_##id##_rm_scalar = {                                                    \
+        .info = {.name = #id "_rm_scalar",                                                         \
+                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :scalar",                        \
+                 .format = fmt,                                                                    \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .tile_rows = 1,                                                                   \
+                 .tile_batch = 1,                                                                  \
+                 .activation = PW_ACT_F32,                                                         \
+                 .features = 0,                                                                    \
+                 .isa = "scalar"},                                                                 \
         .run = id##_run,                                                                           \
-        .priority = PW__PRIO_SCALAR,                                                         \
+        .priority = PW__PRIO_SCALAR,                                                               \
         .min_n = 1};
 
 PW__FLOAT_SCALAR(f32, PW_FORMAT_F32)

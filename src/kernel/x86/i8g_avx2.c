@@ -43,12 +43,6 @@
 
 #define PW__INLINE inline __attribute__((always_inline))
 
-static PW__INLINE int32_t rd32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* A register barrier: without it GCC reassociates the running sums into a tree
  * that keeps every product of a group live at once and spills them (measured:
  * the micro-kernel runs at half speed), and clang hoists the weight loads. */
@@ -57,8 +51,12 @@ static PW__INLINE __m256i keep(__m256i v) {
     return v;
 }
 
-static PW__INLINE __m256i ld(const uint8_t *p) { return _mm256_loadu_si256((const __m256i *)(const void *)p); }
-static PW__INLINE __m256 ldf(const uint8_t *p) { return _mm256_loadu_ps((const float *)(const void *)p); }
+static PW__INLINE __m256i ld(const uint8_t *p) {
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+static PW__INLINE __m256 ldf(const uint8_t *p) {
+    return _mm256_loadu_ps((const float *)(const void *)p);
+}
 
 /*
  * One half (h = 0: rows 0..7, h = 1: rows 8..15) of a tile times X rows
@@ -67,9 +65,8 @@ static PW__INLINE __m256 ldf(const uint8_t *p) { return _mm256_loadu_ps((const f
  * Working on 8 outputs at a time keeps the accumulators of MR rows (float,
  * int32 and, when P < G/4, int16) inside the 16 ymm registers.
  */
-static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t i, float *y,
-                             int h, int rows, const int G, const int has_min, const int P,
-                             const int MR) {
+static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t i, float *y, int h,
+                             int rows, const int G, const int has_min, const int P, const int MR) {
     const uint64_t rec = pw__i8g_group_bytes(G, has_min);
     const int64_t groups = c->pack_desc->in / G;
     const int steps = G / 4, chunk = P > 0 ? P : 1;
@@ -91,8 +88,10 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                 const pw__q8_256 *xb = (const pw__q8_256 *)(const void *)xrow[m] + j / 16;
                 const __m256i b16 = _mm256_loadu_si256((const __m256i *)(const void *)xb->bsums);
                 const __m256 d = _mm256_set1_ps(xb->d);
-                const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(b16)));
-                const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(b16, 1)));
+                const __m256 lo =
+                    _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(b16)));
+                const __m256 hi =
+                    _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(b16, 1)));
                 _mm256_storeu_ps(bx[m], _mm256_mul_ps(lo, d));
                 _mm256_storeu_ps(bx[m] + 8, _mm256_mul_ps(hi, d));
             }
@@ -128,7 +127,8 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                 }
             }
             if (P > 0)
-                for (int m = 0; m < MR; ++m) isum[m] = _mm256_add_epi32(isum[m], _mm256_madd_epi16(part[m], ones));
+                for (int m = 0; m < MR; ++m)
+                    isum[m] = _mm256_add_epi32(isum[m], _mm256_madd_epi16(part[m], ones));
         }
         const __m256 scale = ldf(meta + 64);
         for (int m = 0; m < MR; ++m) {
@@ -142,7 +142,8 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                 xd = xb->d;
                 xm = has_min ? bx[m][j % 16] : 0.0f;
             }
-            acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[m]), _mm256_mul_ps(scale, _mm256_set1_ps(xd)), acc[m]);
+            acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[m]),
+                                     _mm256_mul_ps(scale, _mm256_set1_ps(xd)), acc[m]);
             if (has_min) acc[m] = _mm256_fmadd_ps(ldf(meta + 128), _mm256_set1_ps(xm), acc[m]);
         }
     }
@@ -244,22 +245,22 @@ static void q6_k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     i8g_run(c, o0, o1, i0, i1, 16, 0, 2, Q6_K_MR);
 }
 
-#define PW__I8G_AVX2(id, fmt, G, ACT, MR)                                                        \
-    const pw__kernel pw__k_##id##_i8g##G##_avx2 = {                                          \
-        .info = {.name = #id "_i8g" #G "_avx2",                                              \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT " -> f32 :avx2", \
-                 .format = fmt,                                                              \
-                 .layout = PW_LAYOUT_PACKED,                                                 \
-                 .family = "i8g" #G "x16k4",                                                 \
-                 .tile_rows = PW__I8G_NR,                                                    \
-                 .tile_batch = MR,                                                                                                     \
-                 .activation = PW_ACT_##ACT,                                                 \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA,                                       \
-                 .isa = "avx2"},                                                             \
-        .run = id##_run,                                                                     \
-        .pack_plan = pw__i8g_pack_plan,                                                      \
-        .pack = pw__i8g_pack,                                                                \
-        .priority = PW__PRIO_AVX2 + PW__PRIO_GEMM,                                           \
+#define PW__I8G_AVX2(id, fmt, G, ACT, MR)                                                          \
+    const pw__kernel pw__k_##id##_i8g##G##_avx2 = {                                                \
+        .info = {.name = #id "_i8g" #G "_avx2",                                                    \
+                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT " -> f32 :avx2",   \
+                 .format = fmt,                                                                    \
+                 .layout = PW_LAYOUT_PACKED,                                                       \
+                 .family = "i8g" #G "x16k4",                                                       \
+                 .tile_rows = PW__I8G_NR,                                                          \
+                 .tile_batch = MR,                                                                 \
+                 .activation = PW_ACT_##ACT,                                                       \
+                 .features = PW_CPU_AVX2 | PW_CPU_FMA,                                             \
+                 .isa = "avx2"},                                                                   \
+        .run = id##_run,                                                                           \
+        .pack_plan = pw__i8g_pack_plan,                                                            \
+        .pack = pw__i8g_pack,                                                                      \
+        .priority = PW__PRIO_AVX2 + PW__PRIO_GEMM,                                                 \
         .min_n = 2};
 
 PW__I8G_AVX2(q4_0, PW_FORMAT_Q4_0, 32, Q8_32, Q4_0_MR)

@@ -53,8 +53,12 @@ static PW__AVX2_INLINE uint32_t pw__rd32(const uint8_t *p) {
     return v;
 }
 
-static PW__AVX2_INLINE __m256i pw__ld256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
-static PW__AVX2_INLINE __m128i pw__ld128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+static PW__AVX2_INLINE __m256i pw__ld256(const void *p) {
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+static PW__AVX2_INLINE __m128i pw__ld128(const void *p) {
+    return _mm_loadu_si128((const __m128i *)p);
+}
 
 /* The four row totals of four 8-lane accumulators. */
 static PW__AVX2_INLINE __m128 pw__hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
@@ -82,18 +86,14 @@ static PW__AVX2_INLINE __m256i pw__dot_ss(__m256i w, __m256i x) {
 }
 
 /* An int32 vector holding v in lane 0 and zero elsewhere. */
-static PW__AVX2_INLINE __m256i pw__lane0_epi32(int32_t v) { return _mm256_setr_epi32(v, 0, 0, 0, 0, 0, 0, 0); }
+static PW__AVX2_INLINE __m256i pw__lane0_epi32(int32_t v) {
+    return _mm256_setr_epi32(v, 0, 0, 0, 0, 0, 0, 0);
+}
 
 /* fp16 h times f, broadcast to 8 lanes (F16C converts exactly). */
 static PW__AVX2_INLINE __m256 pw__f16_times(uint16_t h, float f) {
     const __m128 v = _mm_cvtph_ps(_mm_cvtsi32_si128(h));
     return _mm256_broadcastss_ps(_mm_mul_ss(v, _mm_set_ss(f)));
-}
-
-/* Two fp16 at p (p[0..1], p[2..3]) times two f32 at q, as lanes 0 and 1. */
-static PW__AVX2_INLINE __m128 pw__f16x2_times(const uint8_t *p, const float *q) {
-    const __m128 h = _mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd32(p)));
-    return _mm_mul_ps(h, _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)q)));
 }
 
 /* Two fp16 at p times the same f, as lanes 0 and 1. */
@@ -128,11 +128,11 @@ static PW__AVX2_INLINE __m256 pw__lane(__m128 v, int r) {
  */
 static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0, int64_t rs,
                                         int ROWS, int PAIRS, int64_t bpr, size_t wb, size_t xb,
-                                        int f32_act, int tail, size_t eb, int64_t o,
-                                        int64_t i0, int64_t i1, pw__rm_block_fn f) {
+                                        int f32_act, int tail, size_t eb, int64_t o, int64_t i0,
+                                        int64_t i1, pw__rm_block_fn f) {
     for (int64_t i = i0; i < i1; ++i) {
-        const uint8_t *x = f32_act ? (const uint8_t *)(c->x + i * c->ldx)
-                                   : c->xq + (size_t)i * c->xq_row_bytes;
+        const uint8_t *x =
+            f32_act ? (const uint8_t *)(c->x + i * c->ldx) : c->xq + (size_t)i * c->xq_row_bytes;
         __m256 acc[5];
         for (int r = 0; r < 5; ++r) acc[r] = _mm256_setzero_ps();
         const uint8_t *p = w0;
@@ -143,8 +143,9 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
              * a weight in DRAM). A prefetch past the weight's end never faults. */
             for (int r = 0; r < ROWS; ++r)
                 for (size_t l = 0; l < wb; l += 64)
-                    _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + (uintptr_t)((r + ROWS) * rs) + l),
-                                 _MM_HINT_T1);
+                    _mm_prefetch(
+                        (const char *)(uintptr_t)((uintptr_t)p + (uintptr_t)((r + ROWS) * rs) + l),
+                        _MM_HINT_T1);
             f(p, rs, ROWS, x, acc);
         }
         if (f32_act && tail > 0) {
@@ -155,7 +156,8 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
             f(wt[0], 32, ROWS, (const uint8_t *)xt, acc);
         }
         float s[4];
-        const __m128 sums = PAIRS ? pw__hsum_pairs_ps(acc[0], acc[1]) : pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]);
+        const __m128 sums = PAIRS ? pw__hsum_pairs_ps(acc[0], acc[1])
+                                  : pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]);
         _mm_storeu_ps(s, _mm_add_ps(sums, _mm256_castps256_ps128(acc[4])));
         for (int r = 0; r < ROWS; ++r) c->y[i * c->ldy + o + r] = s[r];
     }
@@ -167,8 +169,9 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
  * code. Each group of rows stays in L1 while every activation row passes.
  */
 static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                                       int64_t i1, int ROWS, int PAIRS, int64_t block_elems, size_t wb,
-                                       size_t xb, int f32_act, size_t eb, pw__rm_block_fn f) {
+                                       int64_t i1, int ROWS, int PAIRS, int64_t block_elems,
+                                       size_t wb, size_t xb, int f32_act, size_t eb,
+                                       pw__rm_block_fn f) {
     const pw_view *w = c->w;
     const int64_t bpr = c->in / block_elems;
     const int tail = (int)(c->in % block_elems);
@@ -176,7 +179,8 @@ static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t
     const uint8_t *base = w->data + w->offset * (int64_t)(f32_act ? eb : wb);
     int64_t o = o0;
     for (; o + ROWS <= o1; o += ROWS)
-        pw__rm_rows(c, base + o * rs, rs, ROWS, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+        pw__rm_rows(c, base + o * rs, rs, ROWS, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1,
+                    f);
     for (; o < o1; ++o)
         pw__rm_rows(c, base + o * rs, rs, 1, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
 }

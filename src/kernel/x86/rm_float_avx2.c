@@ -22,19 +22,25 @@
 
 #define PW__RM_FLOAT_ROWS 4
 
-static PW__AVX2_INLINE __m256 x8(const uint8_t *x) { return _mm256_loadu_ps((const float *)(const void *)x); }
-
-static PW__AVX2_INLINE void f32_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
-    for (int r = 0; r < rows; ++r)
-        acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps((const float *)(const void *)(w + r * rs)), x8(x), acc[r]);
+static PW__AVX2_INLINE __m256 x8(const uint8_t *x) {
+    return _mm256_loadu_ps((const float *)(const void *)x);
 }
 
-static PW__AVX2_INLINE void f16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void f32_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                     __m256 acc[5]) {
+    for (int r = 0; r < rows; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps((const float *)(const void *)(w + r * rs)), x8(x),
+                                 acc[r]);
+}
+
+static PW__AVX2_INLINE void f16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                     __m256 acc[5]) {
     for (int r = 0; r < rows; ++r)
         acc[r] = _mm256_fmadd_ps(_mm256_cvtph_ps(pw__ld128(w + r * rs)), x8(x), acc[r]);
 }
 
-static PW__AVX2_INLINE void bf16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void bf16_step(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                      __m256 acc[5]) {
     for (int r = 0; r < rows; ++r) {
         const __m256i v = _mm256_slli_epi32(_mm256_cvtepu16_epi32(pw__ld128(w + r * rs)), 16);
         acc[r] = _mm256_fmadd_ps(_mm256_castsi256_ps(v), x8(x), acc[r]);
@@ -53,19 +59,19 @@ static void bf16_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
     pw__rm_run(c, o0, o1, i0, i1, PW__RM_FLOAT_ROWS, 0, 8, 16, 32, 1, 2, bf16_step);
 }
 
-#define PW__FLOAT_KERNEL(id, fmt)                                                            \
-    const pw__kernel pw__k_##id##_rm_avx2 = {                                                \
-        .info = {.name = #id "_rm_avx2",                                                     \
-                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :avx2",                    \
-                 .format = fmt,                                                              \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                      \
-                 .tile_rows = 1,                                                             \
-                 .tile_batch = 1,                                                            \
-                 .activation = PW_ACT_F32,                                                   \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                         \
-                 .isa = "avx2"},                                                             \
-        .run = id##_rm_run,                                                                  \
-        .priority = PW__PRIO_AVX2,                                                           \
+#define PW__FLOAT_KERNEL(id, fmt)                                                                  \
+    const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
+        .info = {.name = #id "_rm_avx2",                                                           \
+                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :avx2",                          \
+                 .format = fmt,                                                                    \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .tile_rows = 1,                                                                   \
+                 .tile_batch = 1,                                                                  \
+                 .activation = PW_ACT_F32,                                                         \
+                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
+                 .isa = "avx2"},                                                                   \
+        .run = id##_rm_run,                                                                        \
+        .priority = PW__PRIO_AVX2,                                                                 \
         .min_n = 1};
 
 PW__FLOAT_KERNEL(f32, PW_FORMAT_F32)

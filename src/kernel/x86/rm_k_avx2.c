@@ -42,22 +42,25 @@ static PW__AVX2_INLINE const pw__q8_256 *xblock(const uint8_t *x) {
 }
 
 /* vpshufb control repeating int16 lane j of each 128-bit half (scales as int16). */
-static PW__AVX2_INLINE __m256i pick16(int j) { return _mm256_set1_epi16((short)((2 * j + 1) << 8 | 2 * j)); }
+static PW__AVX2_INLINE __m256i pick16(int j) {
+    return _mm256_set1_epi16((short)((2 * j + 1) << 8 | 2 * j));
+}
 
 /* The eight int16 scales of half h (sub-blocks 8h .. 8h+7) in both 128-bit lanes. */
 static PW__AVX2_INLINE __m256i half_scales(__m256i sc16, int h) {
-    return h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+    return h ? _mm256_permute2x128_si256(sc16, sc16, 0x11)
+             : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 }
 
 /* 16 int16 = scale 8h + 2g (8 lanes) then scale 8h + 2g + 1 (8 lanes), from half_scales(). */
 static PW__AVX2_INLINE __m256i pair_scales(__m256i hs, int g) {
     const char a = (char)(4 * g), b = (char)(4 * g + 2);
-    return _mm256_shuffle_epi8(hs, _mm256_setr_epi8(a, (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a,
-                                                    (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a,
-                                                    (char)(a + 1), a, (char)(a + 1), b, (char)(b + 1), b,
-                                                    (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b,
-                                                    (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b,
-                                                    (char)(b + 1)));
+    return _mm256_shuffle_epi8(
+        hs,
+        _mm256_setr_epi8(a, (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a,
+                         (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), a, (char)(a + 1), b,
+                         (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b,
+                         (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1), b, (char)(b + 1)));
 }
 
 /* Bit b (0..7) of every byte of v moved to bit `to` (0..7), other bits cleared. */
@@ -84,31 +87,33 @@ static PW__AVX2_INLINE __m256 q2_k_row(const uint8_t *w, const uint8_t *x, __m25
     const pw__q8_256 *xb = xblock(x);
     const __m128i packed = pw__ld128(w + offsetof(pw__block_q2_K, scales));
     const __m256i sc = _mm256_cvtepu8_epi16(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
-    const __m256i mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
+    const __m256i mn =
+        _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
         const __m256i hs = half_scales(sc, h);
         const __m256i q = pw__ld256(w + offsetof(pw__block_q2_K, qs) + 32 * h);
         for (int g = 0; g < 4; ++g) {
-            const __m256i p = _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g));
+            const __m256i p =
+                _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
     const __m256i mdot = _mm256_madd_epi16(mn, bsums16(xb));
     const __m128 dd = pw__f16x2_scale(w + offsetof(pw__block_q2_K, d), xb->d);
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_broadcastss_ps(dd), acc);
-    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mdot),
-                            _mm256_broadcastss_ps(_mm_movehdup_ps(dd)), acc);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mdot), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)),
+                            acc);
 }
 
 /* The sixteen Q3_K scales, stored value - 32, as int8. */
 static PW__AVX2_INLINE __m128i q3_k_scales(const uint8_t *p) {
     const uint32_t a0 = pw__rd32(p), a1 = pw__rd32(p + 4), t = pw__rd32(p + 8);
     const uint32_t lo = 0x0f0f0f0fu, two = 0x03030303u;
-    const __m128i s = _mm_setr_epi32((int)((a0 & lo) | (t & two) << 4),
-                                     (int)((a1 & lo) | ((t >> 2) & two) << 4),
-                                     (int)(((a0 >> 4) & lo) | ((t >> 4) & two) << 4),
-                                     (int)(((a1 >> 4) & lo) | ((t >> 6) & two) << 4));
+    const __m128i s =
+        _mm_setr_epi32((int)((a0 & lo) | (t & two) << 4), (int)((a1 & lo) | ((t >> 2) & two) << 4),
+                       (int)(((a0 >> 4) & lo) | ((t >> 4) & two) << 4),
+                       (int)(((a1 >> 4) & lo) | ((t >> 6) & two) << 4));
     return _mm_sub_epi8(s, _mm_set1_epi8(32));
 }
 
@@ -135,20 +140,21 @@ static PW__AVX2_INLINE __m256 q3_k_row(const uint8_t *w, const uint8_t *x, __m25
 static PW__AVX2_INLINE __m256i k4_scales_mins(const uint8_t *p) {
     const uint32_t u0 = pw__rd32(p), u1 = pw__rd32(p + 4), u2 = pw__rd32(p + 8);
     const uint32_t six = 0x3f3f3f3fu, lo = 0x0f0f0f0fu, two = 0x03030303u;
-    const __m128i b = _mm_setr_epi32((int)(u0 & six), (int)((u2 & lo) | ((u0 >> 6) & two) << 4),
-                                     (int)(u1 & six),
-                                     (int)(((u2 >> 4) & lo) | ((u1 >> 6) & two) << 4));
+    const __m128i b =
+        _mm_setr_epi32((int)(u0 & six), (int)((u2 & lo) | ((u0 >> 6) & two) << 4), (int)(u1 & six),
+                       (int)(((u2 >> 4) & lo) | ((u1 >> 6) & two) << 4));
     return _mm256_cvtepu8_epi16(b);
 }
 
 /* Q4_K and Q5_K share everything but the fifth bit (qh == NULL for Q4_K). */
 static PW__AVX2_INLINE __m256 k4_row(const uint8_t *w, const uint8_t *qh, const uint8_t *qs,
-                                       const pw__q8_256 *xb, __m256 acc) {
+                                     const pw__q8_256 *xb, __m256 acc) {
     const __m256i sm = k4_scales_mins(w + offsetof(pw__block_q4_K, scales));
     const __m256i scales = _mm256_permute2x128_si256(sm, sm, 0x00);
     /* min_j pairs with the sum of 32 activations: bsums 2j and 2j+1 */
     const __m256i bs = bsums16(xb);
-    const __m128i bs32 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    const __m128i bs32 =
+        _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
     const __m128i mdot = _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), bs32);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i hb = qh ? pw__ld256(qh) : _mm256_setzero_si256();
@@ -164,8 +170,10 @@ static PW__AVX2_INLINE __m256 k4_row(const uint8_t *w, const uint8_t *qh, const 
         }
         const __m256i p0 = _mm256_maddubs_epi16(lo, pw__ld256(xb->qs + 64 * c));
         const __m256i p1 = _mm256_maddubs_epi16(hi, pw__ld256(xb->qs + 64 * c + 32));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(scales, pick16(2 * c))));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(scales, pick16(2 * c + 1))));
+        sumi = _mm256_add_epi32(sumi,
+                                _mm256_madd_epi16(p0, _mm256_shuffle_epi8(scales, pick16(2 * c))));
+        sumi = _mm256_add_epi32(
+            sumi, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(scales, pick16(2 * c + 1))));
     }
     const __m128 dd = pw__f16x2_scale(w, xb->d); /* [d, dmin] * x.d */
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_broadcastss_ps(dd), acc);
@@ -178,8 +186,8 @@ static PW__AVX2_INLINE __m256 q4_k_row(const uint8_t *w, const uint8_t *x, __m25
 }
 
 static PW__AVX2_INLINE __m256 q5_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
-    return k4_row(w, w + offsetof(pw__block_q5_K, qh), w + offsetof(pw__block_q5_K, qs),
-                    xblock(x), acc);
+    return k4_row(w, w + offsetof(pw__block_q5_K, qh), w + offsetof(pw__block_q5_K, qs), xblock(x),
+                  acc);
 }
 
 static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
@@ -195,12 +203,14 @@ static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m25
         const __m256i b = pw__ld256(w + offsetof(pw__block_q6_K, ql) + 64 * h + 32);
         const __m256i hq = pw__ld256(w + offsetof(pw__block_q6_K, qh) + 32 * h);
         const __m256i m2 = _mm256_set1_epi8(0x30);
-        const __m256i codes[4] = {
-            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(hq, 4), m2)),
-            _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_and_si256(_mm256_slli_epi16(hq, 2), m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), _mm256_and_si256(hq, m2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                            _mm256_and_si256(_mm256_srli_epi16(hq, 2), m2))};
+        const __m256i codes[4] = {_mm256_or_si256(_mm256_and_si256(a, m4),
+                                                  _mm256_and_si256(_mm256_slli_epi16(hq, 4), m2)),
+                                  _mm256_or_si256(_mm256_and_si256(b, m4),
+                                                  _mm256_and_si256(_mm256_slli_epi16(hq, 2), m2)),
+                                  _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
+                                                  _mm256_and_si256(hq, m2)),
+                                  _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
+                                                  _mm256_and_si256(_mm256_srli_epi16(hq, 2), m2))};
         for (int g = 0; g < 4; ++g) {
             const __m256i p = _mm256_maddubs_epi16(codes[g], pw__ld256(xb->qs + 128 * h + 32 * g));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
@@ -211,7 +221,8 @@ static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m25
 
 /* Ternary: sum of t * qs over a block, t = q + 1 in {0, 1, 2} (TQ2_0 may store 3),
  * summed in int16 (8 x 2*3*127 < 32767), minus sum(qs) in lane 0. */
-static PW__AVX2_INLINE __m256 ternary_finish(__m256i p16, uint16_t d, const pw__q8_256 *xb, __m256 acc) {
+static PW__AVX2_INLINE __m256 ternary_finish(__m256i p16, uint16_t d, const pw__q8_256 *xb,
+                                             __m256 acc) {
     __m256i sumi = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
     sumi = _mm256_sub_epi32(sumi, pw__lane0_epi32(xb->sum));
     return finish(sumi, d, xb, acc);
@@ -223,13 +234,16 @@ static PW__AVX2_INLINE __m256 tq2_0_row(const uint8_t *w, const uint8_t *x, __m2
     for (int h = 0; h < 2; ++h) {
         const __m256i q = pw__ld256(w + offsetof(pw__block_tq2_0, qs) + 32 * h);
         for (int g = 0; g < 4; ++g)
-            p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g)));
+            p16 = _mm256_add_epi16(
+                p16, _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g)));
     }
     return ternary_finish(p16, pw__rd16(w + offsetof(pw__block_tq2_0, d)), xb, acc);
 }
 
 /* Bytes times 3, mod 256. */
-static PW__AVX2_INLINE __m256i times3(__m256i v) { return _mm256_add_epi8(v, _mm256_add_epi8(v, v)); }
+static PW__AVX2_INLINE __m256i times3(__m256i v) {
+    return _mm256_add_epi8(v, _mm256_add_epi8(v, v));
+}
 
 /* Sum of (t - 1) * x over 32 bytes into int16 pairs, t the leading trit of the
  * fixed-point bytes v ((v * 3) >> 8: 0 below 86, 1 below 171, else 2). The sign
@@ -254,15 +268,16 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     }
     /* elements 160..239: trit k of qs[32 + m] -> 160 + 16k + m, two trits per vector */
     const __m256i b = _mm256_broadcastsi128_si256(pw__ld128(qs + 32));
-    const __m256i b01 = _mm256_blend_epi32(b, times3(b), 0xF0);  /* [b | 3b] */
-    const __m256i b23 = times3(times3(b01));                       /* [9b | 27b] */
-    const __m256i b4 = times3(times3(b23));                        /* [81b | ...] */
+    const __m256i b01 = _mm256_blend_epi32(b, times3(b), 0xF0); /* [b | 3b] */
+    const __m256i b23 = times3(times3(b01));                    /* [9b | 27b] */
+    const __m256i b4 = times3(times3(b23));                     /* [81b | ...] */
     /* elements 240..255: trit k of qh[j] -> 240 + 4k + j */
     const __m128i h = _mm_set1_epi32((int)pw__rd32(w + offsetof(pw__block_tq1_0, qh)));
     const __m128i h3 = _mm_add_epi8(h, _mm_add_epi8(h, h));
     const __m128i h9 = _mm_add_epi8(h3, _mm_add_epi8(h3, h3));
     const __m128i h27 = _mm_add_epi8(h9, _mm_add_epi8(h9, h9));
-    const __m128i hk = _mm_blend_epi32(_mm_blend_epi32(h, h3, 0x2), _mm_blend_epi32(h9, h27, 0x8), 0xC);
+    const __m128i hk =
+        _mm_blend_epi32(_mm_blend_epi32(h, h3, 0x2), _mm_blend_epi32(h9, h27, 0x8), 0xC);
     const __m256i last = _mm256_inserti128_si256(b4, hk, 1);
     p16 = _mm256_add_epi16(p16, trit_dot(b01, pw__ld256(xb->qs + 160)));
     p16 = _mm256_add_epi16(p16, trit_dot(b23, pw__ld256(xb->qs + 192)));
@@ -279,83 +294,90 @@ static PW__AVX2_INLINE void each_row(const uint8_t *w, int64_t rs, int rows, con
     for (int r = 0; r < rows; ++r) acc[r] = f(w + r * rs, x, acc[r]);
 }
 
-static PW__AVX2_INLINE void q2_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q2_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, q2_k_row);
 }
 
-static PW__AVX2_INLINE void q3_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q3_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, q3_k_row);
 }
 
-static PW__AVX2_INLINE void q4_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q4_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, q4_k_row);
 }
 
-static PW__AVX2_INLINE void q5_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q5_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, q5_k_row);
 }
 
-static PW__AVX2_INLINE void q6_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q6_k_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, q6_k_row);
 }
 
-static PW__AVX2_INLINE void tq1_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void tq1_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                        __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, tq1_0_row);
 }
 
-static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                        __m256 acc[5]) {
     each_row(w, rs, rows, x, acc, tq2_0_row);
 }
 
 /* Run wrappers: the driver specialised on each format's block function. */
 static void q2_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q2_K), sizeof(pw__q8_256), 0, 0,
-               q2_k_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q2_K), sizeof(pw__q8_256),
+               0, 0, q2_k_block);
 }
 
 static void q3_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q3_K), sizeof(pw__q8_256), 0, 0,
-               q3_k_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q3_K), sizeof(pw__q8_256),
+               0, 0, q3_k_block);
 }
 
 static void q4_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q4_K), sizeof(pw__q8_256), 0, 0,
-               q4_k_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q4_K), sizeof(pw__q8_256),
+               0, 0, q4_k_block);
 }
 
 static void q5_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q5_K), sizeof(pw__q8_256), 0, 0,
-               q5_k_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q5_K), sizeof(pw__q8_256),
+               0, 0, q5_k_block);
 }
 
 static void q6_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q6_K), sizeof(pw__q8_256), 0, 0,
-               q6_k_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q6_K), sizeof(pw__q8_256),
+               0, 0, q6_k_block);
 }
 
 static void tq1_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq1_0), sizeof(pw__q8_256), 0,
-               0, tq1_0_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq1_0),
+               sizeof(pw__q8_256), 0, 0, tq1_0_block);
 }
 
 static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq2_0), sizeof(pw__q8_256), 0,
-               0, tq2_0_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq2_0),
+               sizeof(pw__q8_256), 0, 0, tq2_0_block);
 }
 
-#define PW__K_KERNEL(id, fmt)                                                                \
-    const pw__kernel pw__k_##id##_rm_avx2 = {                                                \
-        .info = {.name = #id "_rm_avx2",                                                     \
-                 .key = "matmul_wt:" #id "/row_major x f32->Q8_256 -> f32 :avx2",            \
-                 .format = fmt,                                                              \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                      \
-                 .tile_rows = 1,                                                             \
-                 .tile_batch = 1,                                                            \
-                 .activation = PW_ACT_Q8_256,                                                \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                         \
-                 .isa = "avx2"},                                                             \
-        .run = id##_rm_run,                                                                  \
-        .priority = PW__PRIO_AVX2,                                                           \
+#define PW__K_KERNEL(id, fmt)                                                                      \
+    const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
+        .info = {.name = #id "_rm_avx2",                                                           \
+                 .key = "matmul_wt:" #id "/row_major x f32->Q8_256 -> f32 :avx2",                  \
+                 .format = fmt,                                                                    \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .tile_rows = 1,                                                                   \
+                 .tile_batch = 1,                                                                  \
+                 .activation = PW_ACT_Q8_256,                                                      \
+                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
+                 .isa = "avx2"},                                                                   \
+        .run = id##_rm_run,                                                                        \
+        .priority = PW__PRIO_AVX2,                                                                 \
         .min_n = 1};
 
 PW__K_KERNEL(q2_k, PW_FORMAT_Q2_K)

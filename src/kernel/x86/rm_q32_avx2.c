@@ -29,6 +29,9 @@
 
 #define PW__RM_Q32_ROWS 4
 
+_Static_assert(offsetof(pw__q8_32, dsum) == offsetof(pw__q8_32, d) + 4,
+               "pairs_dm loads x.d and x.dsum as one 8-byte value");
+
 static PW__AVX2_INLINE const pw__q8_32 *xblock(const uint8_t *x) {
     return (const pw__q8_32 *)(const void *)x;
 }
@@ -52,24 +55,29 @@ typedef struct pair_codes {
 } pair_codes;
 
 static PW__AVX2_INLINE pair_codes nibbles_pair(const uint8_t *qa, const uint8_t *qb) {
-    const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(pw__ld128(qa)), pw__ld128(qb), 1);
+    const __m256i a =
+        _mm256_inserti128_si256(_mm256_castsi128_si256(pw__ld128(qa)), pw__ld128(qb), 1);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     return (pair_codes){_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_srli_epi16(a, 4), m4)};
 }
 
 /* Adds 0x10 to the codes whose bit e is set in row A's qh (lanes 0..15 of lo:
  * bits 0..15, of hi: bits 16..31) and row B's (lanes 16..31). */
-static PW__AVX2_INLINE pair_codes add_high_pair(pair_codes c, const uint8_t *qha, const uint8_t *qhb) {
-    const __m256i v = _mm256_set1_epi64x((long long)((uint64_t)pw__rd32(qha) | (uint64_t)pw__rd32(qhb) << 32));
+static PW__AVX2_INLINE pair_codes add_high_pair(pair_codes c, const uint8_t *qha,
+                                                const uint8_t *qhb) {
+    const __m256i v =
+        _mm256_set1_epi64x((long long)((uint64_t)pw__rd32(qha) | (uint64_t)pw__rd32(qhb) << 32));
     const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
-    const __m256i sel_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4,
-                                            4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
-    const __m256i sel_hi = _mm256_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 6, 6, 6, 6, 6, 6,
-                                            6, 6, 7, 7, 7, 7, 7, 7, 7, 7);
+    const __m256i sel_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4,
+                                            4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
+    const __m256i sel_hi = _mm256_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 6, 6, 6,
+                                            6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7);
     const __m256i x10 = _mm256_set1_epi8(0x10);
     const __m256i lo = _mm256_shuffle_epi8(v, sel_lo), hi = _mm256_shuffle_epi8(v, sel_hi);
-    c.lo = _mm256_or_si256(c.lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit), x10));
-    c.hi = _mm256_or_si256(c.hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit), x10));
+    c.lo = _mm256_or_si256(
+        c.lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit), x10));
+    c.hi = _mm256_or_si256(
+        c.hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit), x10));
     return c;
 }
 
@@ -84,13 +92,15 @@ static PW__AVX2_INLINE pair_codes q4_1_codes(const uint8_t *wa, const uint8_t *w
 }
 
 static PW__AVX2_INLINE pair_codes q5_0_codes(const uint8_t *wa, const uint8_t *wb) {
-    return add_high_pair(nibbles_pair(wa + offsetof(pw__block_q5_0, qs), wb + offsetof(pw__block_q5_0, qs)),
-                         wa + offsetof(pw__block_q5_0, qh), wb + offsetof(pw__block_q5_0, qh));
+    return add_high_pair(
+        nibbles_pair(wa + offsetof(pw__block_q5_0, qs), wb + offsetof(pw__block_q5_0, qs)),
+        wa + offsetof(pw__block_q5_0, qh), wb + offsetof(pw__block_q5_0, qh));
 }
 
 static PW__AVX2_INLINE pair_codes q5_1_codes(const uint8_t *wa, const uint8_t *wb) {
-    return add_high_pair(nibbles_pair(wa + offsetof(pw__block_q5_1, qs), wb + offsetof(pw__block_q5_1, qs)),
-                         wa + offsetof(pw__block_q5_1, qh), wb + offsetof(pw__block_q5_1, qh));
+    return add_high_pair(
+        nibbles_pair(wa + offsetof(pw__block_q5_1, qs), wb + offsetof(pw__block_q5_1, qs)),
+        wa + offsetof(pw__block_q5_1, qh), wb + offsetof(pw__block_q5_1, qh));
 }
 
 /*
@@ -109,11 +119,13 @@ static PW__AVX2_INLINE void pairs(const uint8_t *w, int64_t rs, int rows, const 
         const int two = 2 * p + 1 < rows;
         const uint8_t *wa = w + 2 * p * rs, *wb = two ? wa + rs : wa;
         const pair_codes c = codes(wa, wb);
-        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(c.lo, xlo), _mm256_maddubs_epi16(c.hi, xhi));
+        const __m256i p16 =
+            _mm256_add_epi16(_mm256_maddubs_epi16(c.lo, xlo), _mm256_maddubs_epi16(c.hi, xhi));
         __m256i dot = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
         if (offset) dot = _mm256_sub_epi32(dot, corr);
-        __m256 scale = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(4 * p, 4 * p, 4 * p, 4 * p, 4 * p + 2,
-                                                                      4 * p + 2, 4 * p + 2, 4 * p + 2));
+        __m256 scale =
+            _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(4 * p, 4 * p, 4 * p, 4 * p, 4 * p + 2,
+                                                          4 * p + 2, 4 * p + 2, 4 * p + 2));
         if (!two) scale = _mm256_blend_ps(scale, _mm256_setzero_ps(), 0xF0);
         acc[p] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[p]);
     }
@@ -129,10 +141,11 @@ static PW__AVX2_INLINE __m256 f16x2_rows(const uint8_t *w, int64_t rs, int rows)
 }
 
 /* d only: lane 2r = d_r * x.d (the fp16 after d is the block's next bytes, times 0). */
-static PW__AVX2_INLINE void pairs_d(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, int offset,
-                                    __m256 acc[5], codes_fn codes) {
+static PW__AVX2_INLINE void pairs_d(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                    int offset, __m256 acc[5], codes_fn codes) {
     const pw__q8_32 *xb = xblock(x);
-    const __m256 f = _mm256_mul_ps(f16x2_rows(w, rs, rows), _mm256_setr_ps(xb->d, 0, xb->d, 0, xb->d, 0, xb->d, 0));
+    const __m256 f = _mm256_mul_ps(f16x2_rows(w, rs, rows),
+                                   _mm256_setr_ps(xb->d, 0, xb->d, 0, xb->d, 0, xb->d, 0));
     pairs(w, rs, rows, xb, f, offset, acc, codes);
 }
 
@@ -140,10 +153,14 @@ static PW__AVX2_INLINE void pairs_d(const uint8_t *w, int64_t rs, int rows, cons
 static PW__AVX2_INLINE void pairs_dm(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
                                      __m256 acc[5], codes_fn codes) {
     const pw__q8_32 *xb = xblock(x);
-    const __m256 xs = _mm256_castpd_ps(_mm256_broadcast_sd((const double *)(const void *)&xb->d));
-    const __m256 f = _mm256_mul_ps(f16x2_rows(w, rs, rows), xs); /* [d0 x.d, m0 x.dsum, d1 x.d, ...] */
+    uint64_t dd; /* x.d and x.dsum, adjacent */
+    memcpy(&dd, (const uint8_t *)xb + offsetof(pw__q8_32, d), 8);
+    const __m256 xs = _mm256_castsi256_ps(_mm256_set1_epi64x((long long)dd));
+    const __m256 f =
+        _mm256_mul_ps(f16x2_rows(w, rs, rows), xs); /* [d0 x.d, m0 x.dsum, d1 x.d, ...] */
     pairs(w, rs, rows, xb, f, 0, acc, codes);
-    acc[4] = _mm256_add_ps(acc[4], _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)));
+    acc[4] = _mm256_add_ps(acc[4],
+                           _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)));
 }
 
 /* Q8_0 and IQ4_NL: one row per ymm, signed codes through the sign trick. */
@@ -168,74 +185,80 @@ static PW__AVX2_INLINE void rows_d(const uint8_t *w, int64_t rs, int rows, const
         acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot(w + r * rs, xb)), pw__lane(s, r), acc[r]);
 }
 
-static PW__AVX2_INLINE void q4_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q4_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     pairs_d(w, rs, rows, x, 8, acc, q4_0_codes);
 }
 
-static PW__AVX2_INLINE void q5_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q5_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     pairs_d(w, rs, rows, x, 16, acc, q5_0_codes);
 }
 
-static PW__AVX2_INLINE void q4_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q4_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     pairs_dm(w, rs, rows, x, acc, q4_1_codes);
 }
 
-static PW__AVX2_INLINE void q5_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q5_1_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     pairs_dm(w, rs, rows, x, acc, q5_1_codes);
 }
 
-static PW__AVX2_INLINE void q8_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void q8_0_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                       __m256 acc[5]) {
     rows_d(w, rs, rows, x, acc, q8_0_idot);
 }
 
-static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x, __m256 acc[5]) {
+static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
+                                         __m256 acc[5]) {
     rows_d(w, rs, rows, x, acc, iq4_nl_idot);
 }
 
 /* Run wrappers: the driver specialised on each format's block function. */
 static void q4_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_0), sizeof(pw__q8_32), 0,
-               0, q4_0_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_0), sizeof(pw__q8_32),
+               0, 0, q4_0_block);
 }
 
 static void q4_1_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_1), sizeof(pw__q8_32), 0,
-               0, q4_1_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_1), sizeof(pw__q8_32),
+               0, 0, q4_1_block);
 }
 
 static void q5_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_0), sizeof(pw__q8_32), 0,
-               0, q5_0_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_0), sizeof(pw__q8_32),
+               0, 0, q5_0_block);
 }
 
 static void q5_1_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_1), sizeof(pw__q8_32), 0,
-               0, q5_1_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_1), sizeof(pw__q8_32),
+               0, 0, q5_1_block);
 }
 
 static void q8_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_q8_0), sizeof(pw__q8_32), 0,
-               0, q8_0_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_q8_0), sizeof(pw__q8_32),
+               0, 0, q8_0_block);
 }
 
 static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_iq4_nl), sizeof(pw__q8_32), 0,
-               0, iq4_nl_block);
+    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_iq4_nl),
+               sizeof(pw__q8_32), 0, 0, iq4_nl_block);
 }
 
-#define PW__Q32_KERNEL(id, fmt)                                                              \
-    const pw__kernel pw__k_##id##_rm_avx2 = {                                                \
-        .info = {.name = #id "_rm_avx2",                                                     \
-                 .key = "matmul_wt:" #id "/row_major x f32->Q8_32 -> f32 :avx2",             \
-                 .format = fmt,                                                              \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                      \
-                 .tile_rows = 1,                                                             \
-                 .tile_batch = 1,                                                            \
-                 .activation = PW_ACT_Q8_32,                                                 \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                         \
-                 .isa = "avx2"},                                                             \
-        .run = id##_rm_run,                                                                  \
-        .priority = PW__PRIO_AVX2,                                                           \
+#define PW__Q32_KERNEL(id, fmt)                                                                    \
+    const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
+        .info = {.name = #id "_rm_avx2",                                                           \
+                 .key = "matmul_wt:" #id "/row_major x f32->Q8_32 -> f32 :avx2",                   \
+                 .format = fmt,                                                                    \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .tile_rows = 1,                                                                   \
+                 .tile_batch = 1,                                                                  \
+                 .activation = PW_ACT_Q8_32,                                                       \
+                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
+                 .isa = "avx2"},                                                                   \
+        .run = id##_rm_run,                                                                        \
+        .priority = PW__PRIO_AVX2,                                                                 \
         .min_n = 1};
 
 PW__Q32_KERNEL(q4_0, PW_FORMAT_Q4_0)
