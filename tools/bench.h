@@ -39,7 +39,7 @@ typedef struct pw_bench_machine {
     uint64_t read_bytes;    /* buffer read per repetition */
     double int8_gops;       /* 1e9 int8 ops per second, 2 per multiply-accumulate */
     const char *peak_isa;   /* the loop that measured it, e.g. "avx512vnni" */
-    int read_clean, peak_clean; /* undisturbed samples behind each figure (0: all were preempted) */
+    int read_clean, peak_clean; /* undisturbed samples behind each figure (0: none was) */
 } pw_bench_machine;
 
 /* One matmul case. Ratios and pack_s are 0 where not measured. */
@@ -54,7 +54,7 @@ typedef struct pw_bench_result {
     double weight_gbps;    /* row-major weight bytes / median_s */
     double fraction;       /* GEMV: of read bandwidth; GEMM: of int8 peak */
     int reps;
-    int clean_reps;        /* reps not preempted; the median is over these when > 0 */
+    int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0 */
     int cold;              /* the weight (and any packed copy) was flushed before each run */
     uint64_t weight_bytes; /* row-major bytes of the weight */
     double pack_s;         /* packing time of this weight, on the case that packed it */
@@ -81,11 +81,14 @@ double pw_bench_now(void);
 double pw_bench_median(double *samples, int n);
 
 /*
- * Timed samples that know whether they were disturbed: a sample during which
- * any thread of the process was preempted (an involuntary context switch,
- * getrusage) is kept apart. On a loaded machine a preempted run measures the
- * scheduler, not the kernel, so the median is taken over undisturbed samples
- * when there are any, and the caller keeps sampling a while to find some.
+ * Timed samples that a loaded machine does not distort. On one thread (the
+ * context runs everything on the calling thread) a sample is that thread's
+ * CPU time, which a preemption does not inflate and memory stalls still count
+ * in. On more threads it is wall time, and a sample is undisturbed when the
+ * process's threads were on a CPU for at least 80% of threads x wall time
+ * (a thread preempted, or waiting to be scheduled, fails that): the median
+ * is taken over undisturbed samples when there are any, and the caller keeps
+ * sampling a while to find some.
  */
 #define PW_BENCH_MAX_SAMPLES 64
 typedef struct pw_bench_sampler {
@@ -93,10 +96,12 @@ typedef struct pw_bench_sampler {
     double all[PW_BENCH_MAX_SAMPLES];   /* seconds, every sample */
     int nclean, nall;
     double spent; /* seconds in samples so far */
-    long mark;    /* involuntary switches when the current sample started */
-    double t0;
+    int threads;
+    double t0, cpu0; /* wall and CPU clocks when the current sample started */
 } pw_bench_sampler;
 
+/* An empty sampler for work that runs on `threads` threads. */
+void pw_bench_sampler_init(pw_bench_sampler *s, int threads);
 void pw_bench_sample_start(pw_bench_sampler *s);
 void pw_bench_sample_stop(pw_bench_sampler *s);
 /* Whether to take another sample: until `min` undisturbed ones and then `max`
@@ -124,6 +129,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * int8 loops run `iters` iterations of independent register-only chains and
  * return the int8 ops done (2 per multiply-accumulate); read loops sum `bytes`
  * (a multiple of 256) from 64-byte aligned p. */
+#define PW_BENCH_PREFETCH_BYTES 8192 /* read loops: one software prefetch this far ahead per 256 bytes */
 double pw_bench_int8_scalar(uint64_t iters);
 uint64_t pw_bench_read_scalar(const void *p, size_t bytes);
 #if defined(__x86_64__)

@@ -194,7 +194,7 @@ static int time_rows(bench *b, const weight *w, const char *kernel, const float 
         if (st == PW_OK) st = pw_matmul_wt(b->ctx, x, n, h, y); /* packs if it must */
         const int runs = pass == 0 ? 1 : reps;
         pw_bench_sampler s;
-        memset(&s, 0, sizeof s);
+        pw_bench_sampler_init(&s, pw_context_threads(b->ctx));
         while (st == PW_OK && pw_bench_sample_more(&s, runs, runs, target * runs)) {
             pw_bench_sample_start(&s);
             st = pw_matmul_wt(b->ctx, x, n, h, y);
@@ -297,7 +297,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, char chosen[2][64]
         snprintf(chosen[gemm], 64, "%s", b->hk.kernel);
     snprintf(c->kernel, sizeof c->kernel, "%s", chosen[gemm][0] ? chosen[gemm] : "?");
     pw_bench_sampler s;
-    memset(&s, 0, sizeof s);
+    pw_bench_sampler_init(&s, c->threads);
     c->cold = !gemm;
     while (pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
         if (!gemm) {

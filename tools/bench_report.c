@@ -65,7 +65,8 @@ void pw_bench_print_table(const pw_bench_results *r) {
                c->weight_gbps, frac, xref, xf32, pack);
     }
     if (disturbed)
-        printf("* every run of this case was preempted (a loaded machine): its figures are low\n");
+        printf("* no run of this case kept its threads on a CPU 80%% of the time (a loaded machine, "
+               "or work that does not spread over the threads): its median is of disturbed runs\n");
     printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
            "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path)\n",
            r->count, r->elapsed_s);

@@ -3,7 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <sys/resource.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,23 +26,33 @@ double pw_bench_median(double *s, int n) {
     return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-static long preemptions(void) {
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : -1;
+static double clock_now(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void pw_bench_sampler_init(pw_bench_sampler *s, int threads) {
+    memset(s, 0, sizeof *s);
+    s->threads = threads > 1 ? threads : 1;
 }
 
 void pw_bench_sample_start(pw_bench_sampler *s) {
-    s->mark = preemptions();
+    s->cpu0 = clock_now(s->threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID);
     s->t0 = pw_bench_now();
 }
 
 void pw_bench_sample_stop(pw_bench_sampler *s) {
-    double dt = pw_bench_now() - s->t0;
-    if (dt < 1e-9) dt = 1e-9;
-    const long now = preemptions();
+    const double wall = pw_bench_now() - s->t0;
+    const double cpu =
+        clock_now(s->threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID) - s->cpu0;
     if (s->nall == PW_BENCH_MAX_SAMPLES) return;
+    /* One thread: its CPU time is the sample. More: wall time, undisturbed when the
+     * threads were on a CPU for at least 80% of it between them. */
+    double dt = s->threads == 1 ? cpu : wall;
+    if (dt < 1e-9) dt = 1e-9;
     s->all[s->nall++] = dt;
-    if (now == s->mark && now >= 0) s->clean[s->nclean++] = dt;
+    if (s->threads == 1 || cpu >= 0.8 * (double)s->threads * wall) s->clean[s->nclean++] = dt;
     s->spent += dt;
 }
 
