@@ -68,6 +68,25 @@ static int tq1_trit(const pw__block_tq1_0 *b, int e) {
     return (int)(((uint16_t)v * 3) >> 8);
 }
 
+/* Q4_K and Q5_K: eight 32-value sub-blocks with 6-bit scale and min; qh (Q5_K only)
+ * holds bit 4 of every value. */
+static void k4_split(uint16_t d16, uint16_t dmin16, const uint8_t *scales, const uint8_t *qs,
+                     const uint8_t *qh, int8_t *q, float *s, float *m) {
+    const float d = pw__f16_to_f32(d16), dmin = pw__f16_to_f32(dmin16);
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, mn;
+        pw__k4_scale_min(j, scales, &sc, &mn);
+        s[j] = d * (float)sc;
+        m[j] = -(dmin * (float)mn);
+        for (int l = 0; l < 32; ++l) {
+            const uint8_t byte = qs[32 * (j / 2) + l];
+            const int low = j % 2 ? byte >> 4 : byte & 15;
+            const int high = qh ? (qh[l] >> j) & 1 : 0;
+            q[32 * j + l] = (int8_t)(low + 16 * high);
+        }
+    }
+}
+
 void pw__i8g_split(pw_format f, const void *blk, int8_t *q, float *s, float *m) {
     switch (f) {
     case PW_FORMAT_Q4_0: {
@@ -134,34 +153,12 @@ void pw__i8g_split(pw_format f, const void *blk, int8_t *q, float *s, float *m) 
     }
     case PW_FORMAT_Q4_K: {
         const pw__block_q4_K *b = blk;
-        const float d = pw__f16_to_f32(b->d), dmin = pw__f16_to_f32(b->dmin);
-        for (int j = 0; j < 8; ++j) {
-            uint8_t sc, mn;
-            pw__k4_scale_min(j, b->scales, &sc, &mn);
-            s[j] = d * (float)sc;
-            m[j] = -(dmin * (float)mn);
-            for (int l = 0; l < 32; ++l) {
-                const uint8_t byte = b->qs[32 * (j / 2) + l];
-                q[32 * j + l] = (int8_t)(j % 2 ? byte >> 4 : byte & 15);
-            }
-        }
+        k4_split(b->d, b->dmin, b->scales, b->qs, NULL, q, s, m);
         break;
     }
     case PW_FORMAT_Q5_K: {
         const pw__block_q5_K *b = blk;
-        const float d = pw__f16_to_f32(b->d), dmin = pw__f16_to_f32(b->dmin);
-        for (int j = 0; j < 8; ++j) {
-            uint8_t sc, mn;
-            pw__k4_scale_min(j, b->scales, &sc, &mn);
-            s[j] = d * (float)sc;
-            m[j] = -(dmin * (float)mn);
-            for (int l = 0; l < 32; ++l) {
-                const uint8_t byte = b->qs[32 * (j / 2) + l];
-                const int low = j % 2 ? byte >> 4 : byte & 15;
-                const int high = (b->qh[l] >> j) & 1;
-                q[32 * j + l] = (int8_t)(low + 16 * high);
-            }
-        }
+        k4_split(b->d, b->dmin, b->scales, b->qs, b->qh, q, s, m);
         break;
     }
     case PW_FORMAT_Q6_K: {
