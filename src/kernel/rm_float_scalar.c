@@ -5,8 +5,10 @@
  *
  * Each weight row is read once per row of X, element by element (4, 2 or 2
  * bytes, converted exactly with the helpers of format/blocks.h), into 8
- * partial sums so the additions are independent and a compiler may keep them
- * in vector registers. Any in, any o-range, narrowed and offset views.
+ * partial sums in double so the additions are independent and the result
+ * stays at the f32 rounding floor (ggml's SIMD paths keep 32 f32 partial sums;
+ * 8 f32 sums would double their error). Any in, any o-range, narrowed and
+ * offset views.
  */
 #include "format/blocks.h"
 #include "kernel/kernel.h"
@@ -35,15 +37,15 @@ static inline void rm_float(const pw__mm_call *c, pw_format f, int64_t o0, int64
         const uint8_t *row = w->data + (w->offset + o * w->strides[0]) * eb;
         for (int64_t i = i0; i < i1; ++i) {
             const float *x = c->x + i * c->ldx;
-            float acc[PW__LANES] = {0};
+            double acc[PW__LANES] = {0};
             int64_t k = 0;
             for (; k + PW__LANES <= c->in; k += PW__LANES)
                 for (int l = 0; l < PW__LANES; ++l)
-                    acc[l] += elem(f, row + (k + l) * eb) * x[k + l];
-            for (; k < c->in; ++k) acc[k % PW__LANES] += elem(f, row + k * eb) * x[k];
-            float s = 0.0f;
+                    acc[l] += (double)elem(f, row + (k + l) * eb) * (double)x[k + l];
+            for (; k < c->in; ++k) acc[k % PW__LANES] += (double)elem(f, row + k * eb) * (double)x[k];
+            double s = 0.0;
             for (int l = 0; l < PW__LANES; ++l) s += acc[l];
-            c->y[i * c->ldy + o] = s;
+            c->y[i * c->ldy + o] = (float)s;
         }
     }
 }
