@@ -253,6 +253,55 @@ static void matrix_case(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, in
     free_weights(&t);
 }
 
+/*
+ * The largest sums a kernel must hold: K = max_k (65536 for the SIMD kernels)
+ * with every product at its extreme, u = 255 against w = -8 and u = 0 against
+ * w = 7 (q = 127 and -128; zero points -128 and 127), so that 16 * sum u w
+ * reaches -2^31 + 2^23 and the int32 lanes are used to the edge.
+ */
+static void extreme_case(pw_context *ctx, const pw__qc4w_kernel *k) {
+    const int64_t kk = k->max_k < 65536 ? k->max_k : 65536, n = k->nr, batch = 3;
+    weights t;
+    pw_qc4w_weights_init(&t.w);
+    t.w.out = n;
+    t.w.in = kk;
+    const int64_t stride = kk / 2;
+    t.data = malloc((size_t)(n * stride));
+    /* Channel 0: all -8; channel 1: all 7; the rest alternate. */
+    for (int64_t c = 0; c < n; ++c)
+        memset(t.data + c * stride, c == 0 ? 0x88 : c == 1 ? 0x77 : 0x87, (size_t)stride);
+    t.nk = t.data;
+    t.scale = malloc(sizeof(float) * (size_t)n);
+    t.bias = NULL;
+    for (int64_t c = 0; c < n; ++c) t.scale[c] = 1.0f;
+    t.w.data = t.data;
+    t.w.scale = t.scale;
+    const size_t rb = pw__qd8_row_bytes(kk);
+    uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
+    memset(lhs, 0, rb * (size_t)batch);
+    const int qv[3] = {127, -128, 127}, zp[3] = {-128, 127, 127};
+    for (int m = 0; m < batch; ++m) {
+        pw__qd8_header *h = (pw__qd8_header *)(void *)(lhs + (size_t)m * rb);
+        h->scale = 1.0f;
+        h->neg_zp = -zp[m];
+        h->sum = (int32_t)(qv[m] * kk);
+        memset(lhs + (size_t)m * rb + sizeof *h, (uint8_t)(int8_t)qv[m], (size_t)kk);
+        memset(lhs + (size_t)m * rb + sizeof *h + kk, (uint8_t)(qv[m] + 128), (size_t)kk);
+    }
+    float *want = malloc(sizeof(float) * (size_t)(batch * n));
+    for (int m = 0; m < batch; ++m)
+        for (int64_t c = 0; c < n; ++c) {
+            const int64_t w = c == 0 ? -8 : c == 1 ? 7 : 0; /* 0x87: -8 and 7 alternate */
+            const int64_t s = c < 2 ? (qv[m] - zp[m]) * w * kk : (qv[m] - zp[m]) * (-1) * (kk / 2);
+            want[m * n + c] = (float)s;
+        }
+    check_kernel(ctx, k, &t, lhs, batch, -INFINITY, INFINITY, 0, want, "extreme sums");
+    free(want);
+    free(lhs);
+    free(t.data);
+    free(t.scale);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_rng r = {2024};
@@ -262,6 +311,7 @@ int main(void) {
         const pw__qc4w_kernel *k = pw__qc4w_kernel_get(i);
         if (!pw__qc4w_kernel_usable(ctx, k)) continue;
         ++kernels;
+        extreme_case(ctx, k);
         const int64_t nr = k->nr, mr = k->mr;
         const int64_t ns[] = {1, nr - 1 > 0 ? nr - 1 : 1, nr, nr + 1, 3 * nr + 5};
         const int64_t bs[] = {1, mr - 1 > 0 ? mr - 1 : 1, mr, mr + 1, 37};

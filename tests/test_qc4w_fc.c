@@ -430,12 +430,48 @@ static void bad_input(pw_context *ctx) {
     free_raw(&r);
 }
 
+/* K past what the SIMD kernels sum exactly in int32: the best kernel that can, or a refusal. */
+static void long_k(pw_context *ctx) {
+    const int64_t n = 3, k = 70001, batch = 2;
+    raw r;
+    make_raw(&r, n, k, 13);
+    const pw_qc4w_weights w = weights_of(&r, 0);
+    pw_qc4w_fc *op = NULL;
+    CHECK_OK(pw_qc4w_fc_create(ctx, &w, NULL, &op), ctx);
+    REQUIRE(op != NULL, "create");
+    CHECK(pw__qc4w_kernel_find(pw_qc4w_fc_kernel(op))->max_k >= k, "%s cannot sum K = 70001",
+          pw_qc4w_fc_kernel(op));
+    float *x = make_x(batch, k, 14), y[6], want[6];
+    CHECK_OK(pw_qc4w_fc_run(ctx, op, batch, x, y), ctx);
+    const int64_t kp = (k + 31) / 32 * 32;
+    const size_t rb = pw__qd8_row_bytes(kp);
+    uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
+    for (int64_t m = 0; m < batch; ++m) pw__qd8_quantize_row(x + m * k, k, kp, lhs + (size_t)m * rb);
+    int8_t *scratch = malloc((size_t)k);
+    pw__qc4w_reference(&w, lhs, rb, batch, -INFINITY, INFINITY, 0, want, n, scratch);
+    CHECK(same_bits(y, want, sizeof y), "K = 70001 differs from the oracle");
+    pw_qc4w_fc_destroy(op);
+    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
+        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
+        if (kd->max_k >= k || !pw__qc4w_kernel_usable(ctx, kd)) continue;
+        pw_qc4w_fc_options o;
+        pw_qc4w_fc_options_init(&o);
+        o.kernel = kd->name;
+        CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, &o, &op), PW_ERR_UNSUPPORTED, ctx);
+    }
+    free(scratch);
+    free(lhs);
+    free(x);
+    free_raw(&r);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     end_to_end(ctx);
     cache_and_steady_state();
     cache_threads(ctx);
     bad_input(ctx);
+    long_k(ctx);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }
