@@ -240,21 +240,35 @@ static void test_host_parallel_for(void) {
     o.parallel_for_user = &pool;
     pw_context *ctx = NULL, *c1 = make_ctx(&(events){0}, NULL, 1);
     CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    /* Big enough (4M multiply-adds) that the work is split into tasks at all. */
+    enum { BO = 512, BI = 2048, BN = 4 };
+    float *w = malloc(sizeof(float) * BO * BI), *bx = malloc(sizeof(float) * BN * BI);
+    float *by = malloc(sizeof(float) * BN * BO), *by1 = malloc(sizeof(float) * BN * BO);
+    unsigned char *q = malloc(BO * (BI / 32) * 18);
+    pw_rng r = {11};
+    for (int i = 0; i < BO * BI; ++i) w[i] = (float)pw_rng_gauss(&r);
+    for (int i = 0; i < BN * BI; ++i) bx[i] = (float)pw_rng_gauss(&r);
+    CHECK_OK(pw_format_quantize(ctx, PW_FORMAT_Q4_0, w, BO * (BI / 32), q), ctx);
     pw_view v;
-    const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    const int64_t shape[2] = {BO, BI};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, q, BO * (BI / 32) * 18), ctx);
     pw_weight *h = NULL, *h1 = NULL;
     CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
     CHECK_OK(pw_weight_create(c1, &v, NULL, &h1), c1);
-    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
-    CHECK_OK(pw_matmul_wt(c1, x, N, h1, y2), c1);
+    CHECK_OK(pw_matmul_wt(ctx, bx, BN, h, by), ctx);
+    CHECK_OK(pw_matmul_wt(c1, bx, BN, h1, by1), c1);
     CHECK(pool.calls >= 1 && pool.tasks >= 2, "host parallel-for called %d times for %zu tasks", pool.calls,
           pool.tasks);
-    CHECK(memcmp(y, y2, sizeof(float) * N * OUT) == 0, "host parallel-for changed the products");
+    CHECK(memcmp(by, by1, sizeof(float) * BN * BO) == 0, "host parallel-for changed the products");
     pw_weight_destroy(h);
     pw_weight_destroy(h1);
     pw_context_destroy(ctx);
     pw_context_destroy(c1);
+    free(w);
+    free(bx);
+    free(by);
+    free(by1);
+    free(q);
 }
 
 int main(void) {
