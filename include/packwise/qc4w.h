@@ -141,6 +141,8 @@ PW_API pw_status pw_qc4w_fc_create(pw_context *ctx, const pw_qc4w_weights *weigh
 
 /**
  * y = x * W^T (+ bias, clamped), f32 out.
+ * @param ctx    context: threads, trace sink, ISA cap
+ * @param op     the operator
  * @param batch  rows of x and y (>= 1)
  * @param x      batch x K floats, row-major; every value must be finite
  * @param y      batch x N floats, row-major, fully overwritten on success and
