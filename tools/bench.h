@@ -90,7 +90,7 @@ double pw_bench_median(double *samples, int n);
  * is taken over undisturbed samples when there are any, and the caller keeps
  * sampling a while to find some.
  */
-#define PW_BENCH_MAX_SAMPLES 64
+#define PW_BENCH_MAX_SAMPLES 256
 typedef struct pw_bench_sampler {
     double clean[PW_BENCH_MAX_SAMPLES]; /* seconds, undisturbed samples */
     double all[PW_BENCH_MAX_SAMPLES];   /* seconds, every sample */
@@ -110,6 +110,9 @@ void pw_bench_sample_stop(pw_bench_sampler *s);
 int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget);
 /* Median over the undisturbed samples, or over all when none was (sorts in place). */
 double pw_bench_sample_median(pw_bench_sampler *s);
+/* The q-quantile (0 = fastest) of the same samples; for ceilings such as the
+ * machine's bandwidth and peak, which a disturbance only ever lowers. */
+double pw_bench_sample_quantile(pw_bench_sampler *s, double q);
 /* Gaussian floats (sigma 0.02, like a real layer's weights) from a seeded stream. */
 void pw_bench_gaussian(float *dst, size_t count, uint64_t seed);
 /* Allocate bytes aligned to 64 (rounded up to a whole cache line); NULL when out of memory. */

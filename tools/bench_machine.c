@@ -216,7 +216,10 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *b
         pw_bench_sample_stop(&s);
     }
     m->read_bytes = (uint64_t)(slices * slice * rt.chunk);
-    m->read_gbps = (double)(slice * rt.chunk) / pw_bench_sample_median(&s) * 1e-9;
+    /* Ceilings: a busy neighbour (another process, a sibling hyperthread of the host)
+     * only ever slows a sample down, so the figure is the fast end of the undisturbed
+     * samples (the 10th percentile of times) rather than their median. */
+    m->read_gbps = (double)(slice * rt.chunk) / pw_bench_sample_quantile(&s, 0.1) * 1e-9;
     m->read_clean = s.nclean;
 
     /* Calibrate the loop on this thread, then give each thread four tasks of about
@@ -230,12 +233,13 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *b
     it.iters = want < 1024 ? 1024 : (uint64_t)want;
     const size_t tasks = 4 * (size_t)threads;
     pw_bench_sampler_init(&s, threads);
-    while (pw_bench_sample_more(&s, o->quick ? 2 : 9, o->quick ? 3 : 31, 0.2)) {
+    while (pw_bench_sample_more(&s, o->quick ? 2 : 9, o->quick ? 3 : 63, 0.3)) {
         pw_bench_sample_start(&s);
         pw__parallel_for(ctx, run_int8, &it, tasks);
         pw_bench_sample_stop(&s);
     }
-    m->int8_gops = ops_per_iter * (double)it.iters * (double)tasks / pw_bench_sample_median(&s) * 1e-9;
+    m->int8_gops =
+        ops_per_iter * (double)it.iters * (double)tasks / pw_bench_sample_quantile(&s, 0.1) * 1e-9;
     m->peak_clean = s.nclean;
     return PW_EXIT_OK;
 }

@@ -68,6 +68,14 @@ double pw_bench_sample_median(pw_bench_sampler *s) {
     return s->nall > 0 ? pw_bench_median(s->all, s->nall) : 1e-9;
 }
 
+double pw_bench_sample_quantile(pw_bench_sampler *s, double q) {
+    double *v = s->nclean > 0 ? s->clean : s->all;
+    const int n = s->nclean > 0 ? s->nclean : s->nall;
+    if (n == 0) return 1e-9;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[(int)(q * (double)(n - 1) + 0.5)];
+}
+
 static uint64_t splitmix64(uint64_t *state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
