@@ -103,22 +103,36 @@ void pw__qc4w_pack(const pw__pack_desc *d, const uint8_t *nk, int zp, const floa
             const uint8_t *row = nk + n * stride;
             int32_t wsum = 0;
             for (int64_t j = 0; j < chunks; ++j) {
-                /* k in [K, Kp) stays 0: signed zero, adding nothing to the sum. */
-                uint8_t v[PW__QC4W_K_ALIGN];
-                if ((j + 1) * kr <= k) { /* a whole chunk of whole bytes (kr is even) */
-                    const uint8_t *src = row + j * kr / 2;
-                    for (int32_t i = 0; i < half; ++i) {
-                        v[2 * i] = (src[i] & 15) ^ flip;
-                        v[2 * i + 1] = (uint8_t)((src[i] >> 4) ^ flip);
-                    }
-                } else {
-                    for (int32_t i = 0; i < kr; ++i) {
-                        const int64_t kk = j * kr + i;
-                        v[i] = kk < k ? (uint8_t)(((row[kk / 2] >> ((kk & 1) * 4)) & 15) ^ flip) : 0;
-                    }
-                }
-                for (int32_t i = 0; i < kr; ++i) wsum += (v[i] ^ 8) - 8;
                 uint8_t *out = tile + ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)half;
+                if ((j + 1) * kr <= k) {
+                    /* A whole chunk of whole bytes (kr is even): byte operations only. */
+                    const uint8_t *src = row + j * kr / 2;
+                    for (int32_t b = 0; b < half; ++b) {
+                        const uint8_t v = src[b] ^ (uint8_t)(flip * 0x11);
+                        wsum += ((v & 15) ^ 8) + ((v >> 4) ^ 8) - 16;
+                    }
+                    if (sr == 1) {
+                        for (int32_t b = 0; b < half; ++b) out[b] = src[b] ^ (uint8_t)(flip * 0x11);
+                    } else {
+                        /* Byte b pairs values b and b + half, which sit in the same nibble
+                         * position of source bytes b/2 and (b + half)/2 (half is even). */
+                        for (int32_t b = 0; b < half; ++b) {
+                            const int sh = (b & 1) * 4;
+                            const uint8_t lo = (uint8_t)(((src[b / 2] >> sh) & 15) ^ flip);
+                            const uint8_t hi = (uint8_t)(((src[(b + half) / 2] >> sh) & 15) ^ flip);
+                            out[b] = (uint8_t)(lo | hi << 4);
+                        }
+                    }
+                    continue;
+                }
+                /* The chunk holding K's end: k in [K, Kp) stays 0 (signed zero, adding
+                 * nothing to the sum). */
+                uint8_t v[PW__QC4W_K_ALIGN];
+                for (int32_t i = 0; i < kr; ++i) {
+                    const int64_t kk = j * kr + i;
+                    v[i] = kk < k ? (uint8_t)(((row[kk / 2] >> ((kk & 1) * 4)) & 15) ^ flip) : 0;
+                    wsum += (v[i] ^ 8) - 8;
+                }
                 for (int32_t b = 0; b < half; ++b)
                     out[b] = sr == 1 ? (uint8_t)(v[2 * b] | v[2 * b + 1] << 4)
                                      : (uint8_t)(v[b] | v[b + half] << 4);
