@@ -430,6 +430,49 @@ static void bad_input(pw_context *ctx) {
     free_raw(&r);
 }
 
+/* Every kernel's own QD8 quantizer gives the portable one's bytes (header, q, u). */
+static void quantizers(pw_context *ctx) {
+    pw_rng g = {21};
+    const int64_t ks[] = {1, 3, 15, 16, 17, 31, 33, 64, 100, 4099};
+    int compared = 0;
+    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
+        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
+        if (kd->quantize == NULL || !pw__qc4w_kernel_usable(ctx, kd)) continue;
+        for (size_t a = 0; a < sizeof ks / sizeof ks[0]; ++a) {
+            const int64_t k = ks[a], kp = (k + 31) / 32 * 32;
+            const size_t rb = pw__qd8_row_bytes(kp);
+            float *x = malloc(sizeof(float) * (size_t)k);
+            uint8_t *r1 = malloc(rb), *r2 = malloc(rb);
+            for (int kind = 0; kind < 9; ++kind) {
+                for (int64_t j = 0; j < k; ++j) {
+                    const double v = (double)(int32_t)(pw_rng_next(&g) >> 32) * 0x1p-31;
+                    x[j] = kind == 0   ? 0.0f
+                           : kind == 1 ? (float)fabs(v) * 3.0f                 /* all >= 0 */
+                           : kind == 2 ? -(float)fabs(v) * 1e-3f               /* all <= 0 */
+                           : kind == 3 ? (float)v * 1e30f                      /* huge */
+                           : kind == 4 ? (float)v * 1e-40f                     /* subnormal */
+                           : kind == 5 ? (j % 2 ? -0.0f : 0.5f)                /* signed zeros */
+                           : kind == 6 ? (float)((int)(v * 300) / 2) * 0.5f   /* exact halves */
+                                       : (float)v * 7.0f;
+                }
+                if (kind == 8) x[k / 2] = (k % 2) ? NAN : INFINITY; /* a bad row */
+                memset(r1, 0xAB, rb);
+                memset(r2, 0xCD, rb);
+                pw__qd8_quantize_row(x, k, kp, r1);
+                kd->quantize(x, k, kp, r2);
+                const size_t cmp = pw__qd8_hdr(r1)->bad ? sizeof(pw__qd8_header) : rb;
+                CHECK(memcmp(r1, r2, cmp) == 0, "%s quantizer differs: K=%lld kind %d", kd->name,
+                      (long long)k, kind);
+                ++compared;
+            }
+            free(x);
+            free(r1);
+            free(r2);
+        }
+    }
+    printf("%d rows compared with the portable quantizer\n", compared);
+}
+
 /* K past what the SIMD kernels sum exactly in int32: the best kernel that can, or a refusal. */
 static void long_k(pw_context *ctx) {
     const int64_t n = 3, k = 70001, batch = 2;
@@ -472,6 +515,7 @@ int main(void) {
     cache_threads(ctx);
     bad_input(ctx);
     long_k(ctx);
+    quantizers(ctx);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -250,6 +250,7 @@ uint64_t pw_qc4w_fc_packed_bytes(const pw_qc4w_fc *op) { return op ? op->desc.by
 const uint8_t *pw__qc4w_fc_packed(const pw_qc4w_fc *op) { return op->packed; }
 
 typedef struct quant_job {
+    pw__qd8_row_fn quantize;
     const float *x;
     int64_t k, kp, rows_per_task, batch;
     uint8_t *lhs, *panels;
@@ -262,7 +263,7 @@ static void quant_task(void *p, size_t t) {
     const int64_t m0 = (int64_t)t * j->rows_per_task;
     const int64_t m1 = m0 + j->rows_per_task < j->batch ? m0 + j->rows_per_task : j->batch;
     for (int64_t m = m0; m < m1; ++m)
-        pw__qd8_quantize_row(j->x + m * j->k, j->k, j->kp, j->lhs + (size_t)m * j->row_bytes);
+        j->quantize(j->x + m * j->k, j->k, j->kp, j->lhs + (size_t)m * j->row_bytes);
     if (j->panels != NULL)
         pw__qd8_panel_rows(j->lhs, j->row_bytes, j->kp, j->panel_rows, m0, m1, j->panels);
 }
@@ -297,7 +298,8 @@ static pw_status run(pw_context *ctx, pw_qc4w_fc *op, int64_t batch, const float
         op->lhs = s;
         op->lhs_bytes = need;
     }
-    quant_job qj = {x, k, kp, 1, batch, op->lhs, pr > 0 ? op->lhs + rows_bytes : NULL, row_bytes, pr};
+    quant_job qj = {op->kernel->quantize ? op->kernel->quantize : pw__qd8_quantize_row,
+                    x, k, kp, 1, batch, op->lhs, pr > 0 ? op->lhs + rows_bytes : NULL, row_bytes, pr};
     const int64_t want = 4 * (int64_t)pw_context_threads(ctx);
     qj.rows_per_task = (batch + want - 1) / want;
     pw__parallel_for(ctx, quant_task, &qj, (size_t)((batch + qj.rows_per_task - 1) / qj.rows_per_task));

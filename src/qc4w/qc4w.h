@@ -76,6 +76,25 @@ static inline size_t pw__qd8_row_bytes(int64_t k_padded) {
 /* Quantize one row of K floats. A value that is not finite makes the row
  * unusable: header.bad = 1 and header.bad_k names the first such k. */
 void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+typedef void (*pw__qd8_row_fn)(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+#if defined(__x86_64__)
+/* kernel/x86/qc4w_qd8_avx512.c: AVX-512 F/BW only. */
+void pw__qd8_quantize_row_avx512(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+#endif
+
+/* What every quantizer shares: the row's scale, 1 / scale and zero point from
+ * its min and max (lo <= 0 <= hi, finite), and one value's q. */
+void pw__qd8_params(float lo, float hi, float *scale, float *inv, int32_t *zp);
+static inline float pw__qd8_round_even(float v) {
+    const float magic = 12582912.0f; /* 1.5 * 2^23: exact for |v| < 2^22 */
+    return (v + magic) - magic;
+}
+static inline int32_t pw__qd8_value(float x, float inv, int32_t zp) {
+    float v = x * inv;
+    v = v < -256.0f ? -256.0f : (v > 256.0f ? 256.0f : v);
+    const int32_t iv = (int32_t)pw__qd8_round_even(v) + zp;
+    return iv < -128 ? -128 : (iv > 127 ? 127 : iv);
+}
 
 /* Bytes of the panels for `batch` rows, and the copy of rows [m0, m1)'s u into them. */
 static inline size_t pw__qd8_panels_bytes(int64_t batch, int64_t k_padded, int32_t p) {
@@ -193,6 +212,7 @@ typedef struct pw__qc4w_kernel {
     int32_t priority;    /* PW__PRIO_* of kernel/kernel.h: higher wins */
     int64_t max_k;       /* largest K whose int32 accumulation is exact in this kernel */
     int32_t lhs_panel;   /* > 0: also reads QD8 panels of this many rows (call->panels) */
+    pw__qd8_row_fn quantize; /* this ISA's QD8 quantizer (same bits as pw__qd8_quantize_row), or NULL */
     pw__qc4w_run_fn run;
 } pw__qc4w_kernel;
 

@@ -5,17 +5,25 @@
  * -128 - min / scale, nudged into [-128, 127].
  *
  * Rounding uses the 1.5 * 2^23 addition trick (round to nearest even for
- * |v| < 2^22) on values already clamped to [-256, 256], so the loops
- * vectorize in the baseline ISA and give the same bits on every machine.
+ * |v| < 2^22) on values already clamped to [-256, 256], which SIMD versions
+ * (a kernel's `quantize`, e.g. qc4w_qd8_avx512.c) repeat lane by lane: every
+ * quantizer gives these bits.
  */
 #include "qc4w/qc4w.h"
 
 #include <float.h>
 #include <string.h>
 
-static float round_even(float v) {
-    const float magic = 12582912.0f; /* 1.5 * 2^23 */
-    return (v + magic) - magic;
+void pw__qd8_params(float lo, float hi, float *scale, float *inv, int32_t *zp) {
+    /* Divided first so that hi - lo cannot overflow; an all-zero row keeps
+     * scale 1 and zp 0 (every q is 0). */
+    float s = hi / 255.0f - lo / 255.0f;
+    if (!(s >= FLT_MIN)) s = 1.0f;
+    *scale = s;
+    *inv = 1.0f / s;
+    float zpf = pw__qd8_round_even(-128.0f - lo * *inv);
+    zpf = zpf < -128.0f ? -128.0f : (zpf > 127.0f ? 127.0f : zpf);
+    *zp = (int32_t)zpf;
 }
 
 void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row) {
@@ -41,20 +49,12 @@ void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *
         }
         return;
     }
-    /* Divided first so that hi - lo cannot overflow; an all-zero row keeps
-     * scale 1 and zp 0 (every q is 0). */
-    float scale = hi / 255.0f - lo / 255.0f;
-    if (!(scale >= FLT_MIN)) scale = 1.0f;
-    const float inv = 1.0f / scale;
-    float zpf = round_even(-128.0f - lo * inv);
-    zpf = zpf < -128.0f ? -128.0f : (zpf > 127.0f ? 127.0f : zpf);
-    const int32_t zp = (int32_t)zpf;
+    float scale, inv;
+    int32_t zp;
+    pw__qd8_params(lo, hi, &scale, &inv, &zp);
     int32_t sum = 0;
     for (int64_t i = 0; i < k; ++i) {
-        float v = x[i] * inv;
-        v = v < -256.0f ? -256.0f : (v > 256.0f ? 256.0f : v);
-        int32_t iv = (int32_t)round_even(v) + zp;
-        iv = iv < -128 ? -128 : (iv > 127 ? 127 : iv);
+        const int32_t iv = pw__qd8_value(x[i], inv, zp);
         q[i] = (int8_t)iv;
         u[i] = (uint8_t)(iv + 128);
         sum += iv;

@@ -215,4 +215,5 @@ const pw__qc4w_kernel pw__qk_qc4w_n16k8s2_avx512vnni = {
     .priority = PW__PRIO_AVX512,
     .max_k = 65536,
     .lhs_panel = PW__QC4W_MR,
+    .quantize = pw__qd8_quantize_row_avx512,
     .run = run_avx512};
