@@ -273,43 +273,27 @@ typedef struct pair_run {
 } pair_run;
 
 /*
- * One micro-tile of the current chunk for rows [i, i + 8) (fewer at the end):
- * partial sums in from Y (zero for the first chunk), out to Y, masked.
+ * The chunks of groups [j1, j2) of one tile pair for the rows of one row
+ * block. The pair's partial sums live in yb ([row][tile][16] f32, rows
+ * contiguous): Y's rows are out * 4 bytes apart, often a multiple of 4 KB,
+ * so held in Y they would crowd a few L1 sets. yb is read from Y (masked)
+ * before the pass unless it is the first, and written back panel by panel
+ * in its last chunk.
  */
-PW__INLINE void panel_run(const pw__mm_call *c, utile *u, float *sb, const pair_run *p,
-                          int64_t i, int64_t xoff, int first, int next_nt, const int g,
-                          const int has_min) {
-    const int64_t ldy = c->ldy;
-    const int rows = p->ie - i < PW__VNNI_MR ? (int)(p->ie - i) : PW__VNNI_MR;
-    const int mr = rows > 4 ? 8 : 4;
-    for (int r = 0; r < PW__VNNI_MR; ++r)
-        u->x[r] = c->xq + (uint64_t)(i + (r < rows ? r : rows - 1)) * c->xq_row_bytes + (uint64_t)xoff;
-    float *y = c->y + i * ldy + p->t0;
-    for (int r = 0; r < mr; ++r)
-        for (int t = 0; t < PW__VNNI_NT; ++t) {
-            __m512 v = _mm512_setzero_ps();
-            if (!first && r < rows) v = _mm512_maskz_loadu_ps(p->m[t], y + r * ldy + 16 * t);
-            _mm512_store_ps(u->acc + (r * PW__VNNI_NT + t) * 16, v);
-        }
-    utile_any(u, sb, p->nt, mr, g, has_min);
-    for (int r = 0; r < rows; ++r) {
-        for (int t = 0; t < p->nt; ++t)
-            _mm512_mask_storeu_ps(y + r * ldy + 16 * t, p->m[t],
-                                  _mm512_load_ps(u->acc + (r * PW__VNNI_NT + t) * 16));
-        /* The next pair's Y lines, so that its first stores do not wait for memory. */
-        for (int t = 0; t < next_nt; ++t)
-            _mm_prefetch((const char *)(y + r * ldy + PW__VNNI_NT * PW__I8G_NR + 16 * t), _MM_HINT_T0);
-    }
-}
-
-/* The chunks of groups [j1, j2) of one tile pair for the rows of one row block. */
-PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pair_run *p,
+PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, float *yb, const pair_run *p,
                             const int g, const int has_min) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t groups = p->j2, kc = PW__VNNI_KC / g, pair = PW__VNNI_NT * PW__I8G_NR;
     const int64_t xblock = g == 32 ? (int64_t)sizeof(pw__q8_32) : (int64_t)sizeof(pw__q8_256);
     const int64_t xgroups = g == 32 ? 1 : 16; /* groups per activation block */
-    const int64_t panels = (p->ie - p->ib + PW__VNNI_MR - 1) / PW__VNNI_MR;
+    const int64_t rows = p->ie - p->ib, panels = (rows + PW__VNNI_MR - 1) / PW__VNNI_MR;
+    const int64_t ldy = c->ldy;
+    float *y = c->y + p->ib * ldy + p->t0;
+    for (int64_t r = 0; r < panels * PW__VNNI_MR; ++r)
+        for (int t = 0; t < PW__VNNI_NT; ++t)
+            _mm512_store_ps(yb + (r * PW__VNNI_NT + t) * 16,
+                            p->j1 > 0 && r < rows ? _mm512_maskz_loadu_ps(p->m[t], y + r * ldy + 16 * t)
+                                                  : _mm512_setzero_ps());
     const uint8_t *tile = c->packed + (uint64_t)(p->t0 / PW__I8G_NR) * d->tile_bytes;
     for (int64_t j0 = p->j1; j0 < groups; j0 += kc) {
         u->ng = groups - j0 < kc ? groups - j0 : kc;
@@ -323,9 +307,27 @@ PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pai
         u->pf_end = next_nt ? u->pf + 64 * lines : u->pf;
         u->pf_nt = next_nt;
         u->pf_lines = (int)((lines + (uint64_t)(panels * u->ng) - 1) / (uint64_t)(panels * u->ng));
-        for (int64_t i = p->ib; i < p->ie; i += PW__VNNI_MR) {
-            panel_run(c, u, sb, p, i, j0 / xgroups * xblock, j0 == 0, last ? next_nt : 0, g, has_min);
+        const int64_t xoff = j0 / xgroups * xblock;
+        for (int64_t i = 0; i < rows; i += PW__VNNI_MR) {
+            const int live = rows - i < PW__VNNI_MR ? (int)(rows - i) : PW__VNNI_MR;
+            /* Rows past the block repeat its last row; their sums are never stored. */
+            for (int r = 0; r < PW__VNNI_MR; ++r)
+                u->x[r] = c->xq + (uint64_t)(p->ib + i + (r < live ? r : live - 1)) * c->xq_row_bytes +
+                          (uint64_t)xoff;
+            u->acc = yb + i * PW__VNNI_NT * 16;
+            utile_any(u, sb, p->nt, live > 4 ? 8 : 4, g, has_min);
             u->pf += 64 * u->pf_lines * u->ng;
+            if (!last) continue;
+            /* Write the panel back, and fetch the next pair's Y lines of the same rows so
+             * that its write-back does not wait for memory (into L2: rows of Y that are a
+             * multiple of 4 KB apart would evict each other from L1). */
+            for (int64_t r = i; r < i + live; ++r) {
+                for (int t = 0; t < p->nt; ++t)
+                    _mm512_mask_storeu_ps(y + r * ldy + 16 * t, p->m[t],
+                                          _mm512_load_ps(yb + (r * PW__VNNI_NT + t) * 16));
+                for (int t = 0; t < next_nt; ++t)
+                    _mm_prefetch((const char *)(y + r * ldy + pair + 16 * t), _MM_HINT_T1);
+            }
         }
     }
 }
@@ -338,13 +340,12 @@ PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, const pai
  */
 PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            const int g, const int has_min) {
-    float acc[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
+    float yb[PW__VNNI_MB * PW__VNNI_NT * 16] __attribute__((aligned(64)));
     float sb[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
     utile u;
     memset(&u, 0, sizeof u);
     u.tile_bytes = c->pack_desc->tile_bytes;
     u.rec = pw__i8g_group_bytes(g, has_min);
-    u.acc = acc;
     const int64_t groups = c->pack_desc->in / g, kc = PW__VNNI_KC / g;
     const int64_t blocks = (i1 - i0 + PW__VNNI_MB - 1) / PW__VNNI_MB;
     const int64_t mc = ((i1 - i0 + blocks - 1) / blocks + PW__VNNI_MR - 1) / PW__VNNI_MR * PW__VNNI_MR;
@@ -359,7 +360,7 @@ PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
                               t0, o1, {0, 0}, 1};
                 pair_masks(t0, o1, p.m);
                 p.nt = p.m[1] ? 2 : 1;
-                pair_chunks(c, &u, sb, &p, g, has_min);
+                pair_chunks(c, &u, sb, yb, &p, g, has_min);
             }
         }
     }
