@@ -170,6 +170,30 @@ PW__INLINE void utile_g32(const utile *u, const int nt, const int mr, const int 
 }
 
 /*
+ * One G = 16 group j of a block: sb += cvt(idot) * scale (+ min * bsum);
+ * `first` (a constant) starts sb instead of reading it.
+ */
+PW__INLINE void g16_group(const utile *u, const uint8_t *w, const uint8_t *const *x, int j,
+                          float *sb, float bs[PW__VNNI_MR][16], const int first, const int nt,
+                          const int mr, const int has_min) {
+    __m512i id[PW__VNNI_MR][PW__VNNI_NT];
+    group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_256, qu) + 16 * (size_t)j, 16, nt, mr);
+#pragma GCC unroll 2
+    for (int t = 0; t < nt; ++t) {
+        const __m512 sc = _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 64);
+        const __m512 mn = has_min ? _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 128)
+                                  : _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) {
+            float *p = sb + (r * PW__VNNI_NT + t) * 16;
+            __m512 v = first ? _mm512_setzero_ps() : _mm512_load_ps(p);
+            if (has_min) v = _mm512_fmadd_ps(mn, _mm512_set1_ps(bs[r][j]), v);
+            _mm512_store_ps(p, _mm512_fmadd_ps(_mm512_cvtepi32_ps(id[r][t]), sc, v));
+        }
+    }
+}
+
+/*
  * G = 16 against pw__q8_256 rows (ng a multiple of 16): per-256 sums sb in
  * a second buffer, folded into acc with the block's d.
  */
@@ -199,22 +223,10 @@ PW__INLINE void utile_g16(const utile *u, float *sb, const int nt, const int mr,
                 for (int r = 0; r < mr; ++r)
                     _mm_prefetch((const char *)(x[r] + sizeof(pw__q8_256) + line), _MM_HINT_T0);
             }
-            __m512i id[PW__VNNI_MR][PW__VNNI_NT];
-            group_dot(id, w, u->tile_bytes, x, offsetof(pw__q8_256, qu) + 16 * (size_t)j, 16, nt, mr);
-#pragma GCC unroll 2
-            for (int t = 0; t < nt; ++t) {
-                const __m512 sc = _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 64);
-                const __m512 mn = has_min ? _mm512_load_ps(w + t * u->tile_bytes + 16 * PW__I8G_NR + 128)
-                                          : _mm512_setzero_ps();
-#pragma GCC unroll 8
-                for (int r = 0; r < mr; ++r) {
-                    float *p = sb + (r * PW__VNNI_NT + t) * 16;
-                    __m512 v = j == 0 ? _mm512_setzero_ps() : _mm512_load_ps(p);
-                    if (has_min) v = _mm512_fmadd_ps(mn, _mm512_set1_ps(bs[r][j]), v);
-                    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(id[r][t]), sc, v);
-                    _mm512_store_ps(p, v);
-                }
-            }
+            if (j == 0)
+                g16_group(u, w, x, j, sb, bs, 1, nt, mr, has_min);
+            else
+                g16_group(u, w, x, j, sb, bs, 0, nt, mr, has_min);
         }
 #pragma GCC unroll 8
         for (int r = 0; r < mr; ++r) {
