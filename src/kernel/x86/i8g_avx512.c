@@ -353,7 +353,8 @@ PW__INLINE void pair_chunks(const pw__mm_call *c, utile *u, float *sb, float *yb
 PW__INLINE void run_family(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            const int g, const int has_min) {
     float yb[PW__VNNI_MB * PW__VNNI_NT * 16] __attribute__((aligned(64)));
-    float sb[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64)));
+    /* Zeroed only because gcc 12 cannot see that group 0 of every block writes it first. */
+    float sb[PW__VNNI_MR * PW__VNNI_NT * 16] __attribute__((aligned(64))) = {0};
     utile u;
     memset(&u, 0, sizeof u);
     u.tile_bytes = c->pack_desc->tile_bytes;
