@@ -23,13 +23,13 @@
 #endif
 
 /* Portable forms: every chain's inputs pass through an empty asm statement each
- * iteration so that the compiler cannot hoist the loop-invariant products. */
+ * iteration so that the compiler can neither hoist the loop-invariant products
+ * nor turn a multiply by a known constant into shifts and adds. */
 double pw_bench_int8_scalar(uint64_t iters) {
-    const uint32_t a = 3;
-    uint32_t b0 = 1, b1 = 2, b2 = 3, b3 = 4, b4 = 5, b5 = 6, b6 = 7, b7 = 8;
+    uint32_t a = 3, b0 = 1, b1 = 2, b2 = 3, b3 = 4, b4 = 5, b5 = 6, b6 = 7, b7 = 8;
     uint32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;
     for (uint64_t i = 0; i < iters; ++i) {
-        __asm__ volatile("" : "+r"(b0), "+r"(b1), "+r"(b2), "+r"(b3), "+r"(b4), "+r"(b5),
+        __asm__ volatile("" : "+r"(a), "+r"(b0), "+r"(b1), "+r"(b2), "+r"(b3), "+r"(b4), "+r"(b5),
                          "+r"(b6), "+r"(b7));
         c0 += a * b0;
         c1 += a * b1;

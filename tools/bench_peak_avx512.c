@@ -26,8 +26,13 @@ static uint32_t lane_sum(__m512i v) {
 
 double pw_bench_int8_avx512(uint64_t iters) {
     const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
-    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-            c7 = c0, c8 = c0, c9 = c0, c10 = c0, c11 = c0, c12 = c0, c13 = c0, c14 = c0, c15 = c0;
+    /* Distinct starting values: identical chains would be one chain to the compiler. */
+    __m512i c0 = _mm512_set1_epi32(0), c1 = _mm512_set1_epi32(1), c2 = _mm512_set1_epi32(2),
+            c3 = _mm512_set1_epi32(3), c4 = _mm512_set1_epi32(4), c5 = _mm512_set1_epi32(5),
+            c6 = _mm512_set1_epi32(6), c7 = _mm512_set1_epi32(7), c8 = _mm512_set1_epi32(8),
+            c9 = _mm512_set1_epi32(9), c10 = _mm512_set1_epi32(10), c11 = _mm512_set1_epi32(11),
+            c12 = _mm512_set1_epi32(12), c13 = _mm512_set1_epi32(13), c14 = _mm512_set1_epi32(14),
+            c15 = _mm512_set1_epi32(15);
     for (uint64_t i = 0; i < iters; ++i) {
         c0 = _mm512_dpbusd_epi32(c0, a, b);
         c1 = _mm512_dpbusd_epi32(c1, a, b);

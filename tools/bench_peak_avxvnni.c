@@ -17,8 +17,11 @@
 
 double pw_bench_int8_avxvnni(uint64_t iters) {
     const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
-    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-            c7 = c0, c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+    /* Distinct starting values: identical chains would be one chain to the compiler. */
+    __m256i c0 = _mm256_set1_epi32(0), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2),
+            c3 = _mm256_set1_epi32(3), c4 = _mm256_set1_epi32(4), c5 = _mm256_set1_epi32(5),
+            c6 = _mm256_set1_epi32(6), c7 = _mm256_set1_epi32(7), c8 = _mm256_set1_epi32(8),
+            c9 = _mm256_set1_epi32(9), c10 = _mm256_set1_epi32(10), c11 = _mm256_set1_epi32(11);
     for (uint64_t i = 0; i < iters; ++i) {
         c0 = _mm256_dpbusd_avx_epi32(c0, a, b);
         c1 = _mm256_dpbusd_avx_epi32(c1, a, b);

@@ -17,8 +17,11 @@
 
 double pw_bench_int8_dotprod(uint64_t iters) {
     const int8x16_t a = vdupq_n_s8(3), b = vdupq_n_s8(-2);
-    int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
-              c8 = c0, c9 = c0, c10 = c0, c11 = c0, c12 = c0, c13 = c0, c14 = c0, c15 = c0;
+    /* Distinct starting values: identical chains would be one chain to the compiler. */
+    int32x4_t c0 = vdupq_n_s32(0), c1 = vdupq_n_s32(1), c2 = vdupq_n_s32(2), c3 = vdupq_n_s32(3),
+              c4 = vdupq_n_s32(4), c5 = vdupq_n_s32(5), c6 = vdupq_n_s32(6), c7 = vdupq_n_s32(7),
+              c8 = vdupq_n_s32(8), c9 = vdupq_n_s32(9), c10 = vdupq_n_s32(10), c11 = vdupq_n_s32(11),
+              c12 = vdupq_n_s32(12), c13 = vdupq_n_s32(13), c14 = vdupq_n_s32(14), c15 = vdupq_n_s32(15);
     for (uint64_t i = 0; i < iters; ++i) {
         c0 = vdotq_s32(c0, a, b);
         c1 = vdotq_s32(c1, a, b);
