@@ -1,8 +1,10 @@
 /*
  * Helpers shared by the Arm64 kernels compiled with dotprod (and i8mm): the
- * fp16 scale load, the row loop of every row-major GEMV kernel, and the one
- * edge-tile store. Included only from *_dotprod.c / *_i8mm.c files, whose
- * per-file flags make these intrinsics available.
+ * fp16 scale load, the row loop of every row-major GEMV kernel with its
+ * descriptor, the two-chain block loop of the 32-element formats, the f32
+ * step of a 256-element super-block, and the one edge-tile store. Included
+ * only from *_dotprod.c / *_i8mm.c files, whose per-file flags make these
+ * intrinsics available.
  */
 #ifndef PACKWISE_KERNEL_ARM_DOTPROD_UTIL_H
 #define PACKWISE_KERNEL_ARM_DOTPROD_UTIL_H
@@ -54,6 +56,74 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
         for (int64_t i = i0; i < i1; ++i)
             c->y[i * c->ldy + o] = dot(wrow, c->xq + (size_t)i * c->xq_row_bytes, nb);
     }
+}
+
+/*
+ * Defines `pw__k_<id>_rm_dotprod`, the descriptor of the row-major GEMV
+ * kernel "<id>_rm_dotprod" whose run function has that name: one row per
+ * tile, any n, activation form PW_ACT_<act>, key and name as kernel.h asks.
+ */
+#define PW__ARM_RM_KERNEL(id, fmt, act)                                                           \
+    const pw__kernel pw__k_##id##_rm_dotprod = {                                                  \
+        .info = {.name = #id "_rm_dotprod",                                                       \
+                 .key = "matmul_wt:" #id "/row_major x f32->" #act " -> f32 :dotprod",            \
+                 .format = fmt,                                                                   \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                           \
+                 .tile_rows = 1,                                                                  \
+                 .tile_batch = 1,                                                                 \
+                 .activation = PW_ACT_##act,                                                      \
+                 .features = PW_CPU_NEON | PW_CPU_DOTPROD,                                        \
+                 .isa = "dotprod"},                                                               \
+        .run = id##_rm_dotprod,                                                                   \
+        .priority = PW__PRIO_DOTPROD,                                                             \
+        .min_n = 1}
+
+/*
+ * The 32 int8 weights of one 32-element block at w (its fp16 scale d_w at
+ * byte 0): val[0] elements 0..15, val[1] elements 16..31.
+ */
+typedef int8x16x2_t (*pw__arm_q32_codes_fn)(const uint8_t *w);
+
+/* acc + d_w * d_x * sum(q * q_x) for one such block against one pw__q8_32 block: two sdot. */
+PW__ALWAYS_INLINE float32x4_t pw__arm_q32_block(float32x4_t acc, const uint8_t *w,
+                                                const pw__q8_32 *x, pw__arm_q32_codes_fn codes) {
+    const int8x16x2_t q = codes(w);
+    int32x4_t s = vdotq_s32(vdupq_n_s32(0), q.val[0], vld1q_s8(x->qs));
+    s = vdotq_s32(s, q.val[1], vld1q_s8(x->qs + 16));
+    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), pw__arm_f16_at(w) * x->d);
+}
+
+/*
+ * Row dot product of the 32-element formats with an fp16 scale at byte 0
+ * against pw__q8_32 rows (nb blocks of block_bytes). Two blocks per step into
+ * two f32 accumulators keep two independent FMA chains; an odd last block
+ * joins the first. Like pw__arm_rm_loop it is inlined with a constant
+ * always-inline `codes`, so each kernel's loop holds its own decode and no
+ * call.
+ */
+PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, const uint8_t *xq, int64_t nb,
+                                        int64_t block_bytes, pw__arm_q32_codes_fn codes) {
+    const pw__q8_32 *x = (const pw__q8_32 *)xq;
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        a0 = pw__arm_q32_block(a0, w + b * block_bytes, x + b, codes);
+        a1 = pw__arm_q32_block(a1, w + (b + 1) * block_bytes, x + b + 1, codes);
+    }
+    if (b < nb) a0 = pw__arm_q32_block(a0, w + b * block_bytes, x + b, codes);
+    return vaddvq_f32(vaddq_f32(a0, a1));
+}
+
+/*
+ * The one f32 step of a 256-element super-block whose integer dot stays in
+ * int32: acc + d_w * d_x * (lanes of s0 and s1 - offset), d_w the fp16 at
+ * `d_w`. `offset` carries a format's code bias (e.g. the -32 of Q6_K through
+ * the activation's bsums).
+ */
+PW__ALWAYS_INLINE float pw__arm_sb_step(float acc, int32x4_t s0, int32x4_t s1, int32_t offset,
+                                        const uint8_t *d_w, float d_x) {
+    const int32_t total = vaddvq_s32(vaddq_s32(s0, s1)) - offset;
+    return acc + pw__arm_f16_at(d_w) * d_x * (float)total;
 }
 
 /*

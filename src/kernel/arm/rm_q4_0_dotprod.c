@@ -14,48 +14,28 @@
  *   16-byte load gives elements 0..15 (and) and 16..31 (shift), each paired
  *   with a 16-byte half of qs by one sdot.
  *
- * Two blocks per step into two f32 accumulators keep two independent chains.
+ * Two blocks per step into two f32 accumulators keep two independent chains
+ * (pw__arm_q32_row, dotprod_util.h).
  */
 #include "kernel/arm/dotprod_util.h"
 
 #define Q4_0_BYTES 18
 
-PW__ALWAYS_INLINE float32x4_t q4_0_block(float32x4_t acc, const uint8_t *w, const pw__q8_32 *x) {
+/* Element j in the low nibble of byte j, element j + 16 in its high nibble; code - 8. */
+PW__ALWAYS_INLINE int8x16x2_t q4_0_codes(const uint8_t *w) {
     const uint8x16_t v = vld1q_u8(w + 2);
     const int8x16_t eight = vdupq_n_s8(8);
-    const int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), eight);
-    const int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
-    int32x4_t s = vdotq_s32(vdupq_n_s32(0), lo, vld1q_s8(x->qs));
-    s = vdotq_s32(s, hi, vld1q_s8(x->qs + 16));
-    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), pw__arm_f16_at(w) * x->d);
+    const int8x16x2_t q = {{vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), eight),
+                            vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight)}};
+    return q;
 }
 
 static float q4_0_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
-    const pw__q8_32 *x = (const pw__q8_32 *)xq;
-    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        a0 = q4_0_block(a0, w + b * Q4_0_BYTES, x + b);
-        a1 = q4_0_block(a1, w + (b + 1) * Q4_0_BYTES, x + b + 1);
-    }
-    if (b < nb) a0 = q4_0_block(a0, w + b * Q4_0_BYTES, x + b);
-    return vaddvq_f32(vaddq_f32(a0, a1));
+    return pw__arm_q32_row(w, xq, nb, Q4_0_BYTES, q4_0_codes);
 }
 
 static void q4_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__arm_rm_loop(c, o0, o1, i0, i1, 32, Q4_0_BYTES, q4_0_row);
 }
 
-const pw__kernel pw__k_q4_0_rm_dotprod = {
-    .info = {.name = "q4_0_rm_dotprod",
-             .key = "matmul_wt:q4_0/row_major x f32->Q8_32 -> f32 :dotprod",
-             .format = PW_FORMAT_Q4_0,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = 1,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = PW_CPU_NEON | PW_CPU_DOTPROD,
-             .isa = "dotprod"},
-    .run = q4_0_rm_dotprod,
-    .priority = PW__PRIO_DOTPROD,
-    .min_n = 1};
+PW__ARM_RM_KERNEL(q4_0, PW_FORMAT_Q4_0, Q8_32);

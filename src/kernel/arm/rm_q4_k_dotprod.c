@@ -82,16 +82,4 @@ static void q4_k_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
     pw__arm_rm_loop(c, o0, o1, i0, i1, 256, Q4_K_BYTES, q4_k_row);
 }
 
-const pw__kernel pw__k_q4_k_rm_dotprod = {
-    .info = {.name = "q4_k_rm_dotprod",
-             .key = "matmul_wt:q4_k/row_major x f32->Q8_256 -> f32 :dotprod",
-             .format = PW_FORMAT_Q4_K,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = 1,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_256,
-             .features = PW_CPU_NEON | PW_CPU_DOTPROD,
-             .isa = "dotprod"},
-    .run = q4_k_rm_dotprod,
-    .priority = PW__PRIO_DOTPROD,
-    .min_n = 1};
+PW__ARM_RM_KERNEL(q4_k, PW_FORMAT_Q4_K, Q8_256);

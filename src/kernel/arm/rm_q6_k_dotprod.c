@@ -66,8 +66,7 @@ static float q6_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
                 s1 = vmlaq_n_s32(s1, vdotq_s32(z, u3, vld1q_s8(xs + 96 + l)), sh[6 + j]);
             }
         }
-        const int32_t total = vaddvq_s32(vaddq_s32(s0, s1)) - 32 * vaddvq_s32(off);
-        acc += pw__arm_f16_at(w + 208) * x->d * (float)total;
+        acc = pw__arm_sb_step(acc, s0, s1, 32 * vaddvq_s32(off), w + 208, x->d);
     }
     return acc;
 }
@@ -76,16 +75,4 @@ static void q6_k_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
     pw__arm_rm_loop(c, o0, o1, i0, i1, 256, Q6_K_BYTES, q6_k_row);
 }
 
-const pw__kernel pw__k_q6_k_rm_dotprod = {
-    .info = {.name = "q6_k_rm_dotprod",
-             .key = "matmul_wt:q6_k/row_major x f32->Q8_256 -> f32 :dotprod",
-             .format = PW_FORMAT_Q6_K,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = 1,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_256,
-             .features = PW_CPU_NEON | PW_CPU_DOTPROD,
-             .isa = "dotprod"},
-    .run = q6_k_rm_dotprod,
-    .priority = PW__PRIO_DOTPROD,
-    .min_n = 1};
+PW__ARM_RM_KERNEL(q6_k, PW_FORMAT_Q6_K, Q8_256);

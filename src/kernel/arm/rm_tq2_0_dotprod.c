@@ -38,8 +38,7 @@ static float tq2_0_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
             s0 = tq2_group(s0, vshrq_n_u8(v0, 4), vshrq_n_u8(v1, 4), xs + 64);
             s1 = tq2_group(s1, vshrq_n_u8(v0, 6), vshrq_n_u8(v1, 6), xs + 96);
         }
-        const int32_t total = vaddvq_s32(vaddq_s32(s0, s1)) - x->sum;
-        acc += pw__arm_f16_at(w + 64) * x->d * (float)total;
+        acc = pw__arm_sb_step(acc, s0, s1, x->sum, w + 64, x->d);
     }
     return acc;
 }
@@ -48,16 +47,4 @@ static void tq2_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64
     pw__arm_rm_loop(c, o0, o1, i0, i1, 256, TQ2_0_BYTES, tq2_0_row);
 }
 
-const pw__kernel pw__k_tq2_0_rm_dotprod = {
-    .info = {.name = "tq2_0_rm_dotprod",
-             .key = "matmul_wt:tq2_0/row_major x f32->Q8_256 -> f32 :dotprod",
-             .format = PW_FORMAT_TQ2_0,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = 1,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_256,
-             .features = PW_CPU_NEON | PW_CPU_DOTPROD,
-             .isa = "dotprod"},
-    .run = tq2_0_rm_dotprod,
-    .priority = PW__PRIO_DOTPROD,
-    .min_n = 1};
+PW__ARM_RM_KERNEL(tq2_0, PW_FORMAT_TQ2_0, Q8_256);
