@@ -5,7 +5,7 @@
  * (labelled [out, in]; written in ne order), formats assigned round-robin from
  * --formats (default Q4_0,Q4_K,Q8_0). Blocks are random but valid: every scale
  * is a small finite fp16, every quant field random. Defaults (D = 4096,
- * F = 11008, 4 layers) give about 1.3 GiB of weights.
+ * F = 11008, 8 layers) give about 1.1 GiB of weights.
  */
 #include "cli.h"
 
@@ -53,7 +53,7 @@ static void fill_blocks(pw_format f, uint8_t *p, uint64_t blocks, uint64_t *seed
 
 int pw_cmd_synth(int argc, char **argv) {
     const char *out = NULL, *formats = "Q4_0,Q4_K,Q8_0";
-    long long layers = 4, dim = 4096, ffn = 11008, seed = 1;
+    long long layers = 8, dim = 4096, ffn = 11008, seed = 1;
     for (int i = 1; i < argc; ++i) {
         const int has = i + 1 < argc;
         long long *target = NULL;
