@@ -40,11 +40,12 @@
  * for the block fit in L2 (PW__VNNI_XL2: n = 128 at in = 4096 is one pass);
  * tile pairs; chunks of PW__VNNI_KC input values; row panels. Inside a chunk
  * the pair's groups (20 KB for Q4_0) stay in L1 while every panel streams
- * past them; the pair's Y block (rows x 128 B) stays in cache across its
- * chunks and holds the partial sums between them. The next chunk's groups
- * are prefetched a line or two per group (a burst per panel held the fill
- * buffers the activation loads need), activations a few groups ahead, the
- * next pair's Y lines during the last chunk.
+ * past them; the pair's partial sums for the block (rows x 128 B) stay in a
+ * contiguous stack block across its chunks, not in Y, whose rows are often
+ * a multiple of 4 KB apart. The next chunk's groups are prefetched a line
+ * or two per group (a burst per panel held the fill buffers the activation
+ * loads need), activations a few groups ahead, the next pair's Y lines
+ * while this pair writes back.
  *
  * Edges take the same path: outputs past o1 (the pack holds zero rows
  * there) are masked off on every Y access, a lone last tile runs with
