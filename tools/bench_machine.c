@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -191,8 +192,8 @@ static void run_int8(void *p, size_t i) {
     t->fn(t->iters);
 }
 
-int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *buffer,
-                             size_t bytes, pw_bench_machine *m) {
+static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffer, size_t bytes,
+                         pw_bench_machine *m) {
     const int threads = pw_context_threads(ctx);
     memset(m, 0, sizeof *m);
     m->threads = threads;
@@ -241,5 +242,33 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *b
     m->int8_gops =
         ops_per_iter * (double)it.iters * (double)tasks / pw_bench_sample_quantile(&s, 0.1) * 1e-9;
     m->peak_clean = s.nclean;
+}
+
+/* Keep the better of two measurements of a ceiling: undisturbed beats disturbed, then higher. */
+static int better(int clean, double value, int best_clean, double best_value) {
+    if ((clean > 0) != (best_clean > 0)) return clean > 0;
+    return value > best_value;
+}
+
+int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *buffer,
+                             size_t bytes, pw_bench_machine *m) {
+    measure_once(ctx, o, buffer, bytes, m);
+    /* On a busy machine every multi-thread sample may miss a CPU: try again a few
+     * times after a pause (the other processes may be between jobs by then). */
+    for (int attempt = 1; attempt < (o->quick ? 1 : 4) && (m->read_clean == 0 || m->peak_clean == 0);
+         ++attempt) {
+        const struct timespec pause = {0, 500000000};
+        nanosleep(&pause, NULL);
+        pw_bench_machine again;
+        measure_once(ctx, o, buffer, bytes, &again);
+        if (better(again.read_clean, again.read_gbps, m->read_clean, m->read_gbps)) {
+            m->read_gbps = again.read_gbps;
+            m->read_clean = again.read_clean;
+        }
+        if (better(again.peak_clean, again.int8_gops, m->peak_clean, m->int8_gops)) {
+            m->int8_gops = again.int8_gops;
+            m->peak_clean = again.peak_clean;
+        }
+    }
     return PW_EXIT_OK;
 }

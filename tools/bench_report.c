@@ -50,6 +50,11 @@ void pw_bench_print_table(const pw_bench_results *r) {
            "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "fraction", "x_ref",
            "x_f32", "pack_ms");
     int disturbed = 0;
+    for (int i = 0; i < r->nmachine; ++i)
+        if (r->machine[i].read_clean == 0 || r->machine[i].peak_clean == 0)
+            printf("(threads=%d: a machine figure comes from disturbed samples only, so it is low "
+                   "and the fractions at that thread count are high)\n",
+                   r->machine[i].threads);
     for (size_t i = 0; i < r->count; ++i) {
         const pw_bench_result *c = &r->cases[i];
         char frac[32], xref[16] = "-", xf32[16] = "-", pack[16] = "-";
