@@ -227,6 +227,7 @@ foreach(args "--shapes;64x100;--formats;Q4_0|whole number of Q4_0 blocks"
              "--kernel;ref_q8_0;--formats;Q4_0|reads Q8_0 weights"
              "--kernel;ref_q8_0;--formats;QC4W|does not run QC4W"
              "--batch;0|--batch"
+             "--plot;x'y.svg|may not contain quotes"
              "--frobnicate|--frobnicate")
   string(REPLACE "|" ";" parts "${args}")
   list(POP_BACK parts expect)

@@ -163,5 +163,7 @@ void pw_bench_print_case_json(const pw_bench_result *c);
 void pw_bench_print_table(const pw_bench_results *r);
 /* Roofline chart of r drawn by gnuplot into an SVG file (bench_plot.c); returns an exit code. */
 int pw_bench_plot(const pw_bench_results *r, const char *svg_path);
+/* Before a run: the path is usable and gnuplot is installed (exit code, message on failure). */
+int pw_bench_plot_check(const char *svg_path);
 
 #endif

@@ -95,13 +95,20 @@ static void write_script(FILE *g, const pw_bench_results *r, const char *path) {
     fprintf(g, "\n");
 }
 
-int pw_bench_plot(const pw_bench_results *r, const char *path) {
-    if (r->count == 0) return pw_cli_fail("bench", "--plot %s: no matmul case to plot", path);
+int pw_bench_plot_check(const char *path) {
     if (strpbrk(path, "'\"\\`$\n") != NULL)
         return pw_cli_fail("bench", "--plot: the path may not contain quotes, backslashes, '$' or "
                            "newlines (gnuplot reads it inside quotes): %s", path);
     if (system("command -v gnuplot >/dev/null 2>&1") != 0)
         return pw_cli_fail("bench", "--plot needs gnuplot on PATH (Debian: apt-get install gnuplot-nox)");
+    return PW_EXIT_OK;
+}
+
+int pw_bench_plot(const pw_bench_results *r, const char *path) {
+    if (r->count == 0)
+        return pw_cli_fail("bench", "--plot %s: no block-format matmul case to plot", path);
+    const int rc = pw_bench_plot_check(path);
+    if (rc != PW_EXIT_OK) return rc;
     remove(path);
     /* gnuplot reads the script from a pipe; if it dies early, writing must not kill us. */
     void (*old)(int) = signal(SIGPIPE, SIG_IGN);

@@ -171,6 +171,7 @@ int pw_cmd_bench(int argc, char **argv) {
     if (rc != PW_EXIT_OK) return rc;
     if (o.decode && o.plot)
         return pw_cli_fail("bench", "--plot charts the matmul suite; drop --decode");
+    if (o.plot && (rc = pw_bench_plot_check(o.plot)) != PW_EXIT_OK) return rc;
     if (o.decode) {
         pw_context *ctx = pw_cli_context("bench", 0, 1);
         if (ctx == NULL) return PW_EXIT_USAGE;
