@@ -135,6 +135,9 @@ PW_API void pw_qc4w_fc_options_init(pw_qc4w_fc_options *options);
  * scale, min > max or a NaN bound, a size that overflows.
  * Trace events: the kernel chosen, the transposed source's conversion and
  * the packing (adapter, with bytes), the cache's hit or miss.
+ * The operator belongs to @p ctx (runs must pass the same context, which must
+ * outlive it) and is used by one thread at a time; each run uses the
+ * context's threads.
  */
 PW_API pw_status pw_qc4w_fc_create(pw_context *ctx, const pw_qc4w_weights *weights,
                                    const pw_qc4w_fc_options *options, pw_qc4w_fc **out);
