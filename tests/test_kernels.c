@@ -12,12 +12,11 @@
  * terms plus the final sum: |y - ref| <= 1e-5 * sum_k |w_k x_k| + 1e-30
  * (eps_f32 * 64 terms ~ 7.6e-6, rounded up).
  */
+#include "kernel_oracle.h"
 #include "pw_test.h"
 
 #include "format/format_internal.h"
 #include "kernel/kernel.h"
-
-#include <math.h>
 
 static int g_cases, g_kernels;
 
@@ -33,55 +32,16 @@ static void make_weight(pw_context *ctx, pw_format f, int64_t rows, int64_t in, 
     free(x);
 }
 
-/* Run kernel k on view w (forced by name) and compare with the oracle. */
+/* Run kernel k on view w (forced by name) with Gaussian X and compare with the oracle. */
 static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, int64_t n,
                        uint64_t seed, const char *what) {
-    const int64_t out = w->shape[0], in = w->shape[1];
+    const int64_t in = w->shape[1];
     pw_rng r = {seed};
     float *x = malloc(sizeof(float) * (size_t)(n * in));
     for (int64_t i = 0; i < n * in; ++i) x[i] = (float)pw_rng_gauss(&r);
-    float *y = malloc(sizeof(float) * (size_t)(n * out));
-    for (int64_t i = 0; i < n * out; ++i) y[i] = NAN;
-    pw_weight_options o;
-    pw_weight_options_init(&o);
-    o.kernel = k->info.name;
-    pw_weight *h = NULL;
-    CHECK_OK(pw_weight_create(ctx, w, &o, &h), ctx);
-    CHECK_OK(pw_matmul_wt(ctx, x, n, h, y), ctx);
-    pw_weight_destroy(h);
-
-    float *wf = malloc(sizeof(float) * (size_t)(out * in));
-    CHECK_OK(pw_view_to_float(ctx, w, wf, (size_t)(out * in)), ctx);
-    const pw_activation a = k->info.activation;
-    float *xs = malloc(sizeof(float) * (size_t)in);
-    void *xq = malloc(pw__act_block_bytes(a) * (size_t)(in / pw__act_block_size(a)) + 64);
-    int bad = 0;
-    for (int64_t i = 0; i < n && bad < 3; ++i) {
-        pw__act_quantize_row(a, x + i * in, in, xq);
-        pw__act_dequantize_row(a, xq, in, xs);
-        for (int64_t oo = 0; oo < out && bad < 3; ++oo) {
-            double ref = 0, mag = 0;
-            for (int64_t kk = 0; kk < in; ++kk) {
-                const double p = (double)wf[oo * in + kk] * (double)xs[kk];
-                ref += p;
-                mag += fabs(p);
-            }
-            const double got = y[i * out + oo];
-            const double tol = 1e-5 * mag + 1e-30;
-            if (!(fabs(got - ref) <= tol)) {
-                ++bad;
-                CHECK(0, "%s %s: out=%lld in=%lld n=%lld y[%lld,%lld] = %.9g, reference %.9g (tol %.3g)",
-                      k->info.name, what, (long long)out, (long long)in, (long long)n, (long long)i,
-                      (long long)oo, got, ref, tol);
-            }
-        }
-    }
+    pw_test_kernel_vs_oracle(ctx, k, w, x, n, what);
     ++g_cases;
     free(x);
-    free(y);
-    free(wf);
-    free(xs);
-    free(xq);
 }
 
 static void check_kernel(pw_context *ctx, const pw__kernel *k) {
@@ -136,15 +96,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    int skipped = 0;
-    for (size_t i = 0; i < pw_kernel_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (!pw_kernel_usable(ctx, i)) {
-            ++skipped;
-            continue;
-        }
-        check_kernel(ctx, k);
-    }
+    const int skipped = pw_test_each_usable_kernel(ctx, check_kernel);
     printf("%d kernels checked on %d cases, %d not usable at isa %s\n", g_kernels, g_cases,
            skipped, pw_isa_name(pw_context_isa(ctx)));
     pw_context_destroy(ctx);

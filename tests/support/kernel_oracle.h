@@ -1,0 +1,36 @@
+/*
+ * What test_kernels.c and test_kernels_extremes.c share: the walk over the
+ * usable kernels of the list, and the kernel-vs-oracle comparison (run one
+ * kernel, forced by name, on a view and compare every output with the
+ * oracle).
+ *
+ * Oracle: the weight decoded by the format's decoder (pw_view_to_float) and
+ * the activations as the kernel really sees them (quantized by the kernel's
+ * activation form and dequantized back), multiplied in double. Tolerance,
+ * derived in test_kernels.c: |y - ref| <= 1e-5 * sum_k |w_k x_k| + 1e-30.
+ */
+#ifndef PW_KERNEL_ORACLE_H
+#define PW_KERNEL_ORACLE_H
+
+#include "kernel/kernel.h"
+
+#include <stdint.h>
+
+/*
+ * Runs kernel k (pw_weight_create with options.kernel = its name) on view w,
+ * out x in, with X = x (n rows of in floats, row-major), and compares Y with
+ * the oracle. Each output
+ * outside the tolerance is a CHECK failure "<kernel> <what>: out=.. in=..
+ * n=.. y[i,o] = got, reference ref (tol t)", at most 3 per call (the rest
+ * repeats them). Returns the number of failures recorded.
+ */
+int pw_test_kernel_vs_oracle(pw_context *ctx, const pw__kernel *k, const pw_view *w,
+                             const float *x, int64_t n, const char *what);
+
+/*
+ * Calls check(ctx, k) for every kernel of the list that ctx can run (its CPU
+ * and ISA cap, pw_kernel_usable); returns how many it passed over.
+ */
+int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, const pw__kernel *));
+
+#endif
