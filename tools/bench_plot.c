@@ -33,21 +33,28 @@ static double intensity(const pw_bench_result *c) {
 }
 
 /* The gnuplot script: roofs as functions, cases as one datablock per (format, threads). */
+/* Cases whose every run was disturbed (see pw_bench_sampler) would chart the
+ * machine's load, not the kernel: they are left out, and the title says so. */
+static int charted(const pw_bench_result *c) { return c->clean_reps > 0; }
+
 static void write_script(FILE *g, const pw_bench_results *r, const char *path) {
     double lo = 0, hi = 0;
+    size_t left_out = 0;
     for (size_t i = 0; i < r->count; ++i) {
         const double ai = intensity(&r->cases[i]);
         lo = (i == 0 || ai < lo) ? ai : lo;
         hi = (i == 0 || ai > hi) ? ai : hi;
+        left_out += !charted(&r->cases[i]);
     }
     fprintf(g, "set terminal svg size 1100,760 dynamic noenhanced font 'sans,12'\n"
                "set output '%s'\n"
-               "set title 'packwise bench: GFLOP/s against the roofline measured in the same run'\n"
+               "set title 'packwise bench: GFLOP/s against the roofline measured in the same run"
+               " (%zu disturbed case%s left out)'\n"
                "set logscale xy\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
                "set xlabel 'arithmetic intensity (flop per weight byte; GEMV left, GEMM right)'\n"
                "set ylabel 'GFLOP/s'\nset key inside left top opaque box\nset samples 400\n"
                "set xrange [%g:%g]\n",
-            path, lo / 2, hi * 2);
+            path, left_out, left_out == 1 ? "" : "s", lo / 2, hi * 2);
     for (int t = 0; t < r->nmachine; ++t) {
         const pw_bench_machine *m = &r->machine[t];
         fprintf(g, "bw%d = %.6g\npk%d = %.6g\nroof%d(x) = bw%d * x < pk%d ? bw%d * x : pk%d\n", t,
@@ -56,14 +63,14 @@ static void write_script(FILE *g, const pw_bench_results *r, const char *path) {
     /* One datablock per (format, thread count) present, in the order cases came. */
     int have[PW_FORMAT_COUNT][PW_BENCH_MAX_LIST] = {{0}};
     for (size_t i = 0; i < r->count; ++i)
-        have[r->cases[i].format][thread_index(r, r->cases[i].threads)] = 1;
+        if (charted(&r->cases[i])) have[r->cases[i].format][thread_index(r, r->cases[i].threads)] = 1;
     for (int f = 0; f < PW_FORMAT_COUNT; ++f) {
         for (int t = 0; t < r->nmachine; ++t) {
             if (!have[f][t]) continue;
             fprintf(g, "$d%d_%d << EOD\n", f, t);
             for (size_t i = 0; i < r->count; ++i) {
                 const pw_bench_result *c = &r->cases[i];
-                if ((int)c->format == f && thread_index(r, c->threads) == t)
+                if (charted(c) && (int)c->format == f && thread_index(r, c->threads) == t)
                     fprintf(g, "%.6g %.6g\n", intensity(c), c->gflops);
             }
             fprintf(g, "EOD\n");
