@@ -72,6 +72,29 @@ typedef struct pw__cache_entry {
  * (the caller reports their reason). */
 const pw__cache_entry *pw__cache_find(const pw_cache *cache, const char *name);
 
+/* Writer (cache_write.c, needs xxHash): records declared up front, data streamed per entry
+ * (in order, each entry's bytes in order), then commit; abort removes the temporary. */
+typedef struct pw__cache_record {
+    const char *name;
+    uint32_t format;  /* a pw_format, or PW__CACHE_FORMAT_QC4W */
+    int64_t rows, in;
+    const char *family, *kernel;
+    int32_t nr, kr, sr, group, version;
+    pw__weights_key key;
+    uint64_t bytes;
+} pw__cache_record;
+typedef struct pw__cache_writer pw__cache_writer;
+pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cache_record *records, int64_t n,
+                                pw__cache_writer **out);
+pw_status pw__cache_writer_data(pw__cache_writer *w, int64_t entry, uint64_t at, const void *data, uint64_t n);
+/* key: the entry's content key when known only now (NULL keeps the declared one). */
+pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t entry, const pw__weights_key *key);
+pw_status pw__cache_writer_commit(pw__cache_writer *w);
+void pw__cache_writer_abort(pw__cache_writer *w);
+
+/* Record format value of QC4W weights (not a pw_format): rows = N, in = K, key = the QC4W key. */
+#define PW__CACHE_FORMAT_QC4W 0x57344351u /* "QC4W" */
+
 /* "N index records refused: <first reason>" into buf, or "" when none is. */
 void pw__cache_refused_summary(const pw_cache *cache, char *buf, size_t capacity);
 

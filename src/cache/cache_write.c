@@ -1,0 +1,212 @@
+/*
+ * Cache-file writer (layout in cache_format.h): records are declared up front
+ * so the index and names can sit before the data; each entry's packed bytes
+ * are then streamed in, checksummed on the way, and the file is committed by
+ * writing the header and index, fsync, and renaming a temporary made in the
+ * destination's folder over the destination. A kill at any moment leaves the
+ * previous file or the complete new one.
+ */
+#include "base/internal.h"
+#include "cache/cache_format.h"
+#include "packwise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(PW_HAVE_XXHASH)
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+struct pw__cache_writer {
+    pw_context *ctx;
+    int fd;
+    char tmp[4096];
+    char path[4096];
+    int64_t count;
+    uint8_t *head;      /* header page, index and names, written last */
+    uint64_t head_bytes, index_bytes, strings, data_start, file_bytes;
+    uint64_t *offsets;  /* data offset of each entry */
+    uint64_t *sizes;
+    XXH3_state_t state; /* checksum of the entry being written */
+    int64_t current;
+};
+
+static void put_field(uint8_t *dst, size_t cap, const char *s) {
+    const size_t n = strlen(s);
+    memcpy(dst, s, n < cap - 1 ? n : cap - 1);
+}
+
+static pw_status write_all(pw_context *ctx, int fd, const void *p, uint64_t n, uint64_t off, const char *path) {
+    const uint8_t *b = p;
+    while (n > 0) {
+        const ssize_t w = pwrite(fd, b, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        PW__FAIL_IF(w <= 0, ctx, PW_ERR_IO, "writing '%s' at offset %" PRIu64 ": %s", path, off,
+                    w < 0 ? strerror(errno) : "no progress");
+        b += w;
+        n -= (uint64_t)w;
+        off += (uint64_t)w;
+    }
+    return PW_OK;
+}
+
+pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cache_record *recs, int64_t n,
+                                pw__cache_writer **out) {
+    *out = NULL;
+    uint64_t strings = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const size_t len = strlen(recs[i].name);
+        PW__FAIL_IF(len == 0 || len > UINT32_MAX || strlen(recs[i].family) >= PW__CACHE_FAMILY_LEN ||
+                        strlen(recs[i].kernel) >= PW__CACHE_KERNEL_LEN || recs[i].kernel[0] == '\0',
+                    ctx, PW_ERR_INVALID_ARGUMENT, "cache writer: record %" PRId64 " has a bad name, family or kernel", i);
+        strings += len;
+    }
+    pw__cache_writer *w = pw__calloc(ctx, 1, sizeof *w, 64);
+    PW__FAIL_IF(w == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "cache writer: out of memory");
+    w->ctx = ctx;
+    w->fd = -1;
+    w->count = n;
+    w->current = -1;
+    pw__strlcpy(w->path, path, sizeof w->path);
+    w->index_bytes = (uint64_t)n * PW__CACHE_RECORD_BYTES;
+    w->strings = strings;
+    w->head_bytes = PW__CACHE_PAGE + w->index_bytes + strings;
+    uint64_t off = (w->head_bytes + PW__CACHE_PAGE - 1) / PW__CACHE_PAGE * PW__CACHE_PAGE;
+    w->data_start = off;
+    w->head = pw__calloc(ctx, 1, (size_t)w->head_bytes, 64);
+    w->offsets = pw__calloc(ctx, n ? (size_t)n : 1, sizeof *w->offsets, 16);
+    w->sizes = pw__calloc(ctx, n ? (size_t)n : 1, sizeof *w->sizes, 16);
+    if (w->head == NULL || w->offsets == NULL || w->sizes == NULL) {
+        pw__cache_writer_abort(w);
+        return pw__fail(ctx, PW_ERR_OUT_OF_MEMORY, "cache writer: out of memory");
+    }
+    uint64_t name_off = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const pw__cache_record *r = &recs[i];
+        w->offsets[i] = off;
+        w->sizes[i] = r->bytes;
+        off = (off + r->bytes + PW__CACHE_PAGE - 1) / PW__CACHE_PAGE * PW__CACHE_PAGE;
+        uint8_t *rec = w->head + PW__CACHE_PAGE + (uint64_t)i * PW__CACHE_RECORD_BYTES;
+        const uint32_t len = (uint32_t)strlen(r->name);
+        pw__wr64(rec, name_off);
+        pw__wr32(rec + 8, len);
+        pw__wr32(rec + 12, r->format);
+        pw__wr64(rec + 16, (uint64_t)r->rows);
+        pw__wr64(rec + 24, (uint64_t)r->in);
+        put_field(rec + 32, PW__CACHE_FAMILY_LEN, r->family);
+        put_field(rec + 64, PW__CACHE_KERNEL_LEN, r->kernel);
+        pw__wr32(rec + 112, (uint32_t)r->nr);
+        pw__wr32(rec + 116, (uint32_t)r->kr);
+        pw__wr32(rec + 120, (uint32_t)r->sr);
+        pw__wr32(rec + 124, (uint32_t)r->group);
+        pw__wr32(rec + 128, (uint32_t)r->version);
+        pw__wr64(rec + 136, r->key.lo);
+        pw__wr64(rec + 144, r->key.hi);
+        pw__wr64(rec + 160, w->offsets[i]);
+        pw__wr64(rec + 168, r->bytes);
+        memcpy(w->head + PW__CACHE_PAGE + w->index_bytes + name_off, r->name, len);
+        name_off += len;
+    }
+    w->file_bytes = off;
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.XXXXXX", path);
+    w->fd = mkstemp(w->tmp);
+    if (w->fd < 0) {
+        const int err = errno;
+        w->tmp[0] = '\0';
+        pw__cache_writer_abort(w);
+        return pw__fail(ctx, PW_ERR_IO, "cannot create a temporary next to '%s': %s", path, strerror(err));
+    }
+    /* mkstemp makes the file 0600; a cache is as readable as any file the user writes. */
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(w->fd, 0666 & ~mask);
+    *out = w;
+    return PW_OK;
+}
+
+pw_status pw__cache_writer_data(pw__cache_writer *w, int64_t i, uint64_t at, const void *data, uint64_t n) {
+    PW__FAIL_IF(i < 0 || i >= w->count || at > w->sizes[i] || n > w->sizes[i] - at, w->ctx,
+                PW_ERR_INVALID_ARGUMENT, "cache writer: entry %" PRId64 " bytes [%" PRIu64 ", +%" PRIu64 ") out of range",
+                i, at, n);
+    if (w->current != i) {
+        XXH3_64bits_reset(&w->state);
+        w->current = i;
+    }
+    XXH3_64bits_update(&w->state, data, (size_t)n);
+    return write_all(w->ctx, w->fd, data, n, w->offsets[i] + at, w->tmp);
+}
+
+pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t i, const pw__weights_key *key) {
+    if (w->current != i) {
+        XXH3_64bits_reset(&w->state); /* an entry of 0 bytes */
+        w->current = i;
+    }
+    uint8_t *rec = w->head + PW__CACHE_PAGE + (uint64_t)i * PW__CACHE_RECORD_BYTES;
+    if (key != NULL) {
+        pw__wr64(rec + 136, key->lo);
+        pw__wr64(rec + 144, key->hi);
+    }
+    pw__wr64(rec + 152, XXH3_64bits_digest(&w->state));
+    pw__wr64(rec + 248, XXH3_64bits(rec, 248));
+    w->current = -1;
+    return PW_OK;
+}
+
+pw_status pw__cache_writer_commit(pw__cache_writer *w) {
+    uint8_t *h = w->head;
+    memcpy(h, PW__CACHE_MAGIC, 8);
+    pw__wr32(h + 8, PW_CACHE_FORMAT_VERSION);
+    pw__wr32(h + 12, PW__CACHE_HEADER_BYTES);
+    pw__wr64(h + 16, w->file_bytes);
+    pw__wr64(h + 24, (uint64_t)w->count);
+    pw__wr64(h + 32, PW__CACHE_PAGE);
+    pw__wr64(h + 40, PW__CACHE_PAGE + w->index_bytes);
+    pw__wr64(h + 48, w->strings);
+    pw__wr64(h + 56, XXH3_64bits(h + PW__CACHE_PAGE + w->index_bytes, (size_t)w->strings));
+    pw__wr64(h + 64, w->data_start);
+    snprintf((char *)h + 72, 32, "packwise %s", pw_version());
+    pw__wr64(h + 120, XXH3_64bits(h, 120));
+    pw_context *ctx = w->ctx;
+    pw_status st = write_all(ctx, w->fd, h, w->head_bytes, 0, w->tmp);
+    if (st == PW_OK && ftruncate(w->fd, (off_t)w->file_bytes) != 0)
+        st = pw__fail(ctx, PW_ERR_IO, "cannot size '%s': %s", w->tmp, strerror(errno));
+    if (st == PW_OK && fsync(w->fd) != 0) st = pw__fail(ctx, PW_ERR_IO, "fsync '%s': %s", w->tmp, strerror(errno));
+    if (close(w->fd) != 0 && st == PW_OK) st = pw__fail(ctx, PW_ERR_IO, "close '%s': %s", w->tmp, strerror(errno));
+    w->fd = -1;
+    if (st == PW_OK && rename(w->tmp, w->path) != 0)
+        st = pw__fail(ctx, PW_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp, w->path, strerror(errno));
+    if (st == PW_OK) {
+        w->tmp[0] = '\0';
+        /* Make the rename itself durable. */
+        char dir[4096];
+        pw__strlcpy(dir, w->path, sizeof dir);
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL) pw__strlcpy(dir, ".", sizeof dir);
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    pw__cache_writer_abort(w);
+    return st;
+}
+
+void pw__cache_writer_abort(pw__cache_writer *w) {
+    if (w == NULL) return;
+    if (w->fd >= 0) close(w->fd);
+    if (w->tmp[0] != '\0') unlink(w->tmp);
+    pw_context *ctx = w->ctx;
+    pw__free(ctx, w->head);
+    pw__free(ctx, w->offsets);
+    pw__free(ctx, w->sizes);
+    pw__free(ctx, w);
+}
+#endif
