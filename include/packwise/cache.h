@@ -37,6 +37,7 @@
 
 #include "packwise/base.h"
 #include "packwise/format.h"
+#include "packwise/qc4w.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,11 +84,30 @@ typedef struct pw_cache_entry_info {
     uint64_t bytes;          /**< bytes of packed data */
     int refused;             /**< nonzero: the record or its data is unusable */
     const char *reason;      /**< why, when refused ("" otherwise) */
+    int qc4w;                /**< nonzero: QC4W weights (rows = N, in = K; @c format is unused) */
 } pw_cache_entry_info;
 
 /** Index record @p index. */
 PW_API pw_status pw_cache_entry_get(pw_context *ctx, const pw_cache *cache, int64_t index,
                                     pw_cache_entry_info *out);
+
+/**
+ * Write every packed weight of an in-memory weights cache (qc4w.h) to a cache
+ * file, keyed as the cache keys them (content hash, then packer identity: the
+ * same scheme as GGUF weights' entries). Crash-safe like pw_cache_prepack().
+ */
+PW_API pw_status pw_weights_cache_save(pw_context *ctx, pw_weights_cache *cache, const char *path);
+
+/**
+ * Make the QC4W entries of an open cache file available through @p cache:
+ * an operator later created with @p cache over the same weights for the same
+ * packer finds its packed copy there (a cache hit: no packing). Each entry's
+ * checksum is verified first; a refused or failing entry is skipped (and
+ * counted in @p skipped). @p file must stay open while @p cache or any
+ * operator created with it lives.
+ */
+PW_API pw_status pw_weights_cache_attach(pw_context *ctx, pw_weights_cache *cache, const pw_cache *file,
+                                         int64_t *attached, int64_t *skipped);
 
 /** Progress of pw_cache_prepack(): one call per tensor packed. */
 typedef void (*pw_cache_progress_fn)(void *user, const char *tensor, int64_t index, int64_t count,

@@ -195,11 +195,12 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
         const uint32_t fmt = pw__rd32(r + 12);
         e->info.rows = (int64_t)pw__rd64(r + 16);
         e->info.in = (int64_t)pw__rd64(r + 24);
-        if (fmt >= PW_FORMAT_COUNT || e->info.rows < 1 || e->info.in < 1) {
+        e->info.qc4w = fmt == PW__CACHE_FORMAT_QC4W;
+        if ((fmt >= PW_FORMAT_COUNT && !e->info.qc4w) || e->info.rows < 1 || e->info.in < 1) {
             refuse(e, "index record at offset %s: format or shape out of range", where);
             continue;
         }
-        e->info.format = (pw_format)fmt;
+        e->info.format = e->info.qc4w ? PW_FORMAT_COUNT : (pw_format)fmt;
         if (copy_field(r + 32, PW__CACHE_FAMILY_LEN, e->family) != 0 ||
             copy_field(r + 64, PW__CACHE_KERNEL_LEN, e->kernel) != 0) {
             refuse(e, "index record at offset %s: family or kernel name is not a string", where);

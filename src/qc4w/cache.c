@@ -27,6 +27,7 @@ typedef struct cache_entry {
     int64_t out, in;
     uint8_t *bytes;
     uint64_t size;
+    int borrowed; /* bytes of an attached cache file's mapping: never freed here */
     struct cache_entry *next;
 } cache_entry;
 
@@ -153,7 +154,7 @@ static void cache_drop(pw_weights_cache *c) {
     const pw_allocator a = c->allocator;
     for (cache_entry *e = c->head; e != NULL;) {
         cache_entry *next = e->next;
-        cache_free(&a, e->bytes);
+        if (!e->borrowed) cache_free(&a, e->bytes);
         cache_free(&a, e);
         e = next;
     }
@@ -179,6 +180,38 @@ void pw_weights_cache_get_stats(pw_weights_cache *cache, pw_weights_cache_stats 
     stats->entries = cache->entries;
     stats->bytes = cache->bytes;
     pthread_mutex_unlock(&cache->lock);
+}
+
+void pw__weights_cache_visit_all(pw_weights_cache *c, pw__weights_cache_visit visit, void *user) {
+    pthread_mutex_lock(&c->lock);
+    for (const cache_entry *e = c->head; e != NULL; e = e->next) visit(user, &e->key, e->out, e->in, e->bytes, e->size);
+    pthread_mutex_unlock(&c->lock);
+}
+
+int pw__weights_cache_add_borrowed(pw_weights_cache *c, const pw__qc4w_key *key, int64_t out, int64_t in,
+                                   const uint8_t *bytes, uint64_t size) {
+    pthread_mutex_lock(&c->lock);
+    for (const cache_entry *e = c->head; e != NULL; e = e->next) {
+        if (same_key(&e->key, key)) {
+            pthread_mutex_unlock(&c->lock);
+            return 0;
+        }
+    }
+    cache_entry *e = cache_alloc(&c->allocator, sizeof *e, 64);
+    if (e != NULL) {
+        memset(e, 0, sizeof *e);
+        e->key = *key;
+        e->out = out;
+        e->in = in;
+        e->bytes = (uint8_t *)(uintptr_t)bytes;
+        e->size = size;
+        e->borrowed = 1;
+        e->next = c->head;
+        c->head = e;
+        ++c->entries;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return e != NULL;
 }
 
 pw_status pw__weights_cache_get(pw_context *ctx, pw_weights_cache *c, const pw__qc4w_key *key,

@@ -297,6 +297,15 @@ typedef pw_status (*pw__qc4w_pack_cb)(pw_context *ctx, void *user, uint8_t *dst)
 pw_status pw__weights_cache_get(pw_context *ctx, pw_weights_cache *cache, const pw__qc4w_key *key,
                                 const pw__pack_desc *desc, pw__qc4w_pack_cb pack, void *user,
                                 const uint8_t **bytes, int *hit);
+/* Visit every entry under the cache's lock (for saving it to a file). */
+typedef void (*pw__weights_cache_visit)(void *user, const pw__qc4w_key *key, int64_t out, int64_t in,
+                                        const uint8_t *bytes, uint64_t size);
+void pw__weights_cache_visit_all(pw_weights_cache *cache, pw__weights_cache_visit visit, void *user);
+/* Add an entry whose bytes belong to someone else (a cache file's mapping); 1 when added,
+ * 0 when the key is already present or memory ran out. */
+int pw__weights_cache_add_borrowed(pw_weights_cache *cache, const pw__qc4w_key *key, int64_t out, int64_t in,
+                                   const uint8_t *bytes, uint64_t size);
+
 /* An operator's hold on the cache (taken by a successful get). */
 void pw__weights_cache_release(pw_weights_cache *cache);
 
