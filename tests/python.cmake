@@ -16,6 +16,9 @@ if(NOT CMAKE_CROSSCOMPILING)
     add_test(NAME python_binding
       COMMAND ${PW_PYTHON3} -m unittest discover -s ${PROJECT_SOURCE_DIR}/bindings/python/tests -v)
     set_tests_properties(python_binding PROPERTIES ENVIRONMENT "${pw_py_env}")
+    add_test(NAME cli_fixtures_all
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_fixtures_all.sh $<TARGET_FILE:packwise>
+              ${CMAKE_CURRENT_SOURCE_DIR}/data ${CMAKE_CURRENT_BINARY_DIR}/fixtures_all)
     add_test(NAME cli_fixtures_verify
       COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_fixtures_cli.py
               $<TARGET_FILE:packwise> ${CMAKE_CURRENT_BINARY_DIR}/cli_fixtures)

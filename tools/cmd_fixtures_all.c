@@ -5,10 +5,13 @@
  * kernel (input-block-major) and row_tiled_4 order; the value fixture's
  * canonical bytes and its exactly known float32 values; and that value
  * fixture packed into each private kernel family the library has for it.
+ * For QC4W: canonical N x K nibbles (N = 5, K = 37, zero point 8) with scales
+ * and bias, and their packed bytes for every (nr, kr, sr) family in use.
  */
 #include "cli.h"
 
 #include "kernel/kernel.h"
+#include "qc4w/qc4w.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -120,6 +123,54 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
     return rc;
 }
 
+/* QC4W: the case of tests/data/qc4w (make_golden.py): w[n][k] = (5n + 3k + (n*k) % 7) % 16 - 8
+ * stored for zero point 8, scale[n] = 0.25 (n + 1) (-1)^n, bias[n] = n - 2.5. The canonical
+ * bytes here leave an odd row's unused nibble 0; the golden input sets it to 0xA. */
+static int write_qc4w(FILE *m, const char *dir) {
+    enum { QN = 5, QK = 37, QZP = 8, ROW = (QK + 1) / 2 };
+    uint8_t nk[QN * ROW];
+    float scale[QN], bias[QN];
+    memset(nk, 0, sizeof nk);
+    for (int n = 0; n < QN; ++n) {
+        for (int k = 0; k < QK; ++k) {
+            const int v = (5 * n + 3 * k + (n * k) % 7) % 16 - 8 + QZP;
+            nk[n * ROW + k / 2] |= (uint8_t)(v << (4 * (k & 1)));
+        }
+        scale[n] = 0.25f * (float)(n + 1) * (n % 2 ? -1.0f : 1.0f);
+        bias[n] = (float)n - 2.5f;
+    }
+    /* canonical: u32 N, u32 K, u32 zero point, the nibble rows, f32 scale[N], f32 bias[N] */
+    uint8_t canon[12 + sizeof nk + sizeof scale + sizeof bias];
+    const uint32_t head[3] = {QN, QK, QZP};
+    memcpy(canon, head, 12);
+    memcpy(canon + 12, nk, sizeof nk);
+    memcpy(canon + 12 + sizeof nk, scale, sizeof scale);
+    memcpy(canon + 12 + sizeof nk + sizeof scale, bias, sizeof bias);
+    char fields[256], file[128];
+    snprintf(fields, sizeof fields, "format=QC4W kind=qc4w_canonical n=%d k=%d zero_point=%d", QN, QK, QZP);
+    int rc = emit(m, dir, "QC4W.canonical.bin", canon, sizeof canon, fields);
+    const char *done[16];
+    int ndone = 0;
+    for (size_t i = 0; i < pw__qc4w_kernel_count() && rc == 0; ++i) {
+        const pw__qc4w_kernel *k = pw__qc4w_kernel_get(i);
+        int seen = 0;
+        for (int j = 0; j < ndone; ++j) seen |= strcmp(done[j], k->family) == 0;
+        if (seen || ndone == 16) continue;
+        done[ndone++] = k->family;
+        pw__pack_desc d;
+        if (pw__qc4w_pack_plan(NULL, k->family, k->nr, k->kr, k->sr, QN, QK, &d) != PW_OK) continue;
+        uint8_t *pk = calloc(1, (size_t)d.bytes);
+        if (pk == NULL) return pw_cli_fail("fixtures", "out of memory");
+        pw__qc4w_pack(&d, nk, QZP, scale, bias, 0, QN, pk);
+        snprintf(file, sizeof file, "QC4W.%s.bin", d.family);
+        snprintf(fields, sizeof fields, "format=QC4W kind=packed family=%s nr=%d kr=%d sr=%d version=%d n=%d k=%d",
+                 d.family, (int)d.nr, (int)d.kr, (int)d.sr, (int)d.version, QN, QK);
+        rc = emit(m, dir, file, pk, (size_t)d.bytes, fields);
+        free(pk);
+    }
+    return rc;
+}
+
 int pw_cli_fixtures_all(const char *dir) {
     if (mkdir_p(dir) != 0) return pw_cli_fail("fixtures", "cannot create '%s'", dir);
     char path[4096];
@@ -138,10 +189,14 @@ int pw_cli_fixtures_all(const char *dir) {
             "#   byte p >= 4 is (167*p + h(id)) & 0xFF. Orders: row_major = canonical (o*blocks+b),\n"
             "#   input_block_major = the kernel order (b*rows+o), row_tiled_N = (o/N)*N*blocks + b*N + o%%N.\n"
             "# values: canonical bytes of a small weight and its exactly known decoded float32 values.\n"
-            "# packed: that value fixture in a kernel family's private packed form.\n",
+            "# packed: that value fixture in a kernel family's private packed form.\n"
+            "# QC4W: canonical N x K nibbles (low nibble = even k, zero point 8) with f32 scale and bias,\n"
+            "#   and their packed bytes in every QC4W family (tiles of nr channels, K padded to 32,\n"
+            "#   kr-value chunks interleaved, then int32 weight sums, f32 scales, f32 bias per tile).\n",
             pw_version());
     int rc = 0;
     for (int f = 0; f < PW_FORMAT_COUNT && rc == 0; ++f) rc = write_format(ctx, m, dir, (pw_format)f);
+    if (rc == 0) rc = write_qc4w(m, dir);
     if (fclose(m) != 0 && rc == 0) rc = pw_cli_fail("fixtures", "cannot write '%s'", path);
     pw_context_destroy(ctx);
     return rc;
