@@ -11,9 +11,7 @@
 // pw-test: once
 #include "pw_test.h"
 
-#include "kernel/kernel.h"
-
-#include <math.h>
+#include "kernel_oracle.h"
 
 enum { OUT = 37, IN = 12288, N = 131 };
 
@@ -25,43 +23,8 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k, const float *w, c
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
     CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, bytes, nb), ctx);
-    float *y = malloc(sizeof(float) * N * OUT), *wf = malloc(sizeof(float) * OUT * IN);
-    for (int i = 0; i < N * OUT; ++i) y[i] = NAN;
-    pw_weight_options o;
-    pw_weight_options_init(&o);
-    o.kernel = k->info.name;
-    pw_weight *h = NULL;
-    CHECK_OK(pw_weight_create(ctx, &v, &o, &h), ctx);
-    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
-    pw_weight_destroy(h);
-    CHECK_OK(pw_view_to_float(ctx, &v, wf, (size_t)OUT * IN), ctx);
-    const pw_activation a = k->info.activation;
-    float *xs = malloc(sizeof(float) * IN);
-    void *xq = malloc(pw__act_block_bytes(a) * (size_t)(IN / pw__act_block_size(a)));
-    int bad = 0;
-    for (int i = 0; i < N && bad < 3; ++i) {
-        pw__act_quantize_row(a, x + (size_t)i * IN, IN, xq);
-        pw__act_dequantize_row(a, xq, IN, xs);
-        for (int oo = 0; oo < OUT && bad < 3; ++oo) {
-            double ref = 0, mag = 0;
-            for (int kk = 0; kk < IN; ++kk) {
-                const double p = (double)wf[(size_t)oo * IN + kk] * (double)xs[kk];
-                ref += p;
-                mag += fabs(p);
-            }
-            const double got = y[i * OUT + oo];
-            if (!(fabs(got - ref) <= 1e-5 * mag + 1e-30)) {
-                ++bad;
-                CHECK(0, "%s: out=%d in=%d n=%d y[%d,%d] = %.9g, reference %.9g (tol %.3g)",
-                      k->info.name, OUT, IN, N, i, oo, got, ref, 1e-5 * mag);
-            }
-        }
-    }
+    pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "large");
     free(bytes);
-    free(y);
-    free(wf);
-    free(xs);
-    free(xq);
 }
 
 int main(void) {
