@@ -1,32 +1,9 @@
-# Library sources. Portable C is found by glob; ISA-specific files are picked
-# by folder (x86/ or arm/) and get per-file target flags from their suffix, so
-# the library as a whole is built for the baseline ISA and chooses kernels at
-# run time (STYLE.md rule 4).
+# Library sources: every src/**.c; ISA-specific files are picked and flagged by
+# pw_isa_sources (cmake/PackwiseIsa.cmake).
+include(${PROJECT_SOURCE_DIR}/cmake/PackwiseIsa.cmake)
 file(GLOB_RECURSE PW_ALL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.c)
 
-set(PW_SOURCES "")
-foreach(src IN LISTS PW_ALL_SOURCES)
-  if(src MATCHES "/x86/")
-    if(NOT PW_ARCH STREQUAL "x86")
-      continue()
-    endif()
-  elseif(src MATCHES "/arm/")
-    if(NOT PW_ARCH STREQUAL "arm")
-      continue()
-    endif()
-  endif()
-  list(APPEND PW_SOURCES ${src})
-  if(src MATCHES "_avx512\\.c$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
-      "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx2;-mfma;-mf16c;-mbmi2")
-  elseif(src MATCHES "_avx2\\.c$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
-  elseif(src MATCHES "_i8mm\\.c$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm")
-  elseif(src MATCHES "_dotprod\\.c$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
-  endif()
-endforeach()
+pw_isa_sources(PW_SOURCES ${PW_ALL_SOURCES})
 
 add_library(packwise_objects OBJECT ${PW_SOURCES})
 set_target_properties(packwise_objects PROPERTIES POSITION_INDEPENDENT_CODE ON
