@@ -273,45 +273,20 @@ static void run_q8_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 }
 
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
+#define RM_INFO(fmt_, id)                                                                   \
+    {.name = id "_rm_avx512vnni",                                                           \
+     .key = "matmul_wt:" id "/row_major x f32->q8_32 -> f32 :avx512vnni",                   \
+     .format = fmt_,                                                                        \
+     .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                                 \
+     .tile_rows = RM_NR,                                                                    \
+     .tile_batch = 1,                                                                       \
+     .activation = PW_ACT_Q8_32,                                                            \
+     .features = RM_FEATURES,                                                               \
+     .isa = "avx512vnni"}
 
 const pw__kernel pw__k_q4_0_rm_avx512vnni = {
-    .info = {.name = "q4_0_rm_avx512vnni",
-             .key = "matmul_wt:q4_0/row_major x f32->q8_32 -> f32 :avx512vnni",
-             .format = PW_FORMAT_Q4_0,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = RM_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = RM_FEATURES,
-             .isa = "avx512vnni"},
-    .run = run_q4_0,
-    .priority = PW__PRIO_AVX512,
-    .min_n = 1};
-
+    .info = RM_INFO(PW_FORMAT_Q4_0, "q4_0"), .run = run_q4_0, .priority = PW__PRIO_AVX512, .min_n = 1};
 const pw__kernel pw__k_iq4_nl_rm_avx512vnni = {
-    .info = {.name = "iq4_nl_rm_avx512vnni",
-             .key = "matmul_wt:iq4_nl/row_major x f32->q8_32 -> f32 :avx512vnni",
-             .format = PW_FORMAT_IQ4_NL,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = RM_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = RM_FEATURES,
-             .isa = "avx512vnni"},
-    .run = run_iq4_nl,
-    .priority = PW__PRIO_AVX512,
-    .min_n = 1};
-
+    .info = RM_INFO(PW_FORMAT_IQ4_NL, "iq4_nl"), .run = run_iq4_nl, .priority = PW__PRIO_AVX512, .min_n = 1};
 const pw__kernel pw__k_q8_0_rm_avx512vnni = {
-    .info = {.name = "q8_0_rm_avx512vnni",
-             .key = "matmul_wt:q8_0/row_major x f32->q8_32 -> f32 :avx512vnni",
-             .format = PW_FORMAT_Q8_0,
-             .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,
-             .tile_rows = RM_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = RM_FEATURES,
-             .isa = "avx512vnni"},
-    .run = run_q8_0,
-    .priority = PW__PRIO_AVX512,
-    .min_n = 1};
+    .info = RM_INFO(PW_FORMAT_Q8_0, "q8_0"), .run = run_q8_0, .priority = PW__PRIO_AVX512, .min_n = 1};
