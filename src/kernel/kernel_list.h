@@ -164,3 +164,10 @@ PW_QC4W_KERNEL(qc4w_n16k8s2_avx512vnni)
 PW_QC4W_KERNEL(qc4w_n8k8s2_dotprod)
 PW_QC4W_KERNEL(qc4w_n4k16s2_i8mm)
 #endif
+
+/* Q4_0 4-bit tiled family (kernel/q4x.h): the file's nibbles rearranged for SIMD GEMV.
+ * The portable kernel is the family's reference (never preferred by dispatch). */
+PW_KERNEL(q4_0_q4x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q4_0_q4x32k4_avx512vnni)
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The q4x32k4 packed family: Q4_0 blocks with their nibbles rearranged for
+ * SIMD GEMV, 32 output rows per tile. It holds exactly the bytes of the
+ * file's blocks (32 blocks of 18 bytes = one 576-byte record), so a GEMV over
+ * it reads as many bytes as one over the file; but one 64-byte load holds one
+ * 4-value k step of all 32 rows, ready for an int8 dot product with one
+ * broadcast of 4 activation bytes: no per-row gathering or permuting, as a
+ * row-major kernel needs.
+ *
+ * A tile is in / 32 block records, one after another. Record b (512 bytes of
+ * nibbles, then 32 fp16 scales) holds block b of the tile's 32 rows:
+ *
+ *   step s (s = 0..7) = bytes [64s, 64s + 64): 16 lanes x 4 bytes
+ *     byte 64s + 4r + j (r = 0..15, j = 0..3):  low nibble  q[r,      4s + j]
+ *                                               high nibble q[r + 16, 4s + j]
+ *   bytes [512, 576): fp16 d of rows 0..31 (each block's own d, bit for bit)
+ *
+ *   +---------------- step 0 ----------------+-- step 1 --+ ... +-- step 7 --+---- d ----+
+ *   | lane r: k0..3 of row r (lo), row r+16 (hi) | k4..7  |     | k28..31    | 32 x fp16 |
+ *
+ * q is the unsigned nibble (0..15); the weight is (q - 8) * d as in Q4_0.
+ * Both nibbles of a byte pair with the same activation value, so one dot
+ * product of the whole byte (q[r] + 16 q[r+16]) and one of its low nibble
+ * give both rows: rows r+16 = (whole - low) / 16, exactly. The -8 offset
+ * does not depend on the row: it is -8 * sum of the activation block
+ * (pw__q8_32.sum), once per block. Rows past `out` in the last tile are zero
+ * (q = 0, d = 0).
+ *
+ * Activations: PW_ACT_Q8_32 rows. Weight shape: in a multiple of 32.
+ */
+#ifndef PACKWISE_KERNEL_Q4X_H
+#define PACKWISE_KERNEL_Q4X_H
+
+#include "kernel/kernel.h"
+
+#define PW__Q4X_FAMILY "q4x32k4"
+#define PW__Q4X_NR 32            /* output rows per tile */
+#define PW__Q4X_KR 4             /* k values per row per 64-byte step */
+#define PW__Q4X_RECORD 576       /* bytes per (tile, block): 8 x 64 nibbles + 32 x fp16 d */
+#define PW__Q4X_SCALES 512       /* offset of the fp16 scales inside a record */
+#define PW__Q4X_VERSION 1
+
+pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                            pw__pack_desc *desc);
+void pw__q4x_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
+                  uint8_t *dst);
+
+#endif

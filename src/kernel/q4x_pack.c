@@ -1,0 +1,111 @@
+/*
+ * Packer of the q4x32k4 family (layout in q4x.h) and its portable kernel:
+ * the readable reference of what the SIMD kernels compute, so the packer is
+ * tested at every ISA level. Dispatch never prefers the portable kernel (its
+ * priority is below the i8g scalar kernel of Q4_0); tests force it by name.
+ */
+#include "base/internal.h"
+#include "format/blocks.h"
+#include "kernel/q4x.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                            pw__pack_desc *d) {
+    PW__FAIL_IF(format != PW_FORMAT_Q4_0, ctx, PW_ERR_UNSUPPORTED,
+                "the %s family packs Q4_0 only, not %s", PW__Q4X_FAMILY,
+                pw_format_get(format) ? pw_format_get(format)->name : "this format");
+    PW__FAIL_IF(out < 1 || in < 1 || in % 32 != 0, ctx, PW_ERR_SHAPE,
+                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q4_0 blocks (in a "
+                "multiple of 32)",
+                PW__Q4X_FAMILY, out, in);
+    memset(d, 0, sizeof *d);
+    d->family = PW__Q4X_FAMILY;
+    d->format = format;
+    d->nr = PW__Q4X_NR;
+    d->kr = PW__Q4X_KR;
+    d->sr = 1;
+    d->group = 32;
+    d->version = PW__Q4X_VERSION;
+    d->out = out;
+    d->in = in;
+    d->in_padded = in;
+    d->tiles = (out + PW__Q4X_NR - 1) / PW__Q4X_NR;
+    uint64_t tb;
+    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / 32), PW__Q4X_RECORD, &tb) ||
+                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
+                ctx, PW_ERR_OVERFLOW, "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows",
+                PW__Q4X_FAMILY, out, in);
+    d->tile_bytes = tb;
+    return PW_OK;
+}
+
+void pw__q4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    const int64_t nb = d->in / 32;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4X_NR) {
+        uint8_t *tile = dst + (uint64_t)((t0 - o0) / PW__Q4X_NR) * d->tile_bytes;
+        memset(tile, 0, (size_t)d->tile_bytes);
+        for (int r = 0; r < PW__Q4X_NR && t0 + r < d->out; ++r) {
+            for (int64_t b = 0; b < nb; ++b) {
+                const pw__block_q4_0 *blk = (const pw__block_q4_0 *)pw_view_block_ptr(w, t0 + r, b);
+                uint8_t *rec = tile + (uint64_t)b * PW__Q4X_RECORD;
+                for (int k = 0; k < 32; ++k) {
+                    /* Q4_0: byte j holds element j (low) and j + 16 (high) */
+                    const int q = k < 16 ? blk->qs[k] & 15 : blk->qs[k - 16] >> 4;
+                    uint8_t *byte = rec + 64 * (k / 4) + 4 * (r % 16) + k % 4;
+                    *byte |= (uint8_t)(r < 16 ? q : q << 4);
+                }
+                memcpy(rec + PW__Q4X_SCALES + 2 * r, &blk->d, 2);
+            }
+        }
+    }
+}
+
+/* Nibble k (0..31) of row r (0..31) in a record, as q4x.h lays it out. */
+static int q4x_nibble(const uint8_t *rec, int r, int k) {
+    const uint8_t byte = rec[64 * (k / 4) + 4 * (r % 16) + k % 4];
+    return r < 16 ? byte & 15 : byte >> 4;
+}
+
+static void q4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / 32;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4X_NR) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q4X_NR) * d->tile_bytes;
+        const int rows = o1 - t0 < PW__Q4X_NR ? (int)(o1 - t0) : PW__Q4X_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            for (int r = 0; r < rows; ++r) {
+                float acc = 0.0f;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const uint8_t *rec = tile + (uint64_t)b * PW__Q4X_RECORD;
+                    /* unsigned nibbles times the activations, then the -8 offset once */
+                    int32_t idot = -8 * x[b].sum;
+                    for (int k = 0; k < 32; ++k) idot += q4x_nibble(rec, r, k) * x[b].qs[k];
+                    uint16_t h;
+                    memcpy(&h, rec + PW__Q4X_SCALES + 2 * r, 2);
+                    acc += pw__f16_to_f32(h) * x[b].d * (float)idot;
+                }
+                c->y[i * c->ldy + t0 + r] = acc;
+            }
+        }
+    }
+}
+
+const pw__kernel pw__k_q4_0_q4x32k4_scalar = {
+    .info = {.name = "q4_0_q4x32k4_scalar",
+             .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :scalar",
+             .format = PW_FORMAT_Q4_0,
+             .layout = PW_LAYOUT_PACKED,
+             .family = PW__Q4X_FAMILY,
+             .tile_rows = PW__Q4X_NR,
+             .tile_batch = 1,
+             .activation = PW_ACT_Q8_32,
+             .features = 0,
+             .isa = "scalar"},
+    .run = q4x_run_scalar,
+    .pack_plan = pw__q4x_pack_plan,
+    .pack = pw__q4x_pack,
+    .priority = PW__PRIO_SCALAR - 1,
+    .min_n = 1};

@@ -1,0 +1,122 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q4x_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (the build sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMV over the q4x32k4 family (layout in kernel/q4x.h): Q4_0
+ * with its nibbles rearranged so that one 64-byte load is one 4-value k step
+ * of all 32 rows of a tile. Activations are pw__q8_32 rows; y[i, o] for o in
+ * [o0, o1), i in [i0, i1) (n > 1 repeats the tile per row of X: GEMM speed
+ * comes from the i8g kernels).
+ *
+ * One block record (576 bytes) of a tile, one row of X, c = -8 * x.sum:
+ *
+ *   v_s = bytes [64s, 64s + 64)      s = 0..7; lane r: rows r (lo), r+16 (hi)
+ *   a_s = bcast(x.qs[4s .. 4s+3])
+ *   lo  = c      + sum_s dpbusd(v_s & 0x0F, a_s)    rows 0..15, offset included
+ *   all = 17 c   + sum_s dpbusd(v_s, a_s)           q[r] + 16 q[r+16], unmasked
+ *   hi  = (all - lo) >> 4                           rows 16..31: exact, a multiple of 16
+ *   acc_lo += f32(lo) * f32(d[0..15]) * x.d,  acc_hi += f32(hi) * f32(d[16..31]) * x.d
+ *
+ * Taking the high nibbles unmasked and subtracting is why a tile has 32 rows:
+ * each 64-byte load costs one mask and two dot products, and the scale work
+ * is per 16 rows. About 38 vector instructions per record (32 blocks of the
+ * file) where a 16-row tile with a mask per nibble needs 48 and the row-major
+ * kernel about 90: a cold GEMV is a stream from memory that the core must keep
+ * up with, and arithmetic time per byte shows in it even when the weight is
+ * far from the caches. Integer range: |all| <= 32 * 255 * 128 + 136 * 32 * 128.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes
+ * are computed and not stored (masked stores), so edge tiles take the same path.
+ *
+ * Tiles lie one after another, so a thread's range is one linear stream. Each
+ * record prefetches every line Q4X_PF_BYTES further on into L2: the hardware
+ * prefetchers alone reach about two thirds of the read bandwidth.
+ */
+#include "kernel/q4x.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define Q4X_INLINE static inline __attribute__((always_inline))
+
+/* Prefetch distance, bytes of the stream: 4 to 16 KiB measure the same. */
+#define Q4X_PF_BYTES 8192
+
+/* Four activation bytes (one dword) broadcast to every int32 lane. */
+Q4X_INLINE __m512i q4x_bcast4(const int8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with
+ * one activation block. */
+Q4X_INLINE void q4x_block(const uint8_t *rec, const pw__q8_32 *xb, __m512 acc[2]) {
+    const __m512i m_lo = _mm512_set1_epi8(0x0F);
+    const int32_t c = -8 * xb->sum;
+    __m512i lo = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) {
+        const __m512i v = _mm512_loadu_si512(rec + 64 * s);
+        const __m512i a = q4x_bcast4(xb->qs + 4 * s);
+        lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m_lo), a);
+        all = _mm512_dpbusd_epi32(all, v, a);
+    }
+    const __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(all, lo), 4);
+    const __m512 xd = _mm512_set1_ps(xb->d);
+    const __m256i *d = (const __m256i *)(rec + PW__Q4X_SCALES);
+    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d)), xd), acc[0]);
+    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
+}
+
+/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
+ * packed buffer from `tile` to its end, to keep prefetches inside it. */
+Q4X_INLINE void q4x_tile_dot(const uint8_t *tile, const pw__q8_32 *x, int64_t nb,
+                             uint64_t pf_left, __m512 acc[2]) {
+    acc[0] = _mm512_setzero_ps();
+    acc[1] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint64_t pf = (uint64_t)b * PW__Q4X_RECORD + Q4X_PF_BYTES;
+        if (pf + PW__Q4X_RECORD <= pf_left)
+            for (int l = 0; l < PW__Q4X_RECORD; l += 64)
+                _mm_prefetch((const char *)(tile + pf + (uint64_t)l), _MM_HINT_T1);
+        q4x_block(tile + (uint64_t)b * PW__Q4X_RECORD, x + b, acc);
+    }
+}
+
+static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / 32;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4X_NR) {
+        const uint64_t at = (uint64_t)(t0 / PW__Q4X_NR) * d->tile_bytes;
+        const uint8_t *tile = c->packed + at;
+        const int rows = o1 - t0 < PW__Q4X_NR ? (int)(o1 - t0) : PW__Q4X_NR;
+        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            __m512 acc[2];
+            q4x_tile_dot(tile, x, nb, d->bytes - at, acc);
+            float *y = c->y + i * c->ldy + t0;
+            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
+            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
+        }
+    }
+}
+
+const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = {
+    .info = {.name = "q4_0_q4x32k4_avx512vnni",
+             .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :avx512vnni",
+             .format = PW_FORMAT_Q4_0,
+             .layout = PW_LAYOUT_PACKED,
+             .family = PW__Q4X_FAMILY,
+             .tile_rows = PW__Q4X_NR,
+             .tile_batch = 1,
+             .activation = PW_ACT_Q8_32,
+             .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
+             .isa = "avx512vnni"},
+    .run = q4x_run,
+    .pack_plan = pw__q4x_pack_plan,
+    .pack = pw__q4x_pack,
+    .priority = PW__PRIO_AVX512 + 2,
+    .min_n = 1};
