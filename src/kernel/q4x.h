@@ -40,6 +40,24 @@
 #define PW__Q4X_SCALES 512       /* offset of the fp16 scales inside a record */
 #define PW__Q4X_VERSION 1
 
+/* A kernel of the family: what it reads, once for every ISA. */
+#define PW__Q4X_KERNEL(isa_, features_, run_, priority_)                                   \
+    {.info = {.name = "q4_0_" PW__Q4X_FAMILY "_" isa_,                                   \
+              .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :" isa_, \
+              .format = PW_FORMAT_Q4_0,                                                   \
+              .layout = PW_LAYOUT_PACKED,                                                 \
+              .family = PW__Q4X_FAMILY,                                                   \
+              .tile_rows = PW__Q4X_NR,                                                    \
+              .tile_batch = 1,                                                            \
+              .activation = PW_ACT_Q8_32,                                                 \
+              .features = features_,                                                      \
+              .isa = isa_},                                                               \
+     .run = run_,                                                                         \
+     .pack_plan = pw__q4x_pack_plan,                                                      \
+     .pack = pw__q4x_pack,                                                                \
+     .priority = priority_,                                                               \
+     .min_n = 1}
+
 pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                             pw__pack_desc *desc);
 void pw__q4x_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,

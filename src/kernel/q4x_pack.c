@@ -93,19 +93,5 @@ static void q4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
     }
 }
 
-const pw__kernel pw__k_q4_0_q4x32k4_scalar = {
-    .info = {.name = "q4_0_q4x32k4_scalar",
-             .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :scalar",
-             .format = PW_FORMAT_Q4_0,
-             .layout = PW_LAYOUT_PACKED,
-             .family = PW__Q4X_FAMILY,
-             .tile_rows = PW__Q4X_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = 0,
-             .isa = "scalar"},
-    .run = q4x_run_scalar,
-    .pack_plan = pw__q4x_pack_plan,
-    .pack = pw__q4x_pack,
-    .priority = PW__PRIO_SCALAR - 1,
-    .min_n = 1};
+const pw__kernel pw__k_q4_0_q4x32k4_scalar =
+    PW__Q4X_KERNEL("scalar", 0, q4x_run_scalar, PW__PRIO_SCALAR - 1);

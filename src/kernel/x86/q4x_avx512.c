@@ -104,19 +104,6 @@ static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
     }
 }
 
-const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = {
-    .info = {.name = "q4_0_q4x32k4_avx512vnni",
-             .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :avx512vnni",
-             .format = PW_FORMAT_Q4_0,
-             .layout = PW_LAYOUT_PACKED,
-             .family = PW__Q4X_FAMILY,
-             .tile_rows = PW__Q4X_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_32,
-             .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
-             .isa = "avx512vnni"},
-    .run = q4x_run,
-    .pack_plan = pw__q4x_pack_plan,
-    .pack = pw__q4x_pack,
-    .priority = PW__PRIO_AVX512 + 2,
-    .min_n = 1};
+const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4x_run,
+    PW__PRIO_AVX512 + 2);
