@@ -171,3 +171,10 @@ PW_KERNEL(q4_0_q4x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_0_q4x32k4_avx512vnni)
 #endif
+
+/* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
+ * The portable kernel is the family's reference (never preferred by dispatch). */
+PW_KERNEL(q4_k_q4kx32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
+#endif

@@ -1,0 +1,135 @@
+/*
+ * Packer of the q4kx32k4 family (layout in q4kx.h) and its portable kernel:
+ * the readable reference of what the SIMD kernels compute, so the packer is
+ * tested at every ISA level. Dispatch never prefers the portable kernel (its
+ * priority is below the i8g scalar kernel of Q4_K); tests force it by name.
+ */
+#include "base/internal.h"
+#include "format/blocks.h"
+#include "kernel/q4kx.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+pw_status pw__q4kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                             pw__pack_desc *d) {
+    PW__FAIL_IF(format != PW_FORMAT_Q4_K, ctx, PW_ERR_UNSUPPORTED,
+                "the %s family packs Q4_K only, not %s", PW__Q4KX_FAMILY,
+                pw_format_get(format) ? pw_format_get(format)->name : "this format");
+    PW__FAIL_IF(out < 1 || in < 1 || in % PW__QK_K != 0, ctx, PW_ERR_SHAPE,
+                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q4_K blocks (in a "
+                "multiple of 256)",
+                PW__Q4KX_FAMILY, out, in);
+    memset(d, 0, sizeof *d);
+    d->family = PW__Q4KX_FAMILY;
+    d->format = format;
+    d->nr = PW__Q4KX_NR;
+    d->kr = PW__Q4KX_KR;
+    d->sr = 1;
+    d->group = 32;
+    d->version = PW__Q4KX_VERSION;
+    d->out = out;
+    d->in = in;
+    d->in_padded = in;
+    d->tiles = (out + PW__Q4KX_NR - 1) / PW__Q4KX_NR;
+    uint64_t tb;
+    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / PW__QK_K), PW__Q4KX_RECORD, &tb) ||
+                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
+                ctx, PW_ERR_OVERFLOW, "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows",
+                PW__Q4KX_FAMILY, out, in);
+    d->tile_bytes = tb;
+    return PW_OK;
+}
+
+void pw__q4kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    const int64_t nb = d->in / PW__QK_K;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
+        uint8_t *tile = dst + (uint64_t)((t0 - o0) / PW__Q4KX_NR) * d->tile_bytes;
+        memset(tile, 0, (size_t)d->tile_bytes);
+        for (int r = 0; r < PW__Q4KX_NR && t0 + r < d->out; ++r) {
+            for (int64_t b = 0; b < nb; ++b) {
+                const pw__block_q4_K *blk =
+                    (const pw__block_q4_K *)pw_view_block_ptr(w, t0 + r, b);
+                uint8_t *rec = tile + (uint64_t)b * PW__Q4KX_RECORD;
+                for (int e = 0; e < PW__QK_K; ++e) {
+                    /* Q4_K: 64-element chunk e / 64 in bytes [32 (e / 64), +32), its first
+                     * 32 elements in the low nibbles, its last 32 in the high nibbles */
+                    const uint8_t src = blk->qs[32 * (e / 64) + e % 32];
+                    const int q = e % 64 < 32 ? src & 15 : src >> 4;
+                    uint8_t *byte = rec + 64 * (e / 4) + 4 * (r % 16) + e % 4;
+                    *byte |= (uint8_t)(r < 16 ? q : q << 4);
+                }
+                memcpy(rec + PW__Q4KX_D + 2 * r, &blk->d, 2);
+                memcpy(rec + PW__Q4KX_DMIN + 2 * r, &blk->dmin, 2);
+                for (int i = 0; i < PW__K_SCALE_SIZE; ++i)
+                    rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] = blk->scales[i];
+            }
+        }
+    }
+}
+
+/* Nibble e (0..255) of row r (0..31) in a record, as q4kx.h lays it out. */
+static int q4kx_nibble(const uint8_t *rec, int r, int e) {
+    const uint8_t byte = rec[64 * (e / 4) + 4 * (r % 16) + e % 4];
+    return r < 16 ? byte & 15 : byte >> 4;
+}
+
+static float q4kx_f16(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return pw__f16_to_f32(h);
+}
+
+static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / PW__QK_K;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q4KX_NR) * d->tile_bytes;
+        const int rows = o1 - t0 < PW__Q4KX_NR ? (int)(o1 - t0) : PW__Q4KX_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            for (int r = 0; r < rows; ++r) {
+                float acc = 0.0f;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const uint8_t *rec = tile + (uint64_t)b * PW__Q4KX_RECORD;
+                    uint8_t packed[PW__K_SCALE_SIZE];
+                    for (int k = 0; k < PW__K_SCALE_SIZE; ++k)
+                        packed[k] = rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * k + r % 16];
+                    /* per sub-block: the scale times the dot of unsigned nibbles, and the
+                     * min times the sub-block's activation sum, both exact in int32 */
+                    int32_t isum = 0, msum = 0;
+                    for (int j = 0; j < 8; ++j) {
+                        uint8_t sc, m;
+                        pw__k4_scale_min(j, packed, &sc, &m);
+                        int32_t dot = 0;
+                        for (int t = 0; t < 32; ++t)
+                            dot += q4kx_nibble(rec, r, 32 * j + t) * x[b].qs[32 * j + t];
+                        isum += sc * dot;
+                        msum += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+                    }
+                    const float t = (float)isum * q4kx_f16(rec + PW__Q4KX_D + 2 * r) -
+                                    (float)msum * q4kx_f16(rec + PW__Q4KX_DMIN + 2 * r);
+                    acc += t * x[b].d;
+                }
+                c->y[i * c->ldy + t0 + r] = acc;
+            }
+        }
+    }
+}
+
+const pw__kernel pw__k_q4_k_q4kx32k4_scalar = {
+    .info = {.name = "q4_k_q4kx32k4_scalar",
+             .key = "matmul_wt:q4_k/packed(" PW__Q4KX_FAMILY ") x f32->Q8_256 -> f32 :scalar",
+             .format = PW_FORMAT_Q4_K,
+             .layout = PW_LAYOUT_PACKED,
+             .family = PW__Q4KX_FAMILY,
+             .tile_rows = PW__Q4KX_NR,
+             .tile_batch = 1,
+             .activation = PW_ACT_Q8_256,
+             .features = 0,
+             .isa = "scalar"},
+    .run = q4kx_run_scalar,
+    .pack_plan = pw__q4kx_pack_plan,
+    .pack = pw__q4kx_pack,
+    .priority = PW__PRIO_SCALAR - 1,
+    .min_n = 1};

@@ -1,0 +1,204 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q4kx_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (the build sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMV over the q4kx32k4 family (layout in kernel/q4kx.h): Q4_K
+ * with its bytes rearranged so that one 64-byte load is one 4-value k step
+ * of all 32 rows of a tile. Activations are pw__q8_256 rows (d, s8 qs, sums
+ * per 16); y[i, o] for o in [o0, o1), i in [i0, i1) (n > 1 repeats the tile
+ * per row of X: GEMM speed comes from the i8g kernels).
+ *
+ * One block record (4608 bytes) of a tile, one row of X; sub-block t = 0..7:
+ *
+ *   v_s = bytes [64s, 64s + 64)      s = 8t .. 8t+7; lane r: rows r (lo), r+16 (hi)
+ *   a_s = bcast(x.qs[4s .. 4s+3])
+ *   lo_t  = sum_s dpbusd(v_s & 0x0F, a_s)           rows 0..15
+ *   all_t = sum_s dpbusd(v_s, a_s)                  q[r] + 16 q[r+16], unmasked
+ *   ilo  += lo_t * sc_t[0..15]
+ *   ihi  += (all_t - lo_t) * sc_t[16..31]           16 x rows 16..31, exact
+ *   mins: m_t[row] * bsum_t, two sub-blocks per vpdpwssd (words [m_t, m_t+1]
+ *         against the broadcast pair [bsum_t, bsum_t+1])
+ *   acc += (f32(ilo | ihi >> 4) * d - f32(msum) * dmin) * x.d   per 16 rows
+ *
+ * The 12 packed scale bytes of the 32 rows lie byte-major (32 rows of byte 0,
+ * then of byte 1, ...), so 6 loads and 18 byte operations decode the 6-bit
+ * scales and mins of all rows and sub-blocks (sc[k], mn[k]: sub-blocks 2k and
+ * 2k+1 of rows 0..31 as bytes); one vpermb with a zeroing mask then widens
+ * one sub-block's 16 row scales to int32 lanes, or two sub-blocks' mins to
+ * the word pairs of vpdpwssd.
+ *
+ * Per 64-byte load: one mask, two vpdpbusd and a broadcast load; per record
+ * about 400 vector instructions where the row-major kernel needs about 800
+ * for the same 32 blocks. Integer range (|x.qs| <= 127): |lo_t| <= 32 * 15 *
+ * 127, |all_t - lo_t| <= 32 * 240 * 127, so |ihi| <= 8 * 63 * 975360 < 2^29;
+ * |msum| <= 8 * 63 * 4064.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes
+ * are computed and not stored (masked stores), so edge tiles take the same path.
+ *
+ * Tiles lie one after another, so a thread's range is one linear stream. Each
+ * sub-block prefetches Q4KX_PF_BYTES further on into L2 one ninth of a record
+ * (576 bytes), so that every line of the stream is prefetched once.
+ */
+#include "format/blocks.h"
+#include "kernel/q4kx.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define Q4KX_INLINE static inline __attribute__((always_inline))
+
+/* Prefetch distance, bytes of the stream. */
+#define Q4KX_PF_BYTES 8192
+/* Record bytes each sub-block prefetches: 8 of them cover the record. */
+#define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
+
+/* Four activation bytes (one dword) broadcast to every int32 lane. */
+Q4KX_INLINE __m512i q4kx_bcast4(const int8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+/* Scales and mins of 16 rows as words, from their 192 packed scale bytes p (byte i of
+ * row r at 16i + r): sc[k] = [sub-block 2k of the 16 rows | sub-block 2k+1], mn[k] the
+ * same for the mins. */
+Q4KX_INLINE void q4kx_scales_mins(const uint8_t *p, __m512i sc[4], __m512i mn[4]) {
+    __m512i w[6]; /* w[k]: bytes 2k and 2k+1 of the 16 rows, zero-extended */
+    for (int k = 0; k < 6; ++k)
+        w[k] = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(p + 32 * k)));
+    const __m512i m63 = _mm512_set1_epi16(63), m0f = _mm512_set1_epi16(0x0F);
+    /* sub-blocks 0..3: 6 bits of bytes 0..3 (scales) and 4..7 (mins) */
+    sc[0] = _mm512_and_si512(w[0], m63);
+    sc[1] = _mm512_and_si512(w[1], m63);
+    mn[0] = _mm512_and_si512(w[2], m63);
+    mn[1] = _mm512_and_si512(w[3], m63);
+    /* sub-blocks 4..7: low 4 bits in bytes 8..11 (scale low nibble, min high nibble),
+     * top 2 bits the top bits of bytes 0..3 (scale) and 4..7 (min), >> 2 puts them at
+     * bits 4-5; 0xE4 = C ? A : B, with C = 0x0F */
+    sc[2] = _mm512_ternarylogic_epi32(w[4], _mm512_srli_epi16(w[0], 2), m0f, 0xE4);
+    sc[3] = _mm512_ternarylogic_epi32(w[5], _mm512_srli_epi16(w[1], 2), m0f, 0xE4);
+    mn[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w[4], 4), _mm512_srli_epi16(w[2], 2), m0f,
+                                      0xE4);
+    mn[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w[5], 4), _mm512_srli_epi16(w[3], 2), m0f,
+                                      0xE4);
+}
+
+/* sum_t m_t * bsum_t of 16 rows as int32 lanes, from their mins mn (q4kx_scales_mins)
+ * and pairs[k] = the words [bsum_2k, bsum_2k+1] in every dword. */
+Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    /* dword r = words [m_2k, m_2k+1] of row r: words r and 16 + r of mn[k] */
+    const __m512i idx = _mm512_or_si512(iota, _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16)), 16));
+    __m512i m = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k)
+        m = _mm512_dpwssd_epi32(m, _mm512_permutexvar_epi16(idx, mn[k]), pairs[k]);
+    return m;
+}
+
+/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with
+ * one activation block. pf: where this record's share of prefetches starts, or NULL. */
+Q4KX_INLINE void q4kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint8_t *pf,
+                            __m512 acc[2]) {
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+
+    /* bsum_t = sum of sub-block t's 32 activations (|.| <= 4064: a word); pair k of
+     * words [bsum_2k, bsum_2k+1] is dword k % 2 of 128-bit lane k / 2 after the pack */
+    const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums),
+                                         _mm256_set1_epi16(1));
+    const __m512i bw = _mm512_castsi256_si512(_mm256_packs_epi32(bs, bs));
+    __m512i pairs[4];
+    for (int k = 0; k < 4; ++k)
+        pairs[k] = _mm512_permutexvar_epi32(_mm512_set1_epi32(4 * (k / 2) + k % 2), bw);
+    __m512i sc[2][4], mlo, mhi;
+    {
+        __m512i mn[4];
+        q4kx_scales_mins(rec + PW__Q4KX_SCALES, sc[0], mn);
+        mlo = q4kx_min_dot(mn, pairs);
+        q4kx_scales_mins(rec + PW__Q4KX_SCALES + 192, sc[1], mn);
+        mhi = q4kx_min_dot(mn, pairs);
+    }
+
+    __m512i ilo = _mm512_setzero_si512(), ihi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+        if (pf)
+            for (int l = 0; l < Q4KX_PF_CHUNK; l += 64)
+                _mm_prefetch((const char *)(pf + Q4KX_PF_CHUNK * t + l), _MM_HINT_T1);
+        __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int s = 8 * t; s < 8 * t + 8; ++s) {
+            const __m512i v = _mm512_loadu_si512(rec + 64 * s);
+            const __m512i a = q4kx_bcast4(xb->qs + 4 * s);
+            lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m0f), a);
+            all = _mm512_dpbusd_epi32(all, v, a);
+        }
+        /* row r's scale of sub-block t, zero-extended to dword r: word 16 (t % 2) + r of
+         * sc[half][t / 2] */
+        const __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * (t % 2)));
+        const __m512i sc_lo = _mm512_maskz_permutexvar_epi16(0x55555555u, at, sc[0][t / 2]);
+        const __m512i sc_hi = _mm512_maskz_permutexvar_epi16(0x55555555u, at, sc[1][t / 2]);
+        ilo = _mm512_add_epi32(ilo, _mm512_mullo_epi32(lo, sc_lo));
+        ihi = _mm512_add_epi32(ihi, _mm512_mullo_epi32(_mm512_sub_epi32(all, lo), sc_hi));
+    }
+    ihi = _mm512_srai_epi32(ihi, 4);
+
+    const __m512 xd = _mm512_set1_ps(xb->d);
+    const __m256i *d = (const __m256i *)(rec + PW__Q4KX_D);
+    const __m256i *dmin = (const __m256i *)(rec + PW__Q4KX_DMIN);
+    __m512 t0 = _mm512_mul_ps(_mm512_cvtepi32_ps(ilo), _mm512_cvtph_ps(_mm256_loadu_si256(d)));
+    __m512 t1 = _mm512_mul_ps(_mm512_cvtepi32_ps(ihi), _mm512_cvtph_ps(_mm256_loadu_si256(d + 1)));
+    t0 = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mlo), _mm512_cvtph_ps(_mm256_loadu_si256(dmin)), t0);
+    t1 = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mhi), _mm512_cvtph_ps(_mm256_loadu_si256(dmin + 1)), t1);
+    acc[0] = _mm512_fmadd_ps(t0, xd, acc[0]);
+    acc[1] = _mm512_fmadd_ps(t1, xd, acc[1]);
+}
+
+/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
+ * packed buffer from `tile` to its end, to keep prefetches inside it. */
+Q4KX_INLINE void q4kx_tile_dot(const uint8_t *tile, const pw__q8_256 *x, int64_t nb,
+                               uint64_t pf_left, __m512 acc[2]) {
+    acc[0] = _mm512_setzero_ps();
+    acc[1] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint64_t pf = (uint64_t)b * PW__Q4KX_RECORD + Q4KX_PF_BYTES;
+        q4kx_block(tile + (uint64_t)b * PW__Q4KX_RECORD, x + b,
+                   pf + PW__Q4KX_RECORD <= pf_left ? tile + pf : NULL, acc);
+    }
+}
+
+static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / PW__QK_K;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
+        const uint64_t at = (uint64_t)(t0 / PW__Q4KX_NR) * d->tile_bytes;
+        const uint8_t *tile = c->packed + at;
+        const int rows = o1 - t0 < PW__Q4KX_NR ? (int)(o1 - t0) : PW__Q4KX_NR;
+        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            __m512 acc[2];
+            q4kx_tile_dot(tile, x, nb, d->bytes - at, acc);
+            float *y = c->y + i * c->ldy + t0;
+            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
+            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
+        }
+    }
+}
+
+const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = {
+    .info = {.name = "q4_k_q4kx32k4_avx512vnni",
+             .key = "matmul_wt:q4_k/packed(" PW__Q4KX_FAMILY ") x f32->Q8_256 -> f32 :avx512vnni",
+             .format = PW_FORMAT_Q4_K,
+             .layout = PW_LAYOUT_PACKED,
+             .family = PW__Q4KX_FAMILY,
+             .tile_rows = PW__Q4KX_NR,
+             .tile_batch = 1,
+             .activation = PW_ACT_Q8_256,
+             .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
+             .isa = "avx512vnni"},
+    .run = q4kx_run,
+    .pack_plan = pw__q4kx_pack_plan,
+    .pack = pw__q4kx_pack,
+    .priority = PW__PRIO_AVX512 + 2,
+    .min_n = 1};
