@@ -31,7 +31,9 @@ static int q4_k_nibble(const uint8_t *blk, int e) {
  * packed scale byte i of row r. */
 static size_t layout_byte(int r, int e) { return (size_t)(64 * (e / 4) + 4 * (r % 16) + e % 4); }
 static int layout_shift(int r) { return r < 16 ? 0 : 4; }
-static size_t layout_scale(int r, int i) { return (size_t)(4224 + 192 * (r / 16) + 16 * i + r % 16); }
+static size_t layout_scale(int r, int i) {
+    return (size_t)(4224 + 192 * (r / 16) + 16 * i + r % 16);
+}
 
 static void make_q4_k(pw_context *ctx, int64_t rows, int64_t in, uint64_t seed, uint8_t **bytes,
                       uint64_t *nbytes) {
@@ -53,8 +55,9 @@ static void check_pack(pw_context *ctx, const pw_view *v, const char *what) {
     CHECK(strcmp(d.family, "q4kx32k4") == 0 && d.nr == TILE && d.kr == 4 && d.group == 32 &&
               d.tiles == tiles && d.tile_bytes == (uint64_t)(nb * RECORD) &&
               d.bytes == (uint64_t)(tiles * nb * RECORD),
-          "%s: plan %s nr=%d kr=%d tiles=%lld tile_bytes=%llu bytes=%llu", what, d.family, (int)d.nr,
-          (int)d.kr, (long long)d.tiles, (unsigned long long)d.tile_bytes, (unsigned long long)d.bytes);
+          "%s: plan %s nr=%d kr=%d tiles=%lld tile_bytes=%llu bytes=%llu", what, d.family,
+          (int)d.nr, (int)d.kr, (long long)d.tiles, (unsigned long long)d.tile_bytes,
+          (unsigned long long)d.bytes);
     uint8_t *p = malloc((size_t)d.bytes);
     memset(p, 0xA5, (size_t)d.bytes); /* the packer must write every byte */
     pw__q4kx_pack(&d, v, 0, out, p);
@@ -147,7 +150,8 @@ static void test_random_scales(pw_context *ctx) {
     }
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_K, 2, shape, bytes, (uint64_t)(OUT * NB * BLOCK)), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_K, 2, shape, bytes, (uint64_t)(OUT * NB * BLOCK)),
+             ctx);
     float x[3 * IN];
     for (int i = 0; i < 3 * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
     int ran = 0;

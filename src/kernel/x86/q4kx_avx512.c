@@ -19,27 +19,32 @@
  *   ihi  += (all_t - lo_t) * sc_t[16..31]           16 x rows 16..31, exact
  *   mins: m_t[row] * bsum_t, two sub-blocks per vpdpwssd (words [m_t, m_t+1]
  *         against the broadcast pair [bsum_t, bsum_t+1])
- *   acc += (f32(ilo | ihi >> 4) * d - f32(msum) * dmin) * x.d   per 16 rows
+ *   acc += (f32(ilo or ihi >> 4) * d - f32(msum) * dmin) * x.d   per 16 rows
  *
- * The 12 packed scale bytes of the 32 rows lie byte-major (32 rows of byte 0,
- * then of byte 1, ...), so 6 loads and 18 byte operations decode the 6-bit
- * scales and mins of all rows and sub-blocks (sc[k], mn[k]: sub-blocks 2k and
- * 2k+1 of rows 0..31 as bytes); one vpermb with a zeroing mask then widens
- * one sub-block's 16 row scales to int32 lanes, or two sub-blocks' mins to
- * the word pairs of vpdpwssd.
+ * The 12 packed scale bytes of 16 rows lie byte-major (16 rows of byte 0,
+ * then of byte 1, ...): 6 zero-extending loads and 20 word operations decode
+ * the 6-bit scales and mins of 16 rows and all sub-blocks as words (sc[k],
+ * mn[k]: sub-blocks 2k and 2k+1). One vpermw with a zeroing mask then widens
+ * one sub-block's 16 row scales to int32 lanes for vpmulld, or puts two
+ * sub-blocks' mins of a row side by side for vpdpwssd.
  *
  * Per 64-byte load: one mask, two vpdpbusd and a broadcast load; per record
- * about 400 vector instructions where the row-major kernel needs about 800
- * for the same 32 blocks. Integer range (|x.qs| <= 127): |lo_t| <= 32 * 15 *
- * 127, |all_t - lo_t| <= 32 * 240 * 127, so |ihi| <= 8 * 63 * 975360 < 2^29;
- * |msum| <= 8 * 63 * 4064.
+ * (32 blocks of the file) about 550 vector instructions, 128 of them the
+ * dot products and 72 prefetches. With the weight in L2 (512 x 4096, one
+ * thread) it runs at about 54 GB/s where the row-major kernel runs at 27: a
+ * cold GEMV is a stream from memory that the core must keep up with, and
+ * arithmetic time per byte shows in it even when the weight is far from the
+ * caches. Integer range (|x.qs| <= 127): |lo_t| <= 32 * 15 * 127, |all_t -
+ * lo_t| <= 32 * 240 * 127, so |ihi| <= 8 * 63 * 975360 < 2^29; |msum| <= 8 *
+ * 63 * 4064.
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream. Each
- * sub-block prefetches Q4KX_PF_BYTES further on into L2 one ninth of a record
- * (576 bytes), so that every line of the stream is prefetched once.
+ * sub-block prefetches into L2, Q4KX_PF_BYTES further on, one eighth of a
+ * record (576 bytes, 9 lines), so that every line of the stream is prefetched
+ * once.
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
@@ -49,7 +54,9 @@
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
 
-/* Prefetch distance, bytes of the stream. */
+/* Prefetch distance, bytes of the stream: 8 and 12 KiB measure the same, 4 KiB
+ * 3-5% of the read bandwidth less; one prefetch per 128 or 256 bytes (leaving
+ * the rest to the L2 streamer) or into L1 instead of L2 measured 3-8% less. */
 #define Q4KX_PF_BYTES 8192
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
@@ -88,7 +95,8 @@ Q4KX_INLINE void q4kx_scales_mins(const uint8_t *p, __m512i sc[4], __m512i mn[4]
 Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     /* dword r = words [m_2k, m_2k+1] of row r: words r and 16 + r of mn[k] */
-    const __m512i idx = _mm512_or_si512(iota, _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16)), 16));
+    const __m512i idx =
+        _mm512_or_si512(iota, _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16)), 16));
     __m512i m = _mm512_setzero_si512();
     for (int k = 0; k < 4; ++k)
         m = _mm512_dpwssd_epi32(m, _mm512_permutexvar_epi16(idx, mn[k]), pairs[k]);
@@ -149,7 +157,8 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint
     __m512 t0 = _mm512_mul_ps(_mm512_cvtepi32_ps(ilo), _mm512_cvtph_ps(_mm256_loadu_si256(d)));
     __m512 t1 = _mm512_mul_ps(_mm512_cvtepi32_ps(ihi), _mm512_cvtph_ps(_mm256_loadu_si256(d + 1)));
     t0 = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mlo), _mm512_cvtph_ps(_mm256_loadu_si256(dmin)), t0);
-    t1 = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mhi), _mm512_cvtph_ps(_mm256_loadu_si256(dmin + 1)), t1);
+    t1 = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mhi), _mm512_cvtph_ps(_mm256_loadu_si256(dmin + 1)),
+                          t1);
     acc[0] = _mm512_fmadd_ps(t0, xd, acc[0]);
     acc[1] = _mm512_fmadd_ps(t1, xd, acc[1]);
 }
