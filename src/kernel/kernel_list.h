@@ -178,3 +178,10 @@ PW_KERNEL(q4_k_q4kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
 #endif
+
+/* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.
+ * The portable kernel is the family's reference (never preferred by dispatch). */
+PW_KERNEL(q6_k_q6kx32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q6_k_q6kx32k4_avx512vnni)
+#endif

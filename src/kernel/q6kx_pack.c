@@ -1,0 +1,120 @@
+/*
+ * Packer of the q6kx32k4 family (layout in q6kx.h) and its portable kernel:
+ * the readable reference of what the SIMD kernels compute, so the packer is
+ * tested at every ISA level. Dispatch never prefers the portable kernel (its
+ * priority is below the i8g scalar kernel of Q6_K); tests force it by name.
+ */
+#include "base/internal.h"
+#include "format/blocks.h"
+#include "kernel/q6kx.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+pw_status pw__q6kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                             pw__pack_desc *d) {
+    PW__FAIL_IF(format != PW_FORMAT_Q6_K, ctx, PW_ERR_UNSUPPORTED,
+                "the %s family packs Q6_K only, not %s", PW__Q6KX_FAMILY,
+                pw_format_get(format) ? pw_format_get(format)->name : "this format");
+    PW__FAIL_IF(out < 1 || in < 1 || in % 256 != 0, ctx, PW_ERR_SHAPE,
+                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q6_K blocks (in a "
+                "multiple of 256)",
+                PW__Q6KX_FAMILY, out, in);
+    memset(d, 0, sizeof *d);
+    d->family = PW__Q6KX_FAMILY;
+    d->format = format;
+    d->nr = PW__Q6KX_NR;
+    d->kr = PW__Q6KX_KR;
+    d->sr = 1;
+    d->group = 16;
+    d->version = PW__Q6KX_VERSION;
+    d->out = out;
+    d->in = in;
+    d->in_padded = in;
+    d->tiles = (out + PW__Q6KX_NR - 1) / PW__Q6KX_NR;
+    uint64_t tb;
+    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / 256), PW__Q6KX_RECORD, &tb) ||
+                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
+                ctx, PW_ERR_OVERFLOW, "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows",
+                PW__Q6KX_FAMILY, out, in);
+    d->tile_bytes = tb;
+    return PW_OK;
+}
+
+/* Where q6kx.h puts value e (0..255) of row r (0..31) in a record: the byte and
+ * shift of its 4 low bits, and of its 2 high bits. */
+static size_t q6kx_low_byte(int r, int e) {
+    return (size_t)(PW__Q6KX_SUB * (e / 16) + 64 * (e % 16 / 4) + 4 * (r % 16) + e % 4);
+}
+static int q6kx_low_shift(int r) { return r < 16 ? 0 : 4; }
+static size_t q6kx_high_byte(int r, int e) {
+    return (size_t)(PW__Q6KX_SUB * (e / 16) + PW__Q6KX_HIGH + 64 * (e % 16 / 8) + 4 * (r % 16) +
+                    e % 4);
+}
+static int q6kx_high_shift(int r, int e) { return (e % 8 < 4 ? 4 : 0) + (r < 16 ? 0 : 2); }
+
+void pw__q6kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    const int64_t nb = d->in / 256;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q6KX_NR) {
+        uint8_t *tile = dst + (uint64_t)((t0 - o0) / PW__Q6KX_NR) * d->tile_bytes;
+        memset(tile, 0, (size_t)d->tile_bytes);
+        for (int r = 0; r < PW__Q6KX_NR && t0 + r < d->out; ++r) {
+            for (int64_t b = 0; b < nb; ++b) {
+                const pw__block_q6_K *blk = (const pw__block_q6_K *)pw_view_block_ptr(w, t0 + r, b);
+                uint8_t *rec = tile + (uint64_t)b * PW__Q6KX_RECORD;
+                for (int e = 0; e < 256; ++e) {
+                    /* blocks.h: half h, lane l, group g of value e */
+                    const int h = e / 128, l = e % 32, g = e % 128 / 32;
+                    const int ql = blk->ql[64 * h + 32 * (g % 2) + l];
+                    const int low4 = g < 2 ? ql & 15 : ql >> 4;
+                    const int high2 = blk->qh[32 * h + l] >> (2 * g) & 3;
+                    rec[q6kx_low_byte(r, e)] |= (uint8_t)(low4 << q6kx_low_shift(r));
+                    rec[q6kx_high_byte(r, e)] |= (uint8_t)(high2 << q6kx_high_shift(r, e));
+                }
+                for (int s = 0; s < 16; ++s)
+                    rec[PW__Q6KX_SCALES + 32 * s + r] = (uint8_t)blk->scales[s];
+                memcpy(rec + PW__Q6KX_D + 2 * r, &blk->d, 2);
+            }
+        }
+    }
+}
+
+/* The 6-bit quant (0..63) of value e of row r in a record, as q6kx.h lays it out. */
+static int q6kx_quant(const uint8_t *rec, int r, int e) {
+    const int low4 = rec[q6kx_low_byte(r, e)] >> q6kx_low_shift(r) & 15;
+    const int high2 = rec[q6kx_high_byte(r, e)] >> q6kx_high_shift(r, e) & 3;
+    return low4 + 16 * high2;
+}
+
+static void q6kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / 256;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q6KX_NR) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q6KX_NR) * d->tile_bytes;
+        const int rows = o1 - t0 < PW__Q6KX_NR ? (int)(o1 - t0) : PW__Q6KX_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            for (int r = 0; r < rows; ++r) {
+                float acc = 0.0f;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const uint8_t *rec = tile + (uint64_t)b * PW__Q6KX_RECORD;
+                    int32_t isum = 0;
+                    for (int s = 0; s < 16; ++s) {
+                        /* unsigned quants times the activations, then the -32 offset once */
+                        int32_t dot = -32 * x[b].bsums[s];
+                        for (int e = 16 * s; e < 16 * s + 16; ++e)
+                            dot += q6kx_quant(rec, r, e) * x[b].qs[e];
+                        isum += (int8_t)rec[PW__Q6KX_SCALES + 32 * s + r] * dot;
+                    }
+                    uint16_t h;
+                    memcpy(&h, rec + PW__Q6KX_D + 2 * r, 2);
+                    acc += pw__f16_to_f32(h) * x[b].d * (float)isum;
+                }
+                c->y[i * c->ldy + t0 + r] = acc;
+            }
+        }
+    }
+}
+
+const pw__kernel pw__k_q6_k_q6kx32k4_scalar =
+    PW__Q6KX_KERNEL("scalar", 0, q6kx_run_scalar, PW__PRIO_SCALAR - 1);

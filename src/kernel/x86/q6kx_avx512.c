@@ -1,0 +1,143 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q6kx_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (the build sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMV over the q6kx32k4 family (layout in kernel/q6kx.h): Q6_K
+ * with its bits rearranged so that one 64-byte load of low nibbles is one
+ * 4-value k step of all 32 rows of a tile, and one load of high bits two
+ * steps. Activations are pw__q8_256 rows; y[i, o] for o in [o0, o1), i in
+ * [i0, i1) (n > 1 repeats the tile per row of X: GEMM speed comes from the
+ * i8g kernels).
+ *
+ * One sub-block s (384 bytes, 16 values) of a record, one row of X. Lane r
+ * holds rows r (L0, H0: low 4 and high 2 bits) and r + 16 (L1, H1); per step
+ * t = 4s + i, with a_t = bcast(x.qs[4t .. 4t+3]) and c = -32 * x.bsums[s]:
+ *
+ *   v_t = low i                          byte: L0 | L1 << 4
+ *   g_t = high i/2, << 4 for odd i       byte: bits 4-5 H0, 6-7 H1 (0-3: not used)
+ *   P = c    + sum_t dpbusd(C ? v : g  (C = 0x0F),  a_t)   L0 + 16 H0 + 64 H1
+ *   S = 16 c + sum_t dpbusd(v & 0xF0, a_t)                  16 L1
+ *   R =        sum_t dpbusd(g & 0xC0, a_t)                  64 H1
+ *   rows 0..15:  X = P - R              = c + dot(L0 + 16 H0)   exact
+ *   rows 16..31: Y = (S >> 4) + (R >> 2) = c + dot(L1 + 16 H1)  exact (multiples of 16, 4)
+ *   sx += X * scales[s][0..15],  sy += Y * scales[s][16..31]   (int32 multiply)
+ *
+ * and per record acc_lo += f32(sx) * f32(d[0..15]) * x.d, acc_hi likewise.
+ * The high bits of a step pair share a byte, the first step's in the upper
+ * nibble so that one ternary-logic op merges them onto the low nibbles
+ * (v's bits 0-3, g's bits 4-7); row r + 16's high bits come along in bits 6-7
+ * and R takes them out again. Per step: 3 dot products and 3 logic ops for
+ * 32 rows x 4 values (the row-major kernel spends about twice the vector
+ * instructions per byte): a cold GEMV is a stream from memory that the core
+ * must keep up with, and arithmetic time per byte shows in it.
+ *
+ * Integer ranges: a byte of P is at most 255, |P| <= 16 * 255 * 128 + |c|;
+ * |X|, |Y| <= 16 * 32 * 127 (q - 32 in [-32, 31]); |sx| <= 16 * 128 * 65024 < 2^31.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes
+ * are computed and not stored (masked stores), so edge tiles take the same path.
+ *
+ * Tiles lie one after another, so a thread's range is one linear stream.
+ * Each sub-block prefetches its bytes Q6KX_PF_BYTES further on into L2, each
+ * record its scales and d: the hardware prefetchers alone do not keep up.
+ */
+#include "kernel/q6kx.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#define Q6KX_INLINE static inline __attribute__((always_inline))
+
+/* Prefetch distance, bytes of the stream. */
+#define Q6KX_PF_BYTES 8192
+
+/* Four activation bytes (one dword) broadcast to every int32 lane. */
+Q6KX_INLINE __m512i q6kx_bcast4(const int8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+/* Prefetch the lines of [p, p + bytes) into L2 (bytes a multiple of 64). */
+Q6KX_INLINE void q6kx_prefetch(const uint8_t *p, int bytes) {
+    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T1);
+}
+
+/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with one
+ * activation block; pf: the prefetch address matching rec, or NULL for none. */
+Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint8_t *pf,
+                            __m512 acc[2]) {
+    const __m512i m0f = _mm512_set1_epi8(0x0F), mf0 = _mm512_set1_epi8((char)0xF0),
+                  mc0 = _mm512_set1_epi8((char)0xC0);
+    /* the -32 offsets, activation-only: c[s] starts P, 16 c[s] starts S */
+    int32_t c[16], c16[16];
+    const __m512i bs = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xb->bsums));
+    const __m512i cv = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(bs, 5));
+    _mm512_storeu_si512(c, cv);
+    _mm512_storeu_si512(c16, _mm512_slli_epi32(cv, 4));
+    __m512i sx = _mm512_setzero_si512(), sy = _mm512_setzero_si512();
+#pragma GCC unroll 2
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
+        if (pf) q6kx_prefetch(pf + PW__Q6KX_SUB * s, PW__Q6KX_SUB);
+        __m512i p = _mm512_set1_epi32(c[s]), q = _mm512_set1_epi32(c16[s]);
+        __m512i r = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+            const __m512i v = _mm512_loadu_si512(sub + 64 * i);
+            __m512i g = _mm512_loadu_si512(sub + PW__Q6KX_HIGH + 64 * (i / 2));
+            if (i % 2) g = _mm512_slli_epi16(g, 4);
+            const __m512i a = q6kx_bcast4(xb->qs + 16 * s + 4 * i);
+            /* 0xE4: C ? A : B per bit, with C = 0x0F: v's low nibble, g's high nibble */
+            p = _mm512_dpbusd_epi32(p, _mm512_ternarylogic_epi32(v, g, m0f, 0xE4), a);
+            q = _mm512_dpbusd_epi32(q, _mm512_and_si512(v, mf0), a);
+            r = _mm512_dpbusd_epi32(r, _mm512_and_si512(g, mc0), a);
+        }
+        const __m512i x = _mm512_sub_epi32(p, r);
+        const __m512i y = _mm512_add_epi32(_mm512_srai_epi32(q, 4), _mm512_srai_epi32(r, 2));
+        const __m128i *sc = (const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s);
+        sx = _mm512_add_epi32(sx, _mm512_mullo_epi32(x, _mm512_cvtepi8_epi32(_mm_loadu_si128(sc))));
+        sy = _mm512_add_epi32(sy, _mm512_mullo_epi32(y, _mm512_cvtepi8_epi32(_mm_loadu_si128(sc + 1))));
+    }
+    if (pf) q6kx_prefetch(pf + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+    const __m512 xd = _mm512_set1_ps(xb->d);
+    const __m256i *d = (const __m256i *)(rec + PW__Q6KX_D);
+    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sx),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d)), xd), acc[0]);
+    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sy),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
+}
+
+/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
+ * packed buffer from `tile` to its end, to keep prefetches inside it. */
+Q6KX_INLINE void q6kx_tile_dot(const uint8_t *tile, const pw__q8_256 *x, int64_t nb,
+                               uint64_t pf_left, __m512 acc[2]) {
+    acc[0] = _mm512_setzero_ps();
+    acc[1] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint64_t at = (uint64_t)b * PW__Q6KX_RECORD, pf = at + Q6KX_PF_BYTES;
+        q6kx_block(tile + at, x + b, pf + PW__Q6KX_RECORD <= pf_left ? tile + pf : NULL, acc);
+    }
+}
+
+static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / 256;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q6KX_NR) {
+        const uint64_t at = (uint64_t)(t0 / PW__Q6KX_NR) * d->tile_bytes;
+        const uint8_t *tile = c->packed + at;
+        const int rows = o1 - t0 < PW__Q6KX_NR ? (int)(o1 - t0) : PW__Q6KX_NR;
+        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            __m512 acc[2];
+            q6kx_tile_dot(tile, x, nb, d->bytes - at, acc);
+            float *y = c->y + i * c->ldy + t0;
+            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
+            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
+        }
+    }
+}
+
+const pw__kernel pw__k_q6_k_q6kx32k4_avx512vnni = PW__Q6KX_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q6kx_run,
+    PW__PRIO_AVX512 + 2);
