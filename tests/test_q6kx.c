@@ -27,7 +27,8 @@ static void q6_k_quants(const uint8_t *blk, int q[256]) {
             q[128 * h + 64 + m] = ql[64 * h + m] >> 4;
         }
         for (int l = 0; l < 32; ++l)
-            for (int g = 0; g < 4; ++g) q[128 * h + 32 * g + l] += 16 * (qh[32 * h + l] >> (2 * g) & 3);
+            for (int g = 0; g < 4; ++g)
+                q[128 * h + 32 * g + l] += 16 * (qh[32 * h + l] >> (2 * g) & 3);
     }
 }
 
@@ -67,8 +68,9 @@ static void check_pack(pw_context *ctx, const pw_view *v, const char *what) {
     CHECK(strcmp(d.family, "q6kx32k4") == 0 && d.nr == TILE && d.kr == 4 && d.group == 16 &&
               d.tiles == tiles && d.tile_bytes == (uint64_t)(nb * RECORD) &&
               d.bytes == (uint64_t)(tiles * nb * RECORD),
-          "%s: plan %s nr=%d kr=%d tiles=%lld tile_bytes=%llu bytes=%llu", what, d.family, (int)d.nr,
-          (int)d.kr, (long long)d.tiles, (unsigned long long)d.tile_bytes, (unsigned long long)d.bytes);
+          "%s: plan %s nr=%d kr=%d tiles=%lld tile_bytes=%llu bytes=%llu", what, d.family,
+          (int)d.nr, (int)d.kr, (long long)d.tiles, (unsigned long long)d.tile_bytes,
+          (unsigned long long)d.bytes);
     uint8_t *p = malloc((size_t)d.bytes);
     memset(p, 0xA5, (size_t)d.bytes); /* the packer must write every byte */
     pw__q6kx_pack(&d, v, 0, out, p);

@@ -35,8 +35,9 @@ pw_status pw__q6kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int
     uint64_t tb;
     PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / 256), PW__Q6KX_RECORD, &tb) ||
                     pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
-                ctx, PW_ERR_OVERFLOW, "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows",
-                PW__Q6KX_FAMILY, out, in);
+                ctx, PW_ERR_OVERFLOW,
+                "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows", PW__Q6KX_FAMILY,
+                out, in);
     d->tile_bytes = tb;
     return PW_OK;
 }
