@@ -15,8 +15,8 @@
  *   values e = 4t + j (j = 0..3) of the block:
  *     low  i at 384s + 64i (i = 0..3), byte 4r + j (r = 0..15):
  *            bits 0-3: low4[r, e]       bits 4-7: low4[r + 16, e]
- *     high p at 384s + 256 + 64p (p = 0..1), byte 4r + j: steps 4s+2p (j = e - 4t)
- *            and 4s+2p+1 share a byte:
+ *     high p at 384s + 256 + 64p (p = 0..1), byte 4r + j: steps 4s + 2p (upper
+ *            nibble) and 4s + 2p + 1 (lower nibble) share it:
  *            bits 4-5: high2[r, 16s + 8p + j]     bits 6-7: high2[r + 16, 16s + 8p + j]
  *            bits 0-1: high2[r, 16s + 8p + 4 + j] bits 2-3: high2[r + 16, 16s + 8p + 4 + j]
  *   [6144, 6656): int8 scales, byte 6144 + 32s + r = scales[s] of row r
