@@ -40,16 +40,21 @@
 #ifndef PACKWISE_KERNEL_Q4KX_H
 #define PACKWISE_KERNEL_Q4KX_H
 
-#include "kernel/kernel.h"
+#include "kernel/tile32.h"
 
 #define PW__Q4KX_FAMILY "q4kx32k4"
-#define PW__Q4KX_NR 32            /* output rows per tile */
+#define PW__Q4KX_NR PW__TILE32_NR
 #define PW__Q4KX_KR 4             /* k values per row per 64-byte step */
 #define PW__Q4KX_RECORD 4608      /* bytes per (tile, super-block): 32 Q4_K blocks */
 #define PW__Q4KX_D 4096           /* offset of the fp16 d of the 32 rows in a record */
 #define PW__Q4KX_DMIN 4160        /* offset of the fp16 dmin of the 32 rows */
 #define PW__Q4KX_SCALES 4224      /* offset of the packed scale bytes (12 x 32) */
 #define PW__Q4KX_VERSION 1
+
+/* A kernel of the family: what it reads, once for every ISA. */
+#define PW__Q4KX_KERNEL(isa_, features_, run_, priority_)                               \
+    PW__TILE32_KERNEL("q4_k", PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, PW_ACT_Q8_256, "Q8_256", \
+                      pw__q4kx_pack_plan, pw__q4kx_pack, isa_, features_, run_, priority_)
 
 pw_status pw__q4kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                              pw__pack_desc *desc);

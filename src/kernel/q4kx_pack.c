@@ -8,38 +8,14 @@
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
 
-#include <inttypes.h>
 #include <string.h>
+
+static const pw__tile32_family q4kx_family = {
+    PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, PW__Q4KX_KR, 32, PW__Q4KX_VERSION, PW__Q4KX_RECORD};
 
 pw_status pw__q4kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                              pw__pack_desc *d) {
-    PW__FAIL_IF(format != PW_FORMAT_Q4_K, ctx, PW_ERR_UNSUPPORTED,
-                "the %s family packs Q4_K only, not %s", PW__Q4KX_FAMILY,
-                pw_format_get(format) ? pw_format_get(format)->name : "this format");
-    PW__FAIL_IF(out < 1 || in < 1 || in % PW__QK_K != 0, ctx, PW_ERR_SHAPE,
-                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q4_K blocks (in a "
-                "multiple of 256)",
-                PW__Q4KX_FAMILY, out, in);
-    memset(d, 0, sizeof *d);
-    d->family = PW__Q4KX_FAMILY;
-    d->format = format;
-    d->nr = PW__Q4KX_NR;
-    d->kr = PW__Q4KX_KR;
-    d->sr = 1;
-    d->group = 32;
-    d->version = PW__Q4KX_VERSION;
-    d->out = out;
-    d->in = in;
-    d->in_padded = in;
-    d->tiles = (out + PW__Q4KX_NR - 1) / PW__Q4KX_NR;
-    uint64_t tb;
-    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / PW__QK_K), PW__Q4KX_RECORD, &tb) ||
-                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
-                ctx, PW_ERR_OVERFLOW,
-                "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows", PW__Q4KX_FAMILY,
-                out, in);
-    d->tile_bytes = tb;
-    return PW_OK;
+    return pw__tile32_plan(ctx, &q4kx_family, format, out, in, d);
 }
 
 void pw__q4kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
@@ -118,19 +94,5 @@ static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
     }
 }
 
-const pw__kernel pw__k_q4_k_q4kx32k4_scalar = {
-    .info = {.name = "q4_k_q4kx32k4_scalar",
-             .key = "matmul_wt:q4_k/packed(" PW__Q4KX_FAMILY ") x f32->Q8_256 -> f32 :scalar",
-             .format = PW_FORMAT_Q4_K,
-             .layout = PW_LAYOUT_PACKED,
-             .family = PW__Q4KX_FAMILY,
-             .tile_rows = PW__Q4KX_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_256,
-             .features = 0,
-             .isa = "scalar"},
-    .run = q4kx_run_scalar,
-    .pack_plan = pw__q4kx_pack_plan,
-    .pack = pw__q4kx_pack,
-    .priority = PW__PRIO_SCALAR - 1,
-    .min_n = 1};
+const pw__kernel pw__k_q4_k_q4kx32k4_scalar =
+    PW__Q4KX_KERNEL("scalar", 0, q4kx_run_scalar, PW__PRIO_SCALAR - 1);

@@ -31,32 +31,19 @@
 #ifndef PACKWISE_KERNEL_Q4X_H
 #define PACKWISE_KERNEL_Q4X_H
 
-#include "kernel/kernel.h"
+#include "kernel/tile32.h"
 
 #define PW__Q4X_FAMILY "q4x32k4"
-#define PW__Q4X_NR 32            /* output rows per tile */
+#define PW__Q4X_NR PW__TILE32_NR
 #define PW__Q4X_KR 4             /* k values per row per 64-byte step */
 #define PW__Q4X_RECORD 576       /* bytes per (tile, block): 8 x 64 nibbles + 32 x fp16 d */
 #define PW__Q4X_SCALES 512       /* offset of the fp16 scales inside a record */
 #define PW__Q4X_VERSION 1
 
 /* A kernel of the family: what it reads, once for every ISA. */
-#define PW__Q4X_KERNEL(isa_, features_, run_, priority_)                                   \
-    {.info = {.name = "q4_0_" PW__Q4X_FAMILY "_" isa_,                                   \
-              .key = "matmul_wt:q4_0/packed(" PW__Q4X_FAMILY ") x f32->Q8_32 -> f32 :" isa_, \
-              .format = PW_FORMAT_Q4_0,                                                   \
-              .layout = PW_LAYOUT_PACKED,                                                 \
-              .family = PW__Q4X_FAMILY,                                                   \
-              .tile_rows = PW__Q4X_NR,                                                    \
-              .tile_batch = 1,                                                            \
-              .activation = PW_ACT_Q8_32,                                                 \
-              .features = features_,                                                      \
-              .isa = isa_},                                                               \
-     .run = run_,                                                                         \
-     .pack_plan = pw__q4x_pack_plan,                                                      \
-     .pack = pw__q4x_pack,                                                                \
-     .priority = priority_,                                                               \
-     .min_n = 1}
+#define PW__Q4X_KERNEL(isa_, features_, run_, priority_)                             \
+    PW__TILE32_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, PW_ACT_Q8_32, "Q8_32", \
+                      pw__q4x_pack_plan, pw__q4x_pack, isa_, features_, run_, priority_)
 
 pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                             pw__pack_desc *desc);

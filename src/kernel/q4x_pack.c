@@ -8,37 +8,14 @@
 #include "format/blocks.h"
 #include "kernel/q4x.h"
 
-#include <inttypes.h>
 #include <string.h>
+
+static const pw__tile32_family q4x_family = {
+    PW__Q4X_FAMILY, PW_FORMAT_Q4_0, PW__Q4X_KR, 32, PW__Q4X_VERSION, PW__Q4X_RECORD};
 
 pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                             pw__pack_desc *d) {
-    PW__FAIL_IF(format != PW_FORMAT_Q4_0, ctx, PW_ERR_UNSUPPORTED,
-                "the %s family packs Q4_0 only, not %s", PW__Q4X_FAMILY,
-                pw_format_get(format) ? pw_format_get(format)->name : "this format");
-    PW__FAIL_IF(out < 1 || in < 1 || in % 32 != 0, ctx, PW_ERR_SHAPE,
-                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q4_0 blocks (in a "
-                "multiple of 32)",
-                PW__Q4X_FAMILY, out, in);
-    memset(d, 0, sizeof *d);
-    d->family = PW__Q4X_FAMILY;
-    d->format = format;
-    d->nr = PW__Q4X_NR;
-    d->kr = PW__Q4X_KR;
-    d->sr = 1;
-    d->group = 32;
-    d->version = PW__Q4X_VERSION;
-    d->out = out;
-    d->in = in;
-    d->in_padded = in;
-    d->tiles = (out + PW__Q4X_NR - 1) / PW__Q4X_NR;
-    uint64_t tb;
-    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / 32), PW__Q4X_RECORD, &tb) ||
-                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
-                ctx, PW_ERR_OVERFLOW, "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows",
-                PW__Q4X_FAMILY, out, in);
-    d->tile_bytes = tb;
-    return PW_OK;
+    return pw__tile32_plan(ctx, &q4x_family, format, out, in, d);
 }
 
 void pw__q4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {

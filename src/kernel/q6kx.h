@@ -38,10 +38,10 @@
 #ifndef PACKWISE_KERNEL_Q6KX_H
 #define PACKWISE_KERNEL_Q6KX_H
 
-#include "kernel/kernel.h"
+#include "kernel/tile32.h"
 
 #define PW__Q6KX_FAMILY "q6kx32k4"
-#define PW__Q6KX_NR 32        /* output rows per tile */
+#define PW__Q6KX_NR PW__TILE32_NR
 #define PW__Q6KX_KR 4         /* k values per row per 64-byte step */
 #define PW__Q6KX_RECORD 6720  /* bytes per (tile, block): 32 x 210 */
 #define PW__Q6KX_SUB 384      /* bytes per sub-block of 16 values: 4 low + 2 high loads */
@@ -51,22 +51,9 @@
 #define PW__Q6KX_VERSION 1
 
 /* A kernel of the family: what it reads, once for every ISA. */
-#define PW__Q6KX_KERNEL(isa_, features_, run_, priority_)                                    \
-    {.info = {.name = "q6_k_" PW__Q6KX_FAMILY "_" isa_,                                    \
-              .key = "matmul_wt:q6_k/packed(" PW__Q6KX_FAMILY ") x f32->Q8_256 -> f32 :" isa_, \
-              .format = PW_FORMAT_Q6_K,                                                    \
-              .layout = PW_LAYOUT_PACKED,                                                  \
-              .family = PW__Q6KX_FAMILY,                                                   \
-              .tile_rows = PW__Q6KX_NR,                                                    \
-              .tile_batch = 1,                                                             \
-              .activation = PW_ACT_Q8_256,                                                 \
-              .features = features_,                                                       \
-              .isa = isa_},                                                                \
-     .run = run_,                                                                          \
-     .pack_plan = pw__q6kx_pack_plan,                                                      \
-     .pack = pw__q6kx_pack,                                                                \
-     .priority = priority_,                                                                \
-     .min_n = 1}
+#define PW__Q6KX_KERNEL(isa_, features_, run_, priority_)                               \
+    PW__TILE32_KERNEL("q6_k", PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, PW_ACT_Q8_256, "Q8_256", \
+                      pw__q6kx_pack_plan, pw__q6kx_pack, isa_, features_, run_, priority_)
 
 pw_status pw__q6kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                              pw__pack_desc *desc);

@@ -8,38 +8,14 @@
 #include "format/blocks.h"
 #include "kernel/q6kx.h"
 
-#include <inttypes.h>
 #include <string.h>
+
+static const pw__tile32_family q6kx_family = {
+    PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, PW__Q6KX_KR, 16, PW__Q6KX_VERSION, PW__Q6KX_RECORD};
 
 pw_status pw__q6kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                              pw__pack_desc *d) {
-    PW__FAIL_IF(format != PW_FORMAT_Q6_K, ctx, PW_ERR_UNSUPPORTED,
-                "the %s family packs Q6_K only, not %s", PW__Q6KX_FAMILY,
-                pw_format_get(format) ? pw_format_get(format)->name : "this format");
-    PW__FAIL_IF(out < 1 || in < 1 || in % 256 != 0, ctx, PW_ERR_SHAPE,
-                "%s pack: weight [%" PRId64 ", %" PRId64 "] is not whole Q6_K blocks (in a "
-                "multiple of 256)",
-                PW__Q6KX_FAMILY, out, in);
-    memset(d, 0, sizeof *d);
-    d->family = PW__Q6KX_FAMILY;
-    d->format = format;
-    d->nr = PW__Q6KX_NR;
-    d->kr = PW__Q6KX_KR;
-    d->sr = 1;
-    d->group = 16;
-    d->version = PW__Q6KX_VERSION;
-    d->out = out;
-    d->in = in;
-    d->in_padded = in;
-    d->tiles = (out + PW__Q6KX_NR - 1) / PW__Q6KX_NR;
-    uint64_t tb;
-    PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)(in / 256), PW__Q6KX_RECORD, &tb) ||
-                    pw__mul_overflow_u64(tb, (uint64_t)d->tiles, &d->bytes),
-                ctx, PW_ERR_OVERFLOW,
-                "%s pack: packed size of [%" PRId64 ", %" PRId64 "] overflows", PW__Q6KX_FAMILY,
-                out, in);
-    d->tile_bytes = tb;
-    return PW_OK;
+    return pw__tile32_plan(ctx, &q6kx_family, format, out, in, d);
 }
 
 /* Where q6kx.h puts value e (0..255) of row r (0..31) in a record: the byte and

@@ -203,19 +203,6 @@ static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     }
 }
 
-const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = {
-    .info = {.name = "q4_k_q4kx32k4_avx512vnni",
-             .key = "matmul_wt:q4_k/packed(" PW__Q4KX_FAMILY ") x f32->Q8_256 -> f32 :avx512vnni",
-             .format = PW_FORMAT_Q4_K,
-             .layout = PW_LAYOUT_PACKED,
-             .family = PW__Q4KX_FAMILY,
-             .tile_rows = PW__Q4KX_NR,
-             .tile_batch = 1,
-             .activation = PW_ACT_Q8_256,
-             .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
-             .isa = "avx512vnni"},
-    .run = q4kx_run,
-    .pack_plan = pw__q4kx_pack_plan,
-    .pack = pw__q4kx_pack,
-    .priority = PW__PRIO_AVX512 + 2,
-    .min_n = 1};
+const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = PW__Q4KX_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4kx_run,
+    PW__PRIO_AVX512 + 2);

@@ -1,0 +1,55 @@
+/*
+ * What the 32-row GEMV tilings share (q4x32k4 for Q4_0, q4kx32k4 for Q4_K,
+ * q6kx32k4 for Q6_K; each family's bytes are in its own header). Every one
+ * of them is:
+ *
+ *   packed = tile 0 | tile 1 | ...            ceil(out / 32) tiles
+ *   tile   = record 0 | record 1 | ...        one record per block of the format
+ *   record = the 32 rows' blocks b, rearranged (rows past `out` zero)
+ *
+ * so a thread's range of tiles is one linear stream, and one plan function
+ * and one descriptor form serve them all.
+ */
+#ifndef PACKWISE_KERNEL_TILE32_H
+#define PACKWISE_KERNEL_TILE32_H
+
+#include "kernel/kernel.h"
+
+#define PW__TILE32_NR 32 /* output rows per tile */
+
+/* A family's constants, as its plan needs them. */
+typedef struct pw__tile32_family {
+    const char *family;     /* e.g. "q4x32k4" */
+    pw_format format;       /* the one format it packs */
+    int32_t kr;             /* k values per row per 64-byte step */
+    int32_t group;          /* k values sharing one scale */
+    int32_t version;        /* packer version */
+    uint64_t record_bytes;  /* bytes per (tile, block) */
+} pw__tile32_family;
+
+/* Fill d for a weight [out, in] of f->format packed into the family f, or fail
+ * (another format, in not whole blocks, a size that overflows). */
+pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format format,
+                          int64_t out, int64_t in, pw__pack_desc *d);
+
+/* A kernel descriptor of a 32-row tiling: fmt_ the format's lower-case name (a
+ * string literal), act_ the activation form and act_name_ its name in the key. */
+#define PW__TILE32_KERNEL(fmt_, family_, format_, act_, act_name_, plan_, pack_, isa_, features_, \
+                          run_, priority_)                                                      \
+    {.info = {.name = fmt_ "_" family_ "_" isa_,                                                \
+              .key = "matmul_wt:" fmt_ "/packed(" family_ ") x f32->" act_name_ " -> f32 :" isa_, \
+              .format = format_,                                                                \
+              .layout = PW_LAYOUT_PACKED,                                                       \
+              .family = family_,                                                                \
+              .tile_rows = PW__TILE32_NR,                                                       \
+              .tile_batch = 1,                                                                  \
+              .activation = act_,                                                               \
+              .features = features_,                                                            \
+              .isa = isa_},                                                                     \
+     .run = run_,                                                                               \
+     .pack_plan = plan_,                                                                        \
+     .pack = pack_,                                                                             \
+     .priority = priority_,                                                                     \
+     .min_n = 1}
+
+#endif
