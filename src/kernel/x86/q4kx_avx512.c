@@ -43,33 +43,26 @@
  *
  * Tiles lie one after another, so a thread's range is one linear stream. Each
  * sub-block prefetches one eighth of a record (576 bytes, 9 lines) into L2,
- * Q4KX_PF_BYTES further on, and into L1, Q4KX_PF_L1 further on, so that every
+ * PW__TILE32_PF_L2 further on, and into L1, PW__TILE32_PF_L1 further on, so that every
  * line of the stream is prefetched once at each level.
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
-
-#include <immintrin.h>
-#include <stdint.h>
+#include "kernel/x86/tile32_avx512.h"
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
 
-/* Prefetch distances, bytes of the stream. L2 alone: 8 and 12 KiB measure the
- * same, 4 KiB 3-5% of the read bandwidth less; one prefetch per 128 or 256 bytes
- * (leaving the rest to the L2 streamer) or into L1 instead of L2 measured 3-8%
- * less. Adding an L1 prefetch 2 KiB ahead, with L2 at 16 KiB, measured GEMV
- * [11008, 4096] cold (three runs of packwise bench each, 1 thread / 2 threads):
- * 1.52-1.59 / 0.82-0.84 ms, against 1.59-1.67 / 0.87-0.89 ms for L2 at 8 KiB
- * alone and 1.51-1.60 / 0.85-0.90 ms for L2 at 8 KiB with L1 at 2 KiB. */
-#define Q4KX_PF_BYTES 16384
-#define Q4KX_PF_L1 2048
+/* Prefetch distances (PW__TILE32_PF_L2, PW__TILE32_PF_L1), measured here. L2
+ * alone: 8 and 12 KiB measure the same, 4 KiB 3-5% of the read bandwidth less;
+ * one prefetch per 128 or 256 bytes (leaving the rest to the L2 streamer) or into
+ * L1 instead of L2 measured 3-8% less. Adding an L1 prefetch 2 KiB ahead, with L2
+ * at 16 KiB, measured GEMV [11008, 4096] cold (three runs of packwise bench each,
+ * 1 thread / 2 threads): 1.52-1.59 / 0.82-0.84 ms, against 1.59-1.67 /
+ * 0.87-0.89 ms for L2 at 8 KiB alone and 1.51-1.60 / 0.85-0.90 ms for L2 at
+ * 8 KiB with L1 at 2 KiB. */
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
 
-/* Four activation bytes (one dword) broadcast to every int32 lane. */
-Q4KX_INLINE __m512i q4kx_bcast4(const int8_t *p) {
-    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
-}
 
 /* Scales and mins of 16 rows as words, from their 192 packed scale bytes p (byte i of
  * row r at 16i + r): sc[k] = [sub-block 2k of the 16 rows | sub-block 2k+1], mn[k] the
@@ -108,10 +101,11 @@ Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
     return m;
 }
 
-/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with
- * one activation block. pf: where this record's share of prefetches starts, or NULL. */
-Q4KX_INLINE void q4kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint8_t *pf,
-                            __m512 acc[2]) {
+/* One record with one pw__q8_256 activation block (the record function of
+ * tile32_avx512.h): its dots, each sub-block prefetching an eighth of the record
+ * further on. */
+Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m512i m0f = _mm512_set1_epi8(0x0F);
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
 
@@ -136,16 +130,16 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
         if (pf)
-            for (int l = 0; l < Q4KX_PF_CHUNK; l += 64)
-            {
-                _mm_prefetch((const char *)(pf + Q4KX_PF_CHUNK * t + l), _MM_HINT_T1);
-                _mm_prefetch((const char *)(rec + Q4KX_PF_L1 + Q4KX_PF_CHUNK * t + l), _MM_HINT_T0);
+            for (int l = 0; l < Q4KX_PF_CHUNK; l += 64) {
+                const uint8_t *p = rec + Q4KX_PF_CHUNK * t + l;
+                _mm_prefetch((const char *)(p + PW__TILE32_PF_L2), _MM_HINT_T1);
+                _mm_prefetch((const char *)(p + PW__TILE32_PF_L1), _MM_HINT_T0);
             }
         __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int s = 8 * t; s < 8 * t + 8; ++s) {
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
-            const __m512i a = q4kx_bcast4(xb->qs + 4 * s);
+            const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
             lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m0f), a);
             all = _mm512_dpbusd_epi32(all, v, a);
         }
@@ -171,36 +165,8 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const pw__q8_256 *xb, const uint
     acc[1] = _mm512_fmadd_ps(t1, xd, acc[1]);
 }
 
-/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
- * packed buffer from `tile` to its end, to keep prefetches inside it. */
-Q4KX_INLINE void q4kx_tile_dot(const uint8_t *tile, const pw__q8_256 *x, int64_t nb,
-                               uint64_t pf_left, __m512 acc[2]) {
-    acc[0] = _mm512_setzero_ps();
-    acc[1] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint64_t pf = (uint64_t)b * PW__Q4KX_RECORD + Q4KX_PF_BYTES;
-        q4kx_block(tile + (uint64_t)b * PW__Q4KX_RECORD, x + b,
-                   pf + PW__Q4KX_RECORD <= pf_left ? tile + pf : NULL, acc);
-    }
-}
-
 static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / PW__QK_K;
-    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
-        const uint64_t at = (uint64_t)(t0 / PW__Q4KX_NR) * d->tile_bytes;
-        const uint8_t *tile = c->packed + at;
-        const int rows = o1 - t0 < PW__Q4KX_NR ? (int)(o1 - t0) : PW__Q4KX_NR;
-        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            __m512 acc[2];
-            q4kx_tile_dot(tile, x, nb, d->bytes - at, acc);
-            float *y = c->y + i * c->ldy + t0;
-            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
-            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
-        }
-    }
+    pw__tile32_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kx_block);
 }
 
 const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = PW__Q4KX_KERNEL(

@@ -30,7 +30,7 @@
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream. Each
- * record prefetches every line Q4X_PF_L2 further on into L2 and Q4X_PF_L1
+ * record prefetches every line PW__TILE32_PF_L2 further on into L2 and PW__TILE32_PF_L1
  * further on into L1: the hardware prefetchers alone reach about two thirds
  * of the read bandwidth. GEMV [11008, 4096] cold, three runs of packwise
  * bench each (1 thread / 2 threads, ms): L2 8 KiB alone 1.59-1.66 / 0.85-0.92;
@@ -38,31 +38,26 @@
  * 0.81-0.86; L2 16 KiB + L1 1 KiB 1.55-1.63 / 0.87-0.91.
  */
 #include "kernel/q4x.h"
-
-#include <immintrin.h>
-#include <stdint.h>
+#include "kernel/x86/tile32_avx512.h"
 
 #define Q4X_INLINE static inline __attribute__((always_inline))
 
-/* Prefetch distances, bytes of the stream ahead of the record being read. */
-#define Q4X_PF_L2 16384
-#define Q4X_PF_L1 2048
-
-/* Four activation bytes (one dword) broadcast to every int32 lane. */
-Q4X_INLINE __m512i q4x_bcast4(const int8_t *p) {
-    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
-}
-
-/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with
- * one activation block. */
-Q4X_INLINE void q4x_block(const uint8_t *rec, const pw__q8_32 *xb, __m512 acc[2]) {
+/* One record with one pw__q8_32 activation block (the record function of
+ * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
+Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
+    if (pf)
+        for (int l = 0; l < PW__Q4X_RECORD; l += 64) {
+            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L2 + l), _MM_HINT_T1);
+            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L1 + l), _MM_HINT_T0);
+        }
     const __m512i m_lo = _mm512_set1_epi8(0x0F);
     const int32_t c = -8 * xb->sum;
     __m512i lo = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
         const __m512i v = _mm512_loadu_si512(rec + 64 * s);
-        const __m512i a = q4x_bcast4(xb->qs + 4 * s);
+        const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
         lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m_lo), a);
         all = _mm512_dpbusd_epi32(all, v, a);
     }
@@ -75,40 +70,8 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const pw__q8_32 *xb, __m512 acc[2]
                              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
 }
 
-/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
- * packed buffer from `tile` to its end, to keep prefetches inside it. */
-Q4X_INLINE void q4x_tile_dot(const uint8_t *tile, const pw__q8_32 *x, int64_t nb,
-                             uint64_t pf_left, __m512 acc[2]) {
-    acc[0] = _mm512_setzero_ps();
-    acc[1] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint64_t at = (uint64_t)b * PW__Q4X_RECORD;
-        if (at + Q4X_PF_L2 + PW__Q4X_RECORD <= pf_left)
-            for (int l = 0; l < PW__Q4X_RECORD; l += 64) {
-                _mm_prefetch((const char *)(tile + at + Q4X_PF_L2 + (uint64_t)l), _MM_HINT_T1);
-                _mm_prefetch((const char *)(tile + at + Q4X_PF_L1 + (uint64_t)l), _MM_HINT_T0);
-            }
-        q4x_block(tile + (uint64_t)b * PW__Q4X_RECORD, x + b, acc);
-    }
-}
-
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / 32;
-    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4X_NR) {
-        const uint64_t at = (uint64_t)(t0 / PW__Q4X_NR) * d->tile_bytes;
-        const uint8_t *tile = c->packed + at;
-        const int rows = o1 - t0 < PW__Q4X_NR ? (int)(o1 - t0) : PW__Q4X_NR;
-        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            __m512 acc[2];
-            q4x_tile_dot(tile, x, nb, d->bytes - at, acc);
-            float *y = c->y + i * c->ldy + t0;
-            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
-            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
-        }
-    }
+    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

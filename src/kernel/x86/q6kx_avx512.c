@@ -39,28 +39,19 @@
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream.
- * Each sub-block prefetches its bytes Q6KX_PF_L2 further on into L2 (each
- * record its scales and d too) and Q6KX_PF_L1 further on into L1: the
+ * Each sub-block prefetches its bytes PW__TILE32_PF_L2 further on into L2 (each
+ * record its scales and d too) and PW__TILE32_PF_L1 further on into L1: the
  * hardware prefetchers alone reach about two thirds of the read bandwidth,
  * the L2 prefetch alone about 86% (GEMV [11008, 4096], 1 thread), both about
  * 90%.
  */
 #include "kernel/q6kx.h"
-
-#include <immintrin.h>
-#include <stdint.h>
+#include "kernel/x86/tile32_avx512.h"
 
 #define Q6KX_INLINE static inline __attribute__((always_inline))
 
-/* Prefetch distances, bytes of the stream: into L2 (8 to 24 KiB measure within noise,
- * 16 best) and into L1 (1 to 3 KiB the same). */
-#define Q6KX_PF_L2 16384
-#define Q6KX_PF_L1 2048
-
-/* Four activation bytes (one dword) broadcast to every int32 lane. */
-Q6KX_INLINE __m512i q6kx_bcast4(const int8_t *p) {
-    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
-}
+/* Prefetch distances (PW__TILE32_PF_L2, PW__TILE32_PF_L1), measured here: into L2
+ * 8 to 24 KiB measure within noise, 16 best; into L1 1 to 3 KiB the same. */
 
 /* Prefetch the lines of [p, p + bytes) into L2 (bytes a multiple of 64). */
 Q6KX_INLINE void q6kx_prefetch_l2(const uint8_t *p, int bytes) {
@@ -72,9 +63,10 @@ Q6KX_INLINE void q6kx_prefetch_l1(const uint8_t *p, int bytes) {
     for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
 }
 
-/* acc[0] (rows 0..15), acc[1] (rows 16..31) + the f32 dots of one block record with one
- * activation block. pf: whether the prefetch distances from rec stay inside the buffer. */
-Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, int pf, __m512 acc[2]) {
+/* One record with one pw__q8_256 activation block (the record function of
+ * tile32_avx512.h): its dots, each sub-block prefetching its bytes further on. */
+Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m512i m0f = _mm512_set1_epi8(0x0F), mf0 = _mm512_set1_epi8((char)0xF0),
                   mc0 = _mm512_set1_epi8((char)0xC0);
     /* the -32 offsets, activation-only: c[s] starts P, 16 c[s] starts S */
@@ -88,8 +80,8 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, int pf, __
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf) {
-            q6kx_prefetch_l2(sub + Q6KX_PF_L2, PW__Q6KX_SUB);
-            q6kx_prefetch_l1(sub + Q6KX_PF_L1, PW__Q6KX_SUB);
+            q6kx_prefetch_l2(sub + PW__TILE32_PF_L2, PW__Q6KX_SUB);
+            q6kx_prefetch_l1(sub + PW__TILE32_PF_L1, PW__Q6KX_SUB);
         }
         __m512i p = _mm512_set1_epi32(c[s]), q = _mm512_set1_epi32(c16[s]);
         __m512i r = _mm512_setzero_si512();
@@ -98,7 +90,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, int pf, __
             const __m512i v = _mm512_loadu_si512(sub + 64 * i);
             __m512i g = _mm512_loadu_si512(sub + PW__Q6KX_HIGH + 64 * (i / 2));
             if (i % 2) g = _mm512_slli_epi16(g, 4);
-            const __m512i a = q6kx_bcast4(xb->qs + 16 * s + 4 * i);
+            const __m512i a = pw__tile32_bcast4(xb->qs + 16 * s + 4 * i);
             /* 0xE4: C ? A : B per bit, with C = 0x0F: v's low nibble, g's high nibble */
             p = _mm512_dpbusd_epi32(p, _mm512_ternarylogic_epi32(v, g, m0f, 0xE4), a);
             q = _mm512_dpbusd_epi32(q, _mm512_and_si512(v, mf0), a);
@@ -113,7 +105,8 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, int pf, __
         sy = _mm512_add_epi32(sy, _mm512_mullo_epi32(y, sc_hi));
     }
     if (pf)
-        q6kx_prefetch_l2(rec + Q6KX_PF_L2 + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        q6kx_prefetch_l2(rec + PW__TILE32_PF_L2 + PW__Q6KX_SCALES,
+                         PW__Q6KX_RECORD - PW__Q6KX_SCALES);
     const __m512 xd = _mm512_set1_ps(xb->d);
     const __m256i *d = (const __m256i *)(rec + PW__Q6KX_D);
     acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sx),
@@ -122,43 +115,8 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const pw__q8_256 *xb, int pf, __
                              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
 }
 
-/* The tile's 32 dots with one activation row, over nb blocks. pf_left: bytes of the
- * packed buffer from `tile` to its end, to keep prefetches inside it. */
-Q6KX_INLINE void q6kx_tile_dot(const uint8_t *tile, const pw__q8_256 *x, int64_t nb,
-                               uint64_t pf_left, __m512 acc[2]) {
-    acc[0] = _mm512_setzero_ps();
-    acc[1] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint64_t at = (uint64_t)b * PW__Q6KX_RECORD;
-        q6kx_block(tile + at, x + b, at + Q6KX_PF_L2 + PW__Q6KX_RECORD <= pf_left, acc);
-    }
-}
-
 static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / 256;
-    {
-        /* a range starts a new stream: its first Q6KX_PF_L2 bytes are not prefetched by
-         * records before them (2 threads, 16 ranges each: within noise, 1.24 vs 1.25 ms) */
-        const uint64_t at = (uint64_t)(o0 / PW__Q6KX_NR) * d->tile_bytes;
-        const uint64_t n = d->bytes - at < Q6KX_PF_L2 ? d->bytes - at : Q6KX_PF_L2;
-        for (uint64_t l = 0; l + 64 <= n; l += 64)
-            _mm_prefetch((const char *)(c->packed + at + l), _MM_HINT_T1);
-    }
-    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q6KX_NR) {
-        const uint64_t at = (uint64_t)(t0 / PW__Q6KX_NR) * d->tile_bytes;
-        const uint8_t *tile = c->packed + at;
-        const int rows = o1 - t0 < PW__Q6KX_NR ? (int)(o1 - t0) : PW__Q6KX_NR;
-        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            __m512 acc[2];
-            q6kx_tile_dot(tile, x, nb, d->bytes - at, acc);
-            float *y = c->y + i * c->ldy + t0;
-            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
-            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
-        }
-    }
+    pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block);
 }
 
 const pw__kernel pw__k_q6_k_q6kx32k4_avx512vnni = PW__Q6KX_KERNEL(

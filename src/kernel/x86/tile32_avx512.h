@@ -1,0 +1,73 @@
+/*
+ * The loop every AVX-512 kernel of a 32-row GEMV tiling runs (kernel/tile32.h):
+ * tiles of the range one after another, each row of X in turn, the tile's
+ * records one after another, then the 32 results stored with masks so a part
+ * tile takes the same path. A family brings only its record function:
+ *
+ *   block(rec, xb, pf, acc): acc[0] (rows 0..15), acc[1] (rows 16..31) += the
+ *   f32 dots of record rec with activation block xb; pf says whether
+ *   rec + PW__TILE32_PF_L2 + a record is still inside the packed buffer, so the
+ *   function may prefetch its share of the stream that far ahead (and
+ *   PW__TILE32_PF_L1 ahead into L1).
+ *
+ * pw__tile32_run is always inlined into the kernel with a constant block
+ * function, which the compiler inlines in turn: no call per record.
+ */
+#ifndef PACKWISE_KERNEL_X86_TILE32_AVX512_H
+#define PACKWISE_KERNEL_X86_TILE32_AVX512_H
+
+#include "kernel/tile32.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+
+/* Prefetch distances, bytes of the stream ahead of the record being read: each
+ * family's file records what it measured. */
+#define PW__TILE32_PF_L2 16384
+#define PW__TILE32_PF_L1 2048
+
+typedef void (*pw__tile32_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf, __m512 acc[2]);
+
+/* Four activation bytes (one dword) broadcast to every int32 lane. */
+static inline __attribute__((always_inline)) __m512i pw__tile32_bcast4(const int8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * activation block of xb_bytes (block_values k values each). */
+static inline __attribute__((always_inline)) void
+pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+               int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
+               pw__tile32_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    {
+        /* a range starts a new stream: its first PW__TILE32_PF_L2 bytes are not
+         * prefetched by records before them */
+        const uint64_t at = (uint64_t)(o0 / PW__TILE32_NR) * d->tile_bytes;
+        const uint64_t n = d->bytes - at < PW__TILE32_PF_L2 ? d->bytes - at : PW__TILE32_PF_L2;
+        for (uint64_t l = 0; l + 64 <= n; l += 64)
+            _mm_prefetch((const char *)(c->packed + at + l), _MM_HINT_T1);
+    }
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+        const uint64_t at = (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+        const uint8_t *tile = c->packed + at;
+        const uint64_t pf_left = d->bytes - at; /* bytes from the tile to the buffer's end */
+        const int rows = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+        const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+        for (int64_t i = i0; i < i1; ++i) {
+            const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
+            __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+            for (int64_t b = 0; b < nb; ++b) {
+                const uint64_t rb = (uint64_t)b * record_bytes;
+                block(tile + rb, x + (size_t)b * xb_bytes,
+                      rb + PW__TILE32_PF_L2 + record_bytes <= pf_left, acc);
+            }
+            float *y = c->y + i * c->ldy + t0;
+            _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
+            _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
+        }
+    }
+}
+
+#endif
