@@ -60,8 +60,8 @@ static void run_one(const uint8_t *data, size_t size) {
                 PROPERTY(pw_cache_entry_get(ctx, c, j, &f) == PW_OK);
                 if (!f.refused) PROPERTY(e.offset >= f.offset + f.bytes || f.offset >= e.offset + e.bytes);
             }
-            const pw__cache_entry *found = pw__cache_find(c, e.name);
-            PROPERTY(found != NULL);
+            const pw__cache_entry *found = pw__cache_find(c, e.name, e.family);
+            PROPERTY(found != NULL && !found->info.refused);
             char why[256];
             (void)pw__cache_entry_data(c, found, why, sizeof why);
         }

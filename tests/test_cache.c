@@ -1,8 +1,9 @@
 /*
  * Weights-cache files (issue: pack once, for good). A GGUF written by
- * packwise is prepacked; opened with its cache every packed weight is served
- * from the mapping (no adapter event) and every product is bit-identical to
- * packing at load. Corruption in the data, the header, the index or the names,
+ * packwise is prepacked; opened with its cache every packed form a handle
+ * uses (GEMM at n = 4 and, where the CPU's GEMV kernel reads another packed
+ * family, GEMV at n = 1) is served from the mapping (no adapter event) and
+ * every product is bit-identical to packing at load. Corruption in the data, the header, the index or the names,
  * a truncated file and a cache made from another GGUF each make the tensor
  * (or the file) refused and repacked with a cache trace event; the numbers
  * never change. A writer killed with SIGKILL at 60 random points leaves either
@@ -71,7 +72,8 @@ static void write_gguf(pw_context *ctx, const char *path, uint64_t seed, int64_t
     for (int t = 0; t < NT; ++t) free(bufs[t]);
 }
 
-/* x * W^T for every tensor (n = 4), through handles using `cache` (may be NULL). */
+/* x * W^T for every tensor, n = 4 then n = 1 (N + 1 rows of y per tensor), through
+ * handles using `cache` (may be NULL). */
 static float *run_all(pw_context *ctx, const char *gguf, const pw_cache *cache, events *ev) {
     memset(ev, 0, sizeof *ev);
     pw_gguf_open_options oo;
@@ -80,7 +82,7 @@ static float *run_all(pw_context *ctx, const char *gguf, const pw_cache *cache, 
     pw_gguf *g = NULL;
     CHECK_OK(pw_gguf_open(ctx, gguf, &oo, &g), ctx);
     size_t total = 0;
-    for (int t = 0; t < NT; ++t) total += (size_t)(N * tensors[t].out);
+    for (int t = 0; t < NT; ++t) total += (size_t)((N + 1) * tensors[t].out);
     float *y = calloc(total, sizeof(float)), *p = y;
     for (int t = 0; t < NT && g; ++t) {
         int64_t idx;
@@ -96,8 +98,10 @@ static float *run_all(pw_context *ctx, const char *gguf, const pw_cache *cache, 
         CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
         CHECK_OK(pw_matmul_wt(ctx, x, N, h, p), ctx);
         CHECK_OK(pw_matmul_wt(ctx, x, N, h, p), ctx); /* steady state: nothing more */
+        CHECK_OK(pw_matmul_wt(ctx, x, 1, h, p + N * tensors[t].out), ctx);
+        CHECK_OK(pw_matmul_wt(ctx, x, 1, h, p + N * tensors[t].out), ctx);
         pw_weight_destroy(h);
-        p += N * tensors[t].out;
+        p += (N + 1) * tensors[t].out;
         free(x);
     }
     pw_gguf_close(g);
@@ -106,7 +110,7 @@ static float *run_all(pw_context *ctx, const char *gguf, const pw_cache *cache, 
 
 static size_t total_out(void) {
     size_t total = 0;
-    for (int t = 0; t < NT; ++t) total += (size_t)(N * tensors[t].out);
+    for (int t = 0; t < NT; ++t) total += (size_t)((N + 1) * tensors[t].out);
     return total;
 }
 

@@ -1,7 +1,8 @@
 /*
  * packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]
- * Packs every 2-D weight once, for the GEMM kernel this CPU's dispatch would
- * choose, into a weights-cache file (cache.h). Progress on a terminal
+ * Packs every 2-D weight once, for the kernels this CPU's dispatch would choose
+ * (GEMM, and GEMV where it reads another packed family), into a weights-cache
+ * file (cache.h). Progress on a terminal
  * (tensor, bytes, MB/s); silent when stderr is not a terminal.
  */
 #include "cli.h"

@@ -3,9 +3,12 @@
  * @brief Weights-cache files: pack once, for good, and map the result back.
  *
  * `packwise prepack MODEL.gguf -o MODEL.pwc` packs every 2-D weight for the
- * kernel this CPU's dispatch chooses for GEMM and writes the packed bytes to a
- * cache file of packwise's own (magic "PWCACHE1", never GGUF: a file's GGUF
- * bytes stay ROW_MAJOR, rule 1 of @ref layout_rules). A program then opens the
+ * kernels this CPU's dispatch chooses (for GEMM, n >= 2, and for GEMV, n = 1,
+ * where that kernel reads another packed family: on AVX-512 VNNI, Q4_0, Q4_K
+ * and Q6_K GEMV read 32-row tilings, so those tensors get two entries) and
+ * writes the packed bytes to a cache file of packwise's own (magic
+ * "PWCACHE1", never GGUF: a file's GGUF bytes stay ROW_MAJOR, rule 1 of
+ * @ref layout_rules). A program then opens the
  * GGUF and the cache together; pw_weight_create() with
  * ::pw_weight_options.cache serves each weight's packed form straight from
  * the cache's mapping: no packing, no adapter event.
@@ -25,7 +28,7 @@
  *
  *     [0, 4096)        header: magic, format version, sizes, offsets, checksum
  *     [4096, ...)      packed tensors, each page-aligned
- *     index            one 256-byte record per tensor, each with its own checksum
+ *     index            one 256-byte record per packed form, each with its own checksum
  *     strings          tensor names
  *
  * A cache file is untrusted input like a GGUF: every field is bounds- and
@@ -125,8 +128,9 @@ typedef struct pw_cache_prepack_options {
 PW_API void pw_cache_prepack_options_init(pw_cache_prepack_options *options);
 
 /**
- * Pack every 2-D weight of the GGUF at @p gguf_path for the GEMM kernel the
- * context's dispatch chooses, streaming: the source is read through the
+ * Pack every 2-D weight of the GGUF at @p gguf_path for the kernels the
+ * context's dispatch chooses for a pw_weight handle (GEMM, and GEMV where it
+ * reads another packed family: one entry per packed form), streaming: the source is read through the
  * mapping a chunk at a time, each packed chunk is written out and the source
  * pages done with are released (madvise), so peak memory stays near one chunk
  * plus buffers. Threads: the context's. The cache is written to a temporary

@@ -68,9 +68,11 @@ typedef struct pw__cache_entry {
     char reason[192];
 } pw__cache_entry;
 
-/* Find the usable entry named `name`; NULL when absent. Refused entries are returned too
- * (the caller reports their reason). */
-const pw__cache_entry *pw__cache_find(const pw_cache *cache, const char *name);
+/* Find the usable entry for tensor `name` packed in `family` (a tensor may have one
+ * entry per packed family: a GEMM form and a GEMV form); NULL when absent. When no
+ * usable entry matches, a refused entry with that name is returned instead (its
+ * family may be unreadable; the caller reports its reason). */
+const pw__cache_entry *pw__cache_find(const pw_cache *cache, const char *name, const char *family);
 
 /* Writer (cache_write.c, needs xxHash): records declared up front, data streamed per entry
  * (in order, each entry's bytes in order), then commit; abort removes the temporary. */

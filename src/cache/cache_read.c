@@ -1,8 +1,8 @@
 /*
  * Cache-file reader: validates the header (the whole file is refused on a
  * bad magic, version, checksum or size) and every index record (a bad record,
- * an out-of-file or overlapping data range, or a duplicate name refuses that
- * entry only). Packed bytes are checked against their checksum when used.
+ * an out-of-file or overlapping data range, or a second entry for the same
+ * tensor and packed family refuses that entry only). Packed bytes are checked against their checksum when used.
  */
 #include "base/internal.h"
 #include "cache/cache_format.h"
@@ -227,7 +227,8 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
             continue;
         }
     }
-    /* Overlapping data ranges and duplicate names: the later record is refused. */
+    /* Overlapping data ranges and duplicate (name, family) pairs: the later record is
+     * refused. */
     pw__cache_entry **by_off = pw__calloc(ctx, count ? (size_t)count : 1, sizeof *by_off, 16);
     PW__FAIL_IF(by_off == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "cache file: out of memory");
     size_t n = 0;
@@ -240,8 +241,11 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
     pw__free(ctx, by_off);
     for (uint64_t i = 0; i < count; ++i)
         for (uint64_t j = 0; j < i && !c->entries[i].info.refused; ++j)
-            if (!c->entries[j].info.refused && strcmp(c->entries[i].info.name, c->entries[j].info.name) == 0)
-                refuse(&c->entries[i], "duplicate entry for tensor '%s'", c->entries[i].info.name);
+            if (!c->entries[j].info.refused &&
+                strcmp(c->entries[i].info.name, c->entries[j].info.name) == 0 &&
+                strcmp(c->entries[i].info.family, c->entries[j].info.family) == 0)
+                refuse(&c->entries[i], "second entry for tensor '%s' in the same packed family",
+                       c->entries[i].info.name);
     return PW_OK;
 }
 
@@ -324,13 +328,14 @@ pw_status pw_cache_entry_get(pw_context *ctx, const pw_cache *c, int64_t index, 
     return PW_OK;
 }
 
-const pw__cache_entry *pw__cache_find(const pw_cache *c, const char *name) {
-    if (c == NULL || name == NULL) return NULL;
+const pw__cache_entry *pw__cache_find(const pw_cache *c, const char *name, const char *family) {
+    if (c == NULL || name == NULL || family == NULL) return NULL;
     const pw__cache_entry *refused = NULL;
     for (int64_t i = 0; i < c->count; ++i) {
-        if (strcmp(c->entries[i].info.name, name) != 0) continue;
-        if (!c->entries[i].info.refused) return &c->entries[i];
-        if (refused == NULL) refused = &c->entries[i];
+        const pw__cache_entry *e = &c->entries[i];
+        if (strcmp(e->info.name, name) != 0) continue;
+        if (!e->info.refused && strcmp(e->info.family, family) == 0) return e;
+        if (e->info.refused && refused == NULL) refused = e;
     }
     return refused;
 }

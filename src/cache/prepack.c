@@ -29,15 +29,15 @@ typedef struct plan_entry {
     pw__pack_desc desc;
 } plan_entry;
 
-/* The packed GEMM kernel dispatch would choose for this format, or NULL. */
-static const pw__kernel *gemm_kernel(const pw_context *ctx, pw_format f) {
-    const pw__kernel *best = NULL;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != f || !pw__kernel_usable(ctx, k) || k->min_n > 2) continue;
-        if (best == NULL || k->priority > best->priority) best = k;
+/* The kernels a pw_weight handle would pack this format for: [0] for GEMM (n >= 2),
+ * [1] for GEMV (n = 1) when it reads another packed family; NULL where none packs. */
+static void packing_kernels(const pw_context *ctx, pw_format f, const pw__kernel *k[2]) {
+    for (int c = 0; c < 2; ++c) {
+        const pw__kernel *b = pw__kernel_for_weight(ctx, f, c == 0 ? 2 : 1);
+        k[c] = b != NULL && b->info.layout == PW_LAYOUT_PACKED && b->pack != NULL ? b : NULL;
     }
-    return best != NULL && best->info.layout == PW_LAYOUT_PACKED && best->pack != NULL ? best : NULL;
+    if (k[0] != NULL && k[1] != NULL && strcmp(k[0]->info.family, k[1]->info.family) == 0)
+        k[1] = NULL;
 }
 
 /* Drop the resident pages of [p, p + n) of a read-only file mapping (whole pages inside). */
@@ -120,8 +120,9 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
     PW__TRY(pw_gguf_open(ctx, gguf_path, &go, &g));
     pw_status st = PW_OK;
     const int64_t nt = pw_gguf_tensor_count(g);
-    plan_entry *plan = pw__calloc(ctx, nt ? (size_t)nt : 1, sizeof *plan, 64);
-    pw__cache_record *recs = pw__calloc(ctx, nt ? (size_t)nt : 1, sizeof *recs, 64);
+    const size_t cap = nt ? 2 * (size_t)nt : 1; /* a GEMM and a GEMV form per tensor at most */
+    plan_entry *plan = pw__calloc(ctx, cap, sizeof *plan, 64);
+    pw__cache_record *recs = pw__calloc(ctx, cap, sizeof *recs, 64);
     uint8_t *buf = NULL;
     pw__cache_writer *wr = NULL;
     int64_t n = 0;
@@ -131,18 +132,23 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
         pw_gguf_tensor_info info;
         st = pw_gguf_tensor_info_get(ctx, g, i, &info);
         if (st != PW_OK || !info.format_known || info.rank != 2) continue;
-        const pw__kernel *k = gemm_kernel(ctx, info.format);
-        if (k == NULL || strlen(info.name) == 0) continue;
-        plan_entry *e = &plan[n];
-        st = pw_gguf_tensor_view(ctx, g, i, &e->view);
-        if (st == PW_OK) st = k->pack_plan(ctx, info.format, info.shape[0], info.shape[1], &e->desc);
-        if (st != PW_OK) break;
-        e->kernel = k;
-        recs[n] = (pw__cache_record){e->view.name, (uint32_t)info.format, info.shape[0], info.shape[1],
-                                    e->desc.family, k->info.name, e->desc.nr, e->desc.kr, e->desc.sr,
-                                    e->desc.group, e->desc.version, {0, 0}, e->desc.bytes};
-        if (e->desc.tile_bytes > max_tile) max_tile = e->desc.tile_bytes;
-        ++n;
+        const pw__kernel *ks[2];
+        packing_kernels(ctx, info.format, ks);
+        if (strlen(info.name) == 0) continue;
+        for (int c = 0; c < 2 && st == PW_OK; ++c) {
+            const pw__kernel *k = ks[c];
+            if (k == NULL) continue;
+            plan_entry *e = &plan[n];
+            st = pw_gguf_tensor_view(ctx, g, i, &e->view);
+            if (st == PW_OK) st = k->pack_plan(ctx, info.format, info.shape[0], info.shape[1], &e->desc);
+            if (st != PW_OK) break;
+            e->kernel = k;
+            recs[n] = (pw__cache_record){e->view.name, (uint32_t)info.format, info.shape[0], info.shape[1],
+                                        e->desc.family, k->info.name, e->desc.nr, e->desc.kr, e->desc.sr,
+                                        e->desc.group, e->desc.version, {0, 0}, e->desc.bytes};
+            if (e->desc.tile_bytes > max_tile) max_tile = e->desc.tile_bytes;
+            ++n;
+        }
     }
     if (st == PW_OK) {
         buf = pw__alloc(ctx, (size_t)(chunk > max_tile ? chunk : max_tile), 64);

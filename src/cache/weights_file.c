@@ -80,7 +80,7 @@ pw_status pw_weights_cache_attach(pw_context *ctx, pw_weights_cache *cache, cons
         pw_cache_entry_info info;
         PW__TRY(pw_cache_entry_get(ctx, file, i, &info));
         if (!info.qc4w) continue;
-        const pw__cache_entry *e = pw__cache_find(file, info.name);
+        const pw__cache_entry *e = pw__cache_find(file, info.name, info.family);
         char why[256];
         const uint8_t *bytes = e != NULL ? pw__cache_entry_data(file, e, why, sizeof why) : NULL;
         if (bytes == NULL || strlen(info.family) >= sizeof(((pw__qc4w_key *)0)->family)) {

@@ -52,6 +52,20 @@ const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_la
     return best;
 }
 
+const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format f, int64_t n) {
+    const pw__kernel *best = NULL;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.is_reference || k->info.format != f || n < k->min_n) continue;
+        if (!pw__kernel_usable(ctx, k)) continue;
+        if (k->info.layout == PW_LAYOUT_PACKED && k->pack == NULL) continue;
+        if (k->info.layout == PW_LAYOUT_ROW_TILED || k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
+            continue; /* reachable through pw_view_prepack by the caller, not chosen here */
+        if (best == NULL || k->priority > best->priority) best = k;
+    }
+    return best;
+}
+
 const pw__kernel *pw__kernel_reference(pw_format format) {
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);

@@ -104,6 +104,11 @@ int pw__kernel_usable(const pw_context *ctx, const pw__kernel *k);
 const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
                                   const char *family, int64_t n);
 
+/* The kernel a pw_weight handle (which can pack its weight once) uses for n rows of
+ * X: the best usable non-reference kernel reading the file's ROW_MAJOR bytes or a
+ * packed form it can make; NULL if none. The weights-cache writer packs the same. */
+const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format format, int64_t n);
+
 /* The reference kernel of a format (always present, reads any 2-D [out, in] view). */
 const pw__kernel *pw__kernel_reference(pw_format format);
 

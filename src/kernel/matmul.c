@@ -74,21 +74,6 @@ static const pw__kernel *best_as_is(const pw_context *ctx, const pw_view *w, int
     return best;
 }
 
-/* Best usable kernel for the format in any layout the handle can produce once. */
-static const pw__kernel *best_any(const pw_context *ctx, pw_format f, int64_t n) {
-    const pw__kernel *best = NULL;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != f || n < k->min_n) continue;
-        if (!pw__kernel_usable(ctx, k)) continue;
-        if (k->info.layout == PW_LAYOUT_PACKED && k->pack == NULL) continue;
-        if (k->info.layout == PW_LAYOUT_ROW_TILED || k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
-            continue; /* reachable through pw_view_prepack by the caller, not chosen here */
-        if (best == NULL || k->priority > best->priority) best = k;
-    }
-    return best;
-}
-
 static void trace_kernel(pw_context *ctx, const pw__kernel *k, const char *tensor) {
     pw_trace_event e;
     memset(&e, 0, sizeof e);
@@ -329,16 +314,17 @@ static void trace_cache(pw_context *ctx, const char *tensor, const char *reason)
 static int from_cache(pw_context *ctx, pw_weight *h, const pw__kernel *k, packed_form *pf) {
     char why[256];
     const char *name = h->view.name ? h->view.name : "";
-    const pw__cache_entry *e = pw__cache_find(h->cache, name);
     pw__pack_desc d;
     pw__weights_key key;
     const uint8_t *bytes = NULL;
-    if (e == NULL) {
+    const pw__cache_entry *e = NULL;
+    if (k->pack_plan(ctx, h->view.format, h->view.shape[0], h->view.shape[1], &d) != PW_OK) {
+        snprintf(why, sizeof why, "kernel %s cannot plan '%s': packing at load", k->info.name, name);
+    } else if ((e = pw__cache_find(h->cache, name, d.family)) == NULL) {
         char refused[160];
         pw__cache_refused_summary(h->cache, refused, sizeof refused);
-        snprintf(why, sizeof why, "no usable entry for '%s'%s: packing at load", name, refused);
-    } else if (k->pack_plan(ctx, h->view.format, h->view.shape[0], h->view.shape[1], &d) != PW_OK) {
-        snprintf(why, sizeof why, "kernel %s cannot plan '%s': packing at load", k->info.name, name);
+        snprintf(why, sizeof why, "no usable %s entry for '%s'%s: packing at load", d.family, name,
+                 refused);
     } else if (e->info.format != h->view.format || e->info.rows != h->view.shape[0] || e->info.in != h->view.shape[1]) {
         snprintf(why, sizeof why, "entry for '%s' is for another format or shape: packing at load", name);
     } else if (strcmp(e->info.family, d.family) != 0 || e->info.nr != d.nr || e->info.kr != d.kr ||
@@ -429,7 +415,7 @@ pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, pw_weight *h,
     if (k == NULL) {
         k = h->forced;
         if (k == NULL) {
-            k = best_any(ctx, h->view.format, n);
+            k = pw__kernel_for_weight(ctx, h->view.format, n);
             if (k == NULL) {
                 k = pw__kernel_reference(h->view.format);
                 char reason[160];
