@@ -1,0 +1,189 @@
+/* Checks shared by the GEMV tiling tests (tiling_test.h). */
+#include "tiling_test.h"
+
+#include "pw_test.h"
+
+int pw_test_tiling_report(const pw_test_tiling_record *rec) { return (*rec->bad)++ < 5; }
+
+void pw_test_tiling_byte(const pw_test_tiling_record *rec, size_t at, int from, const char *name,
+                         int index) {
+    const uint8_t got = rec->rec[at], want = rec->src ? rec->src[from] : 0;
+    if (got != want && pw_test_tiling_report(rec))
+        CHECK(0, "%s: row %lld block %lld: %s %d is %02x, want %02x", rec->what,
+              (long long)rec->row, (long long)rec->block, name, index, got, want);
+}
+
+/* A rows x in weight of t->format quantized from N(0, 1) floats; the caller frees *bytes. */
+static void make_weight(pw_context *ctx, const pw_test_tiling *t, int64_t rows, int64_t in,
+                        uint64_t seed, uint8_t **bytes, uint64_t *nbytes) {
+    pw_rng r = {seed};
+    float *w = malloc(sizeof(float) * (size_t)(rows * in));
+    for (int64_t i = 0; i < rows * in; ++i) w[i] = (float)pw_rng_gauss(&r);
+    const int64_t blocks = rows * in / t->block_elems;
+    *nbytes = (uint64_t)blocks * t->block_bytes;
+    *bytes = malloc((size_t)*nbytes);
+    CHECK_OK(pw_format_quantize(ctx, t->format, w, (size_t)blocks, *bytes), ctx);
+    free(w);
+}
+
+/* Pack view v and hand every record to t->check_record. */
+static void check_pack(pw_context *ctx, const pw_test_tiling *t, const pw_view *v,
+                       const char *what) {
+    const int64_t out = v->shape[0], in = v->shape[1], nb = in / t->block_elems;
+    pw__pack_desc d;
+    CHECK_OK(t->plan(ctx, t->format, out, in, &d), ctx);
+    const int64_t tiles = (out + t->nr - 1) / t->nr;
+    CHECK(strcmp(d.family, t->family) == 0 && d.nr == t->nr && d.kr == t->kr &&
+              d.group == t->group && d.tiles == tiles &&
+              d.tile_bytes == (uint64_t)nb * t->record_bytes &&
+              d.bytes == (uint64_t)(tiles * nb) * t->record_bytes,
+          "%s: plan %s nr=%d kr=%d group=%d tiles=%lld tile_bytes=%llu bytes=%llu", what,
+          d.family, (int)d.nr, (int)d.kr, (int)d.group, (long long)d.tiles,
+          (unsigned long long)d.tile_bytes, (unsigned long long)d.bytes);
+    uint8_t *p = malloc((size_t)d.bytes);
+    memset(p, 0xA5, (size_t)d.bytes); /* the packer must write every byte */
+    t->pack(&d, v, 0, out, p);
+    int bad = 0;
+    for (int64_t tile = 0; tile < tiles; ++tile) {
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int r = 0; r < t->nr && bad < 5; ++r) {
+                const int64_t o = tile * t->nr + r;
+                const pw_test_tiling_record rec = {
+                    .rec = p + (uint64_t)tile * d.tile_bytes + (uint64_t)b * t->record_bytes,
+                    .r = r,
+                    .src = o < out ? pw_view_block_ptr(v, o, b) : NULL,
+                    .what = what,
+                    .row = o,
+                    .block = b,
+                    .bad = &bad,
+                };
+                t->check_record(&rec);
+            }
+        }
+    }
+    /* A whole number of tiles holds exactly the file's bytes. */
+    if (out % t->nr == 0)
+        CHECK(d.bytes == (uint64_t)(out * nb) * t->block_bytes,
+              "%s: %llu packed bytes for %llu file bytes", what, (unsigned long long)d.bytes,
+              (unsigned long long)((uint64_t)(out * nb) * t->block_bytes));
+    free(p);
+}
+
+void pw_test_tiling_layout(pw_context *ctx, const pw_test_tiling *t) {
+    const int64_t be = t->block_elems;
+    char what[64];
+    uint8_t *bytes;
+    uint64_t nbytes;
+    make_weight(ctx, t, 37, 3 * be, 7, &bytes, &nbytes);
+    pw_view v;
+    const int64_t shape[2] = {37, 3 * be};
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    snprintf(what, sizeof what, "37x%lld", (long long)(3 * be));
+    check_pack(ctx, t, &v, what);
+    free(bytes);
+
+    /* Rows [5, 5 + 64) and blocks [1, 4) of a 75 x 5-block weight: two whole tiles. */
+    make_weight(ctx, t, 75, 5 * be, 8, &bytes, &nbytes);
+    const int64_t wide[2] = {75, 5 * be};
+    pw_view w, n;
+    CHECK_OK(pw_view_init(ctx, &w, t->format, 2, wide, bytes, nbytes), ctx);
+    CHECK_OK(pw_view_narrow(ctx, &w, 0, 5, 64, &n), ctx);
+    CHECK_OK(pw_view_narrow(ctx, &n, 1, be, 3 * be, &n), ctx);
+    snprintf(what, sizeof what, "narrowed 64x%lld", (long long)(3 * be));
+    check_pack(ctx, t, &n, what);
+    free(bytes);
+}
+
+void pw_test_tiling_refusals(pw_context *ctx, const pw_test_tiling *t) {
+    const int64_t be = t->block_elems;
+    pw__pack_desc d;
+    CHECK_STATUS(t->plan(ctx, t->other, 32, be, &d), PW_ERR_UNSUPPORTED, ctx);
+    CHECK_STATUS(t->plan(ctx, t->format, 32, be + be / 2, &d), PW_ERR_SHAPE, ctx);
+    CHECK_STATUS(t->plan(ctx, t->format, 0, be, &d), PW_ERR_SHAPE, ctx);
+    CHECK_STATUS(t->plan(ctx, t->format, (int64_t)1 << 40, (int64_t)1 << 40, &d),
+                 PW_ERR_OVERFLOW, ctx);
+}
+
+/* What the trace said: the last kernel run, and the adapter (packing) events. */
+typedef struct events {
+    int adapters;
+    char kernel[64], to[32];
+    uint64_t bytes;
+} events;
+
+static void on_event(void *user, const pw_trace_event *e) {
+    events *ev = user;
+    if (e->kind == PW_TRACE_KERNEL) {
+        snprintf(ev->kernel, sizeof ev->kernel, "%s", e->kernel);
+    } else if (e->kind == PW_TRACE_ADAPTER) {
+        ev->adapters++;
+        ev->bytes = e->bytes;
+        snprintf(ev->to, sizeof ev->to, "%s", e->to);
+    }
+}
+
+void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
+    events ev;
+    memset(&ev, 0, sizeof ev);
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.max_isa = pw_context_isa(base); /* the level this test run forces (PACKWISE_ISA) */
+    o.trace = on_event;
+    o.trace_user = &ev;
+    o.threads = 1;
+    pw_context *ctx = NULL;
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    if (ctx == NULL) return;
+    size_t idx = 0;
+    CHECK_OK(pw_kernel_find(ctx, t->scalar_kernel, &idx), ctx);
+    const int simd =
+        pw_kernel_find(ctx, t->simd_kernel, &idx) == PW_OK && pw_kernel_usable(ctx, idx);
+    pw_context_clear_message(ctx);
+
+    enum { OUT = 37, NB = 3, N = 4 };
+    const int64_t in = NB * t->block_elems;
+    uint8_t *bytes;
+    uint64_t nbytes;
+    make_weight(ctx, t, OUT, in, 9, &bytes, &nbytes);
+    pw_view v;
+    const int64_t shape[2] = {OUT, in};
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    float *x = malloc(sizeof(float) * (size_t)(N * in)), *y = malloc(sizeof(float) * N * OUT);
+    pw_rng r = {10};
+    for (int64_t i = 0; i < N * in; ++i) x[i] = (float)pw_rng_gauss(&r);
+    pw_weight *h = NULL;
+    CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
+
+    CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
+    if (simd) {
+        CHECK(strcmp(ev.kernel, t->simd_kernel) == 0, "GEMV chose %s", ev.kernel);
+        CHECK(ev.adapters == 1 && strcmp(ev.to, t->family) == 0 &&
+                  ev.bytes == 2 * NB * t->record_bytes,
+              "GEMV packing: %d adapters to %s, %llu bytes", ev.adapters, ev.to,
+              (unsigned long long)ev.bytes);
+    } else {
+        CHECK(strstr(ev.kernel, t->family) == NULL, "GEMV chose %s at isa %s", ev.kernel,
+              pw_isa_name(pw_context_isa(ctx)));
+    }
+    const int gemv_adapters = ev.adapters;
+    CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
+    CHECK(ev.adapters == gemv_adapters, "second GEMV packed again");
+
+    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
+    CHECK(strstr(ev.kernel, t->family) == NULL && strstr(ev.kernel, "i8g") != NULL,
+          "GEMM (n = %d) chose %s", N, ev.kernel);
+    if (simd)
+        CHECK(strcmp(ev.kernel, t->gemm_simd_kernel) == 0, "GEMM (n = %d) chose %s", N,
+              ev.kernel);
+    const int gemm_adapters = ev.adapters;
+    CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
+    CHECK(ev.adapters == gemm_adapters, "steady state packed again (%d adapters, then %d)",
+          gemm_adapters, ev.adapters);
+
+    pw_weight_destroy(h);
+    free(x);
+    free(y);
+    free(bytes);
+    pw_context_destroy(ctx);
+}

@@ -1,0 +1,86 @@
+/*
+ * What test_q4x.c, test_q4kx.c and test_q6kx.c share: the checks of a
+ * private GEMV tiling (a packed family of nr-row tiles, one record per tile
+ * and source block) that do not depend on where its bytes go.
+ *
+ * Each test keeps its own derivation of the layout from the format's
+ * definition (that is what makes it a golden test) and hands it in as a
+ * per-record checker; this file makes the quantized weights, packs views
+ * into buffers poisoned with 0xA5 (so a byte the packer skips shows), walks
+ * the records, and checks the plan, its refusals, and dispatch through a
+ * pw_weight.
+ */
+#ifndef PW_TILING_TEST_H
+#define PW_TILING_TEST_H
+
+#include "kernel/kernel.h"
+
+#include <stdint.h>
+
+/* One record of a packed buffer: tile row r's share of one source block. */
+typedef struct pw_test_tiling_record {
+    const uint8_t *rec; /* the record (record_bytes bytes) */
+    int r;              /* row within the tile, 0 .. nr - 1 */
+    const uint8_t *src; /* that row's source block; NULL on a padding row (packed as zeros) */
+    const char *what;   /* the view's label, for messages */
+    int64_t row, block; /* source row (>= out on a padding row) and block, for messages */
+    int *bad;           /* mismatches reported so far in this buffer */
+} pw_test_tiling_record;
+
+/*
+ * Whether a checker should report one more mismatch as a CHECK failure: the
+ * first 5 of a buffer are reported (the rest repeat them); counts it.
+ */
+int pw_test_tiling_report(const pw_test_tiling_record *rec);
+
+/*
+ * Byte `at` of the record must equal byte `from` of the source block (0 on a
+ * padding row); a mismatch is reported as "<name> <index> is .., want ..".
+ */
+void pw_test_tiling_byte(const pw_test_tiling_record *rec, size_t at, int from, const char *name,
+                         int index);
+
+typedef struct pw_test_tiling {
+    pw_format format;       /* the source format */
+    pw_format other;        /* a format the plan must refuse */
+    const char *family;     /* descriptor family, e.g. "q4x32k4" */
+    int32_t nr, kr, group;  /* expected rows per tile, k interleave, elements per scale */
+    int64_t block_elems;    /* elements per source block */
+    uint64_t block_bytes;   /* bytes per source block */
+    uint64_t record_bytes;  /* bytes of one tile's share of one source block */
+    pw__pack_plan_fn plan;
+    pw__pack_fn pack;
+    /* Compares every byte of rec->rec that belongs to row rec->r with rec->src. */
+    void (*check_record)(const pw_test_tiling_record *rec);
+    const char *scalar_kernel;    /* the family's portable kernel (always registered) */
+    const char *simd_kernel;      /* the family's AVX-512 kernel: GEMV takes it where usable */
+    const char *gemm_simd_kernel; /* the i8g kernel GEMM takes where simd_kernel is usable */
+} pw_test_tiling;
+
+/*
+ * The golden packer check on a weight of 37 rows (a whole tile and a part
+ * tile) x 3 blocks, and on rows [5, 69) and blocks [1, 4) of a 75 x 5-block
+ * weight (a narrowed, offset view; two whole tiles): the plan's parameters
+ * and sizes, every record through t->check_record, and that whole tiles
+ * take exactly the file's bytes.
+ */
+void pw_test_tiling_layout(pw_context *ctx, const pw_test_tiling *t);
+
+/*
+ * The plan refuses another format (UNSUPPORTED), an input width that is not
+ * a whole number of blocks and zero rows (SHAPE), and a size past 64 bits
+ * (OVERFLOW).
+ */
+void pw_test_tiling_refusals(pw_context *ctx, const pw_test_tiling *t);
+
+/*
+ * Dispatch through a pw_weight on 37 rows x 3 blocks, at the ISA level base
+ * runs at (PACKWISE_ISA): GEMV (n = 1) takes t->simd_kernel with one adapter
+ * event to t->family of the whole packed size where that kernel is usable,
+ * and no kernel of the family elsewhere; GEMM (n = 4) takes an i8g kernel
+ * (t->gemm_simd_kernel where t->simd_kernel is usable); the second GEMV, the
+ * second GEMM and a GEMV after them pack nothing more.
+ */
+void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
+
+#endif
