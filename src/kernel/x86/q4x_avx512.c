@@ -62,12 +62,7 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
         all = _mm512_dpbusd_epi32(all, v, a);
     }
     const __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(all, lo), 4);
-    const __m512 xd = _mm512_set1_ps(xb->d);
-    const __m256i *d = (const __m256i *)(rec + PW__Q4X_SCALES);
-    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo),
-                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d)), xd), acc[0]);
-    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi),
-                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
+    pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

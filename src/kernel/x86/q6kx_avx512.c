@@ -107,12 +107,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     if (pf)
         q6kx_prefetch_l2(rec + PW__TILE32_PF_L2 + PW__Q6KX_SCALES,
                          PW__Q6KX_RECORD - PW__Q6KX_SCALES);
-    const __m512 xd = _mm512_set1_ps(xb->d);
-    const __m256i *d = (const __m256i *)(rec + PW__Q6KX_D);
-    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sx),
-                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d)), xd), acc[0]);
-    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sy),
-                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d + 1)), xd), acc[1]);
+    pw__tile32_scale_add(acc, sx, sy, rec + PW__Q6KX_D, xb->d);
 }
 
 static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -33,6 +33,19 @@ static inline __attribute__((always_inline)) __m512i pw__tile32_bcast4(const int
     return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
 }
 
+/* acc[0] += f32(lo) * d[0..15] * xd, acc[1] += f32(hi) * d[16..31] * xd: a record's
+ * integer dots of rows 0..15 (lo) and 16..31 (hi) times the rows' fp16 scales d (32 of
+ * them, in row order) and the activation block's scale xd. */
+static inline __attribute__((always_inline)) void
+pw__tile32_scale_add(__m512 acc[2], __m512i lo, __m512i hi, const uint8_t *d, float xd) {
+    const __m512 x = _mm512_set1_ps(xd);
+    const __m256i *d16 = (const __m256i *)d;
+    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d16)), x), acc[0]);
+    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi),
+                             _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1)), x), acc[1]);
+}
+
 /* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
  * activation block of xb_bytes (block_values k values each). */
 static inline __attribute__((always_inline)) void
