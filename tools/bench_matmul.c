@@ -19,6 +19,7 @@
  */
 #include "bench.h"
 #include "cli.h"
+#include "base/internal.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -43,9 +44,8 @@ typedef struct hooks {
 
 static void *hook_alloc(void *user, size_t bytes, size_t alignment) {
     hooks *h = user;
-    void *p = NULL;
-    if (alignment < sizeof(void *)) alignment = sizeof(void *);
-    if (posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) return NULL;
+    void *p = pw__alloc_system(bytes, alignment); /* as the library's own allocator */
+    if (p == NULL) return NULL;
     pthread_mutex_lock(&h->mu);
     if (h->count == h->capacity) {
         const size_t cap = h->capacity ? 2 * h->capacity : 64;

@@ -1,5 +1,6 @@
 /* Helpers shared by the bench sections: clock, median, test data, aligned buffers, cache flush. */
 #include "bench.h"
+#include "base/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,9 +97,10 @@ void pw_bench_gaussian(float *dst, size_t count, uint64_t seed) {
 }
 
 void *pw_bench_alloc(size_t bytes) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded < bytes) return NULL;
-    return aligned_alloc(64, rounded ? rounded : 64);
+    /* As the library allocates its own buffers: large ones on huge pages where the
+     * kernel grants them, so the read-bandwidth buffer shows what the memory can do
+     * and a weight's bytes stream as a packed copy of them would. */
+    return pw__alloc_system(bytes, 64);
 }
 
 int pw_bench_flush(const void *p, size_t bytes) {

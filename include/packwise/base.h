@@ -198,7 +198,11 @@ typedef struct pw_context_options {
     int prepack_weights;  /**< nonzero: dispatch may relayout weights (an adapter event each time) */
     pw_trace_fn trace;    /**< trace sink; NULL = events are dropped */
     void *trace_user;     /**< passed to @ref trace */
-    pw_allocator allocator;         /**< all library allocations; zero = malloc/free */
+    pw_allocator allocator;         /**< all library allocations; zero = the default:
+                                         posix_memalign/free, with buffers of 4 MiB or
+                                         more (packed weights) 2 MiB aligned and
+                                         madvise(MADV_HUGEPAGE) asked for, so streaming
+                                         them costs few TLB misses */
     pw_parallel_for_fn parallel_for;/**< NULL = packwise's own thread pool */
     void *parallel_for_user;        /**< passed to @c parallel_for */
 } pw_context_options;

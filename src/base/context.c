@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #ifdef PW_HAVE_PTHREADPOOL
@@ -14,12 +15,30 @@ static _Thread_local char create_message[PW__MESSAGE_CAPACITY];
 
 const char *pw_last_create_message(void) { return create_message; }
 
-static void *default_alloc(void *user, size_t bytes, size_t alignment) {
-    (void)user;
+/* Buffers this large (packed weights, mostly) start on a 2 MiB boundary and ask for
+ * transparent huge pages: a kernel streaming a weight then takes one TLB entry per
+ * 2 MiB instead of per 4 KiB. On this project's machine (a VM, THP in madvise mode)
+ * a cold read of a 48 MiB buffer measured 17.2-17.8 GB/s with huge pages against
+ * 14.2-15.5 GB/s without, and GEMV over packed weights allocated late in a process
+ * fell to 55-75% of the read bandwidth without them. The kernel may decline. */
+#define PW__HUGE_MIN ((size_t)4 << 20)
+#define PW__HUGE_ALIGN ((size_t)2 << 20)
+
+void *pw__alloc_system(size_t bytes, size_t alignment) {
     if (alignment < sizeof(void *)) alignment = sizeof(void *);
+    const int huge = bytes >= PW__HUGE_MIN && alignment < PW__HUGE_ALIGN;
+    if (huge) alignment = PW__HUGE_ALIGN;
     void *p = NULL;
     if (posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (huge) (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
     return p;
+}
+
+static void *default_alloc(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    return pw__alloc_system(bytes, alignment);
 }
 
 static void default_free(void *user, void *p) {

@@ -68,6 +68,9 @@ static inline bool pw__add_overflow_i64(int64_t a, int64_t b, int64_t *r) {
 
 /* Allocation through the context's allocator (alignment a power of two <= 4096). */
 void *pw__alloc(pw_context *ctx, size_t bytes, size_t alignment);
+/* The default allocator (posix_memalign; large buffers 2 MiB aligned, with transparent
+ * huge pages asked for); free() releases it. For allocator hooks that wrap it. */
+void *pw__alloc_system(size_t bytes, size_t alignment);
 void *pw__calloc(pw_context *ctx, size_t count, size_t size, size_t alignment);
 void pw__free(pw_context *ctx, void *p);
 
