@@ -49,10 +49,14 @@
 #define PW__QC4W_MR 16 /* rows of X per micro-tile: one QD8 panel */
 _Static_assert(PW__QC4W_MR <= 16, "the row switch and the arrays stop at 16");
 
-/* Batch 1 streams the packed weights once: every line is prefetched into L2 this many
- * bytes ahead (measured on a cold 4096 x 4096 GEMV, as a fraction of a prefetched
- * streaming read: none ~80%, 4 KiB into L1 ~85%, 8 KiB into L2 ~96%). */
-#define PW__GEMV_AHEAD 8192
+/* Batch 1 streams the packed weights once: every line is prefetched into L2
+ * PW__GEMV_AHEAD bytes ahead and into L1 PW__GEMV_AHEAD_L1 bytes ahead (measured on a
+ * cold 4096 x 4096 GEMV, as a fraction of a prefetched streaming read: none ~80%,
+ * 4 KiB into L1 ~85%, 8 KiB into L2 ~96%; then on [11008, 4096] against the bench's
+ * huge-page read bandwidth, L2 8 KiB 1.47-1.52 ms on 1 thread, L2 16 KiB + L1 2 KiB
+ * 1.41-1.44 ms, as in the 32-row tilings of kernel/x86/tile32_avx512.h). */
+#define PW__GEMV_AHEAD 16384
+#define PW__GEMV_AHEAD_L1 2048
 #define PW__INLINE static inline __attribute__((always_inline))
 
 PW__INLINE __m512i bcast32(const uint8_t *p) {
@@ -153,6 +157,8 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
     for (int64_t j = 0; j < chunks; j += 2) {
         _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
         _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
+        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
+        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
         const __m512i r0 = _mm512_load_si512(tile + 64 * j);
         const __m512i r1 = _mm512_load_si512(tile + 64 * j + 64);
         a0 = _mm512_dpbusd_epi32(a0, bcast32(u + 8 * j), _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
