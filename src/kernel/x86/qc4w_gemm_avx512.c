@@ -93,16 +93,17 @@ static __attribute__((noinline)) void finish_rows(const __m512i *sums, int rows,
 }
 
 /*
- * MR rows x one tile: one accumulator per row, enough independent vpdpbusd
- * chains from 6 rows up (smaller remainders go through panel_split).
+ * MR rows x one tile. From 6 rows up one accumulator per row gives enough
+ * independent vpdpbusd chains; fewer rows (SPLIT = 1) keep the low and high
+ * nibbles in two chains per row, so latency does not bound them.
  */
 PW__INLINE void panel(const uint8_t *tile, int64_t chunks, uint64_t next, const uint8_t *a,
                       const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16,
-                      __mmask16 mask, __m512 vmin, __m512 vmax, const int MR) {
+                      __mmask16 mask, __m512 vmin, __m512 vmax, const int MR, const int SPLIT) {
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
-    __m512i acc[16];
+    __m512i lo[16], hi[16];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_si512();
+    for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
     const uint8_t *w = tile, *const end = tile + 64 * chunks;
     for (; w != end; w += 64, a += 8 * PW__QC4W_MR) {
         /* The next tile into L2 while this one is in use (a no-op past the buffer's end). */
@@ -112,39 +113,16 @@ PW__INLINE void panel(const uint8_t *tile, int64_t chunks, uint64_t next, const 
         const __m512i wh = _mm512_and_si512(raw, m4);
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-            acc[r] = _mm512_dpbusd_epi32(acc[r], bcast32(a + 8 * r), wl);
-            acc[r] = _mm512_dpbusd_epi32(acc[r], bcast32(a + 8 * r + 4), wh);
-        }
-    }
-    __m512i sums[16];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) sums[r] = acc[r];
-    finish_rows(sums, MR, end, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
-}
-
-/* Fewer rows: low and high nibbles in two chains per row, so latency does not bound them. */
-PW__INLINE void panel_split(const uint8_t *tile, int64_t chunks, uint64_t next, const uint8_t *a,
-                            const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16,
-                            __mmask16 mask, __m512 vmin, __m512 vmax, const int MR) {
-    const __m512i m4 = _mm512_set1_epi8((char)0xF0);
-    __m512i lo[16], hi[16];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
-    const uint8_t *w = tile, *const end = tile + 64 * chunks;
-    for (; w != end; w += 64, a += 8 * PW__QC4W_MR) {
-        _mm_prefetch((const char *)(w + next), _MM_HINT_T1);
-        const __m512i raw = _mm512_load_si512(w);
-        const __m512i wl = _mm512_and_si512(_mm512_slli_epi32(raw, 4), m4);
-        const __m512i wh = _mm512_and_si512(raw, m4);
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
             lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r), wl);
-            hi[r] = _mm512_dpbusd_epi32(hi[r], bcast32(a + 8 * r + 4), wh);
+            if (SPLIT)
+                hi[r] = _mm512_dpbusd_epi32(hi[r], bcast32(a + 8 * r + 4), wh);
+            else
+                lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r + 4), wh);
         }
     }
     __m512i sums[16];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) sums[r] = _mm512_add_epi32(lo[r], hi[r]);
+    for (int r = 0; r < MR; ++r) sums[r] = SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r];
     finish_rows(sums, MR, end, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
 }
 
@@ -194,15 +172,14 @@ static void run_avx512(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m
             const uint8_t *rows = c->lhs + (size_t)m * ldl;
             uint8_t *yy = y + (size_t)m * ldy_bytes;
             switch (m1 - m < PW__QC4W_MR ? m1 - m : PW__QC4W_MR) {
-#define PW__ROWS(R, FN)                                                                     \
+#define PW__ROWS(R)                                                                         \
     case R:                                                                                 \
-        FN(tile, chunks, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, c->f16, mask, vmin, vmax, R); \
+        panel(tile, chunks, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, c->f16, mask, vmin, vmax, \
+              R, R < 6);                                                                    \
         break;
-                PW__ROWS(1, panel_split) PW__ROWS(2, panel_split) PW__ROWS(3, panel_split)
-                PW__ROWS(4, panel_split) PW__ROWS(5, panel_split) PW__ROWS(6, panel)
-                PW__ROWS(7, panel) PW__ROWS(8, panel) PW__ROWS(9, panel) PW__ROWS(10, panel)
-                PW__ROWS(11, panel) PW__ROWS(12, panel) PW__ROWS(13, panel) PW__ROWS(14, panel)
-                PW__ROWS(15, panel) PW__ROWS(16, panel)
+                PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
+                PW__ROWS(7) PW__ROWS(8) PW__ROWS(9) PW__ROWS(10) PW__ROWS(11) PW__ROWS(12)
+                PW__ROWS(13) PW__ROWS(14) PW__ROWS(15) PW__ROWS(16)
 #undef PW__ROWS
             default: break;
             }
