@@ -277,6 +277,42 @@ static void pool_trampoline(void *p, size_t i) {
 }
 #endif
 
+pw__task_grid pw__task_grid_plan(int threads, int64_t out, int64_t nr, int64_t n, int64_t mr,
+                                 int64_t split_rows) {
+    if (nr < 1) nr = 1;
+    if (mr < 1) mr = 1;
+    const int64_t tiles = (out + nr - 1) / nr;
+    const int64_t want = (n < split_rows ? 16 : 4) * (int64_t)(threads > 1 ? threads : 1);
+    int64_t i_tasks = 1;
+    if (n >= split_rows && tiles < want) {
+        i_tasks = (want + tiles - 1) / tiles;
+        if (i_tasks > n / mr) i_tasks = n / mr;
+        if (i_tasks < 1) i_tasks = 1;
+    }
+    int64_t i_chunk = (n + i_tasks - 1) / i_tasks;
+    i_chunk = (i_chunk + mr - 1) / mr * mr;
+    const int64_t o_tasks_want = (want + i_tasks - 1) / i_tasks;
+    int64_t tiles_per = (tiles + o_tasks_want - 1) / o_tasks_want;
+    if (tiles_per < 1) tiles_per = 1;
+    pw__task_grid g;
+    g.out = out;
+    g.n = n;
+    g.o_chunk = tiles_per * nr;
+    g.i_chunk = i_chunk;
+    g.o_tasks = (out + g.o_chunk - 1) / g.o_chunk;
+    g.tasks = (size_t)(g.o_tasks * ((n + i_chunk - 1) / i_chunk));
+    return g;
+}
+
+void pw__task_grid_cell(const pw__task_grid *g, size_t t, int64_t *o0, int64_t *o1, int64_t *i0,
+                        int64_t *i1) {
+    const int64_t ot = (int64_t)t % g->o_tasks, it = (int64_t)t / g->o_tasks;
+    *o0 = ot * g->o_chunk;
+    *i0 = it * g->i_chunk;
+    *o1 = *o0 + g->o_chunk < g->out ? *o0 + g->o_chunk : g->out;
+    *i1 = *i0 + g->i_chunk < g->n ? *i0 + g->i_chunk : g->n;
+}
+
 void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context, size_t range) {
     if (range == 0) return;
     if (ctx->parallel_for != NULL) {

@@ -77,51 +77,27 @@ const pw__kernel *pw__kernel_reference(pw_format format) {
 typedef struct run_plan {
     const pw__kernel *k;
     const pw__mm_call *call;
-    int64_t o_chunk, i_chunk, o_tasks;
+    pw__task_grid grid;
 } run_plan;
 
 static void run_task(void *p, size_t t) {
     const run_plan *rp = p;
-    const int64_t ot = (int64_t)t % rp->o_tasks, it = (int64_t)t / rp->o_tasks;
-    const int64_t o0 = ot * rp->o_chunk, i0 = it * rp->i_chunk;
-    const int64_t o1 = o0 + rp->o_chunk < rp->call->out ? o0 + rp->o_chunk : rp->call->out;
-    const int64_t i1 = i0 + rp->i_chunk < rp->call->n ? i0 + rp->i_chunk : rp->call->n;
+    int64_t o0, o1, i0, i1;
+    pw__task_grid_cell(&rp->grid, t, &o0, &o1, &i0, &i1);
     rp->k->run(rp->call, o0, o1, i0, i1);
 }
 
 void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call) {
     const int threads = pw_context_threads(ctx);
-    const int64_t nr = k->info.tile_rows > 0 ? k->info.tile_rows : 1;
-    const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
-    run_plan rp = {k, call, call->out, call->n, 1};
     /* Waking the pool costs microseconds: below ~1M multiply-adds one thread is faster. */
     const double macs = (double)call->out * (double)call->in * (double)call->n;
     if (threads > 1 && macs >= (double)(1 << 20)) {
-        /* Split outputs into whole tiles, enough tasks for load balance; rows of X in
-         * chunks of whole mr-tiles when n is large. A call with fewer than 4 mr-tiles of
-         * X streams its weight once: 16 tasks per thread keep the tail short (a thread
-         * that wakes late, or a last task still running on one thread while the other
-         * idles, costs a sixteenth of a thread's share, not a quarter). With 4 per thread
-         * GEMV [11008, 4096] on 2 threads measured 70-88% of the read bandwidth; with 16,
-         * 81-94% (Q4_0, Q8_0, Q6_K; packwise bench, three runs each). Larger tasks suit
-         * the GEMM path, whose tasks also split X. */
-        const int64_t tiles = (call->out + nr - 1) / nr;
-        const int64_t want = (call->n < 4 * mr ? 16 : 4) * (int64_t)threads;
-        int64_t i_tasks = 1;
-        if (call->n >= 4 * mr && tiles < want) {
-            i_tasks = (want + tiles - 1) / tiles;
-            if (i_tasks > call->n / mr) i_tasks = call->n / mr;
-        }
-        int64_t i_chunk = (call->n + i_tasks - 1) / i_tasks;
-        i_chunk = (i_chunk + mr - 1) / mr * mr;
-        int64_t o_tasks_want = (want + i_tasks - 1) / i_tasks;
-        int64_t tiles_per = (tiles + o_tasks_want - 1) / o_tasks_want;
-        if (tiles_per < 1) tiles_per = 1;
-        rp.o_chunk = tiles_per * nr;
-        rp.i_chunk = i_chunk;
-        rp.o_tasks = (call->out + rp.o_chunk - 1) / rp.o_chunk;
-        const int64_t i_count = (call->n + rp.i_chunk - 1) / rp.i_chunk;
-        pw__parallel_for(ctx, run_task, &rp, (size_t)(rp.o_tasks * i_count));
+        /* rows of X split from 4 mr-tiles up: smaller calls stream the weight once */
+        const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
+        run_plan rp = {k, call,
+                       pw__task_grid_plan(threads, call->out, k->info.tile_rows, call->n, mr,
+                                          4 * mr)};
+        pw__parallel_for(ctx, run_task, &rp, rp.grid.tasks);
         return;
     }
     k->run(call, 0, call->out, 0, call->n);

@@ -77,15 +77,13 @@ pw_status pw__qc4w_kernel_check(pw_context *ctx, const pw__qc4w_kernel *k, const
 typedef struct plan {
     const pw__qc4w_kernel *k;
     const pw__qc4w_call *c;
-    int64_t n, batch, n_chunk, m_chunk, n_tasks;
+    pw__task_grid grid;
 } plan;
 
 static void run_task(void *p, size_t t) {
     const plan *pl = p;
-    const int64_t nt = (int64_t)t % pl->n_tasks, mt = (int64_t)t / pl->n_tasks;
-    const int64_t n0 = nt * pl->n_chunk, m0 = mt * pl->m_chunk;
-    const int64_t n1 = n0 + pl->n_chunk < pl->n ? n0 + pl->n_chunk : pl->n;
-    const int64_t m1 = m0 + pl->m_chunk < pl->batch ? m0 + pl->m_chunk : pl->batch;
+    int64_t n0, n1, m0, m1;
+    pw__task_grid_cell(&pl->grid, t, &n0, &n1, &m0, &m1);
     pl->k->run(pl->c, n0, n1, m0, m1);
 }
 
@@ -99,31 +97,13 @@ pw_status pw__qc4w_gemm(pw_context *ctx, const pw__qc4w_kernel *k, const pw__qc4
                 "kernel %s: N = %" PRId64 " but the packed buffer holds %" PRId64 " channels",
                 k->name, n, c->desc->out);
     const int threads = pw_context_threads(ctx);
-    const int64_t tiles = c->desc->tiles, mr = k->mr;
-    plan pl = {k, c, n, batch, tiles * k->nr, batch, 1};
     if (threads > 1) {
-        /* Whole N tiles first: a tile's packed bytes are read once per task and
-         * stay in cache across its row panels. Rows are split (in whole mr
-         * panels) only when there are too few tiles for 4 tasks per thread. A
-         * batch under 2 mr streams the weights once: 16 tasks per thread keep the
-         * tail short (as pw__kernel_run does; [11008, 4096] batch 1 on 2 threads:
-         * 0.84 ms with 4, 0.77-0.78 ms with 16 and the L1 prefetch). */
-        const int64_t want = (batch < 2 * mr ? 16 : 4) * (int64_t)threads;
-        int64_t m_tasks = 1;
-        if (tiles < want && batch >= 2 * mr) {
-            m_tasks = (want + tiles - 1) / tiles;
-            if (m_tasks > batch / mr) m_tasks = batch / mr;
-        }
-        int64_t m_chunk = (batch + m_tasks - 1) / m_tasks;
-        m_chunk = (m_chunk + mr - 1) / mr * mr;
-        const int64_t n_tasks_want = (want + m_tasks - 1) / m_tasks;
-        int64_t tiles_per = (tiles + n_tasks_want - 1) / n_tasks_want;
-        if (tiles_per < 1) tiles_per = 1;
-        pl.n_chunk = tiles_per * k->nr;
-        pl.m_chunk = m_chunk;
-        pl.n_tasks = (n + pl.n_chunk - 1) / pl.n_chunk;
-        const int64_t m_count = (batch + m_chunk - 1) / m_chunk;
-        pw__parallel_for(ctx, run_task, &pl, (size_t)(pl.n_tasks * m_count));
+        /* Whole N tiles first: a tile's packed bytes are read once per task and stay
+         * in cache across its row panels; rows are split in whole mr panels from 2 mr
+         * rows up ([11008, 4096] batch 1 on 2 threads: 0.84 ms with 4 tasks per
+         * thread, 0.77-0.78 ms with 16 and the L1 prefetch). */
+        plan pl = {k, c, pw__task_grid_plan(threads, n, k->nr, batch, k->mr, 2 * k->mr)};
+        pw__parallel_for(ctx, run_task, &pl, pl.grid.tasks);
         return PW_OK;
     }
     k->run(c, 0, n, 0, batch);
