@@ -38,15 +38,20 @@ int pw_kernel_usable(const pw_context *ctx, size_t index) {
     return k != NULL && pw__kernel_usable(ctx, k);
 }
 
+/* Whether k (not a reference kernel) can serve x*W^T of `format` with n rows of X in ctx. */
+static int serves(const pw_context *ctx, const pw__kernel *k, pw_format format, int64_t n) {
+    return !k->info.is_reference && k->info.format == format && n >= k->min_n &&
+           pw__kernel_usable(ctx, k);
+}
+
 const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
                                   const char *family, int64_t n) {
     const pw__kernel *best = NULL;
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != format || k->info.layout != layout) continue;
+        if (!serves(ctx, k, format, n) || k->info.layout != layout) continue;
         if (family != NULL && (k->info.family == NULL || strcmp(family, k->info.family) != 0))
             continue;
-        if (n < k->min_n || !pw__kernel_usable(ctx, k)) continue;
         if (best == NULL || k->priority > best->priority) best = k;
     }
     return best;
@@ -56,10 +61,9 @@ const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format f, int6
     const pw__kernel *best = NULL;
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != f || n < k->min_n) continue;
-        if (!pw__kernel_usable(ctx, k)) continue;
-        if (k->info.layout == PW_LAYOUT_PACKED && k->pack == NULL) continue;
-        if (k->info.layout == PW_LAYOUT_ROW_TILED || k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
+        const pw_layout_class l = k->info.layout;
+        if (!serves(ctx, k, f, n) || (l == PW_LAYOUT_PACKED && k->pack == NULL)) continue;
+        if (l == PW_LAYOUT_ROW_TILED || l == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
             continue; /* reachable through pw_view_prepack by the caller, not chosen here */
         if (best == NULL || k->priority > best->priority) best = k;
     }
