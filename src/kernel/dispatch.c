@@ -38,36 +38,45 @@ int pw_kernel_usable(const pw_context *ctx, size_t index) {
     return k != NULL && pw__kernel_usable(ctx, k);
 }
 
-/* Whether k (not a reference kernel) can serve x*W^T of `format` with n rows of X in ctx. */
-static int serves(const pw_context *ctx, const pw__kernel *k, pw_format format, int64_t n) {
-    return !k->info.is_reference && k->info.format == format && n >= k->min_n &&
-           pw__kernel_usable(ctx, k);
+const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_format format, int64_t n,
+                                  pw__kernel_accept accept, const void *arg) {
+    const pw__kernel *best = NULL;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.is_reference || k->info.format != format || n < k->min_n) continue;
+        if (!pw__kernel_usable(ctx, k) || !accept(k, arg)) continue;
+        if (best == NULL || k->priority > best->priority) best = k;
+    }
+    return best;
+}
+
+typedef struct layout_family {
+    pw_layout_class layout;
+    const char *family;
+} layout_family;
+
+static int reads_layout_family(const pw__kernel *k, const void *arg) {
+    const layout_family *lf = arg;
+    if (k->info.layout != lf->layout) return 0;
+    return lf->family == NULL || (k->info.family != NULL && strcmp(lf->family, k->info.family) == 0);
 }
 
 const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
                                   const char *family, int64_t n) {
-    const pw__kernel *best = NULL;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (!serves(ctx, k, format, n) || k->info.layout != layout) continue;
-        if (family != NULL && (k->info.family == NULL || strcmp(family, k->info.family) != 0))
-            continue;
-        if (best == NULL || k->priority > best->priority) best = k;
-    }
-    return best;
+    const layout_family lf = {layout, family};
+    return pw__kernel_pick(ctx, format, n, reads_layout_family, &lf);
+}
+
+/* What a pw_weight handle can reach once: the file's ROW_MAJOR bytes or a form it packs
+ * (row-tiled and input-block-major orders come through pw_view_prepack by the caller). */
+static int handle_can_feed(const pw__kernel *k, const void *arg) {
+    (void)arg;
+    const pw_layout_class l = k->info.layout;
+    return l == PW_LAYOUT_BLOCKED_ROW_MAJOR || (l == PW_LAYOUT_PACKED && k->pack != NULL);
 }
 
 const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format f, int64_t n) {
-    const pw__kernel *best = NULL;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        const pw_layout_class l = k->info.layout;
-        if (!serves(ctx, k, f, n) || (l == PW_LAYOUT_PACKED && k->pack == NULL)) continue;
-        if (l == PW_LAYOUT_ROW_TILED || l == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
-            continue; /* reachable through pw_view_prepack by the caller, not chosen here */
-        if (best == NULL || k->priority > best->priority) best = k;
-    }
-    return best;
+    return pw__kernel_pick(ctx, f, n, handle_can_feed, NULL);
 }
 
 const pw__kernel *pw__kernel_reference(pw_format format) {

@@ -100,6 +100,12 @@ const pw__kernel *pw__kernel_list_get(size_t i);
 /* Whether a kernel's features are usable in ctx. */
 int pw__kernel_usable(const pw_context *ctx, const pw__kernel *k);
 
+/* The highest-priority usable non-reference kernel for `format` and n rows of X that
+ * accept(k, arg) admits; NULL if none. */
+typedef int (*pw__kernel_accept)(const pw__kernel *k, const void *arg);
+const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_format format, int64_t n,
+                                  pw__kernel_accept accept, const void *arg);
+
 /* Best usable kernel for (format, layout class, family or NULL, n); NULL if none. */
 const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
                                   const char *family, int64_t n);

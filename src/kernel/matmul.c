@@ -52,7 +52,9 @@ static pw_status check_weight(pw_context *ctx, const pw_view *w, const char *fn)
 }
 
 /* Does kernel k read view w's bytes as they are? */
-static int reads_as_is(const pw__kernel *k, const pw_view *w) {
+/* Whether kernel k reads view arg's bytes in the order they are in. */
+static int reads_as_is(const pw__kernel *k, const void *arg) {
+    const pw_view *w = arg;
     const pw_order o = pw_view_order(w);
     switch (k->info.layout) {
     case PW_LAYOUT_BLOCKED_ROW_MAJOR: return o == PW_ORDER_ROW_MAJOR;
@@ -61,17 +63,6 @@ static int reads_as_is(const pw__kernel *k, const pw_view *w) {
     case PW_LAYOUT_PACKED: return 0;
     }
     return 0;
-}
-
-static const pw__kernel *best_as_is(const pw_context *ctx, const pw_view *w, int64_t n) {
-    const pw__kernel *best = NULL;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != w->format || n < k->min_n) continue;
-        if (!reads_as_is(k, w) || !pw__kernel_usable(ctx, k)) continue;
-        if (best == NULL || k->priority > best->priority) best = k;
-    }
-    return best;
 }
 
 static void trace_kernel(pw_context *ctx, const pw__kernel *k, const char *tensor) {
@@ -193,7 +184,7 @@ pw_status pw_matmul_view(pw_context *ctx, const float *x, int64_t n, const pw_vi
     PW__TRY(check_weight(ctx, w, "pw_matmul_view"));
     PW__FAIL_IF(x == NULL || y == NULL || n < 1, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_matmul_view: x and y must be non-NULL and n >= 1 (n = %" PRId64 ")", n);
-    const pw__kernel *k = best_as_is(ctx, w, n);
+    const pw__kernel *k = pw__kernel_pick(ctx, w->format, n, reads_as_is, w);
     if (k == NULL && pw_context_prepack_weights(ctx)) {
         /* Allowed to relayout, for this call only: a one-shot handle packs and is dropped. */
         pw_weight *h = NULL;
