@@ -73,12 +73,16 @@ int pw_cmd_synth(int argc, char **argv) {
     pw_format fl[16];
     int nf = 0;
     char *list = strdup(formats);
+    if (list == NULL) return pw_cli_fail("synth", "out of memory");
     for (char *t = strtok(list, ","); t && nf < 16; t = strtok(NULL, ",")) {
         if (pw_format_from_name(t, &fl[nf]) != PW_OK || (fl[nf] != PW_FORMAT_Q4_0 && fl[nf] != PW_FORMAT_Q4_K &&
                                                           fl[nf] != PW_FORMAT_Q8_0 && fl[nf] != PW_FORMAT_Q6_K &&
                                                           fl[nf] != PW_FORMAT_Q5_K && fl[nf] != PW_FORMAT_IQ4_NL)) {
+            /* t points into list: print before freeing it */
+            const int rc = pw_cli_fail("synth", "--formats: '%s' is not one of Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, "
+                                                "IQ4_NL", t);
             free(list);
-            return pw_cli_fail("synth", "--formats: '%s' is not one of Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, IQ4_NL", t);
+            return rc;
         }
         ++nf;
     }
