@@ -43,7 +43,8 @@ int pw_cli_write_file(const char *path, const void *data, size_t bytes);
 /* Names of the kernels usable in ctx for a weight format (at most cap); returns the count. */
 size_t pw_cli_kernels_for_format(pw_context *ctx, pw_format format, const char **names, size_t cap);
 
-/* Parse a non-negative integer; returns 0 on success. */
+/* Parse a non-negative decimal integer (digits only: no sign, blank, or junk; a number
+ * past LLONG_MAX is refused, never clamped); returns 0 on success. */
 int pw_cli_parse_i64(const char *s, long long *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* packwise: the command-line tool. Subcommands follow DESIGN.md's contract. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,13 @@ int pw_cli_write_file(const char *path, const void *data, size_t bytes) {
 }
 
 int pw_cli_parse_i64(const char *s, long long *out) {
-    if (s == NULL || *s == '\0') return -1;
+    /* Digits only: strtoll alone would skip leading blanks, take a sign and clamp a
+     * number too large to LLONG_MAX without a word. */
+    if (s == NULL || *s < '0' || *s > '9') return -1;
+    errno = 0;
     char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < 0) return -1;
+    const long long v = strtoll(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE) return -1;
     *out = v;
     return 0;
 }
