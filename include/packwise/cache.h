@@ -134,7 +134,11 @@ PW_API void pw_cache_prepack_options_init(pw_cache_prepack_options *options);
  * mapping a chunk at a time, each packed chunk is written out and the source
  * pages done with are released (madvise), so peak memory stays near one chunk
  * plus buffers. Threads: the context's. The cache is written to a temporary
- * file next to @p cache_path, synced, and renamed over it.
+ * file next to @p cache_path, synced, and renamed over it; a failed write leaves
+ * the old file and no temporary. Refused with ::PW_ERR_INVALID_ARGUMENT before
+ * anything is written: a @p cache_path that is the GGUF itself (same file, also
+ * through a symlink or hard link), and one that is not a regular file (directory,
+ * device, FIFO), which is left alone.
  */
 PW_API pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *cache_path,
                                   const pw_cache_prepack_options *options);

@@ -361,8 +361,11 @@ PW_API pw_status pw_gguf_writer_add_tensor_raw(pw_gguf_writer *w, const char *na
 PW_API pw_status pw_gguf_writer_file_size(pw_gguf_writer *w, uint64_t *bytes);
 
 /**
- * Write the file: to a temporary beside @p path, then renamed over it, so a
- * reader never sees half a file. The writer stays usable.
+ * Write the file: to a temporary beside @p path, synced, then renamed over it, so a
+ * reader never sees half a file and a failed write (a full disk) leaves the old file
+ * and no temporary. A symbolic link is followed (the file it names is replaced); a
+ * destination that is not a regular file (directory, device, FIFO) is refused with
+ * ::PW_ERR_INVALID_ARGUMENT and left alone. The writer stays usable.
  */
 PW_API pw_status pw_gguf_writer_write(pw_gguf_writer *w, const char *path);
 

@@ -3,20 +3,18 @@
  * so the index and names can sit before the data; each entry's packed bytes
  * are then streamed in, checksummed on the way, and the file is committed by
  * writing the header and index, fsync, and renaming a temporary made in the
- * destination's folder over the destination. A kill at any moment leaves the
- * previous file or the complete new one.
+ * destination's folder over the destination (base/file_io.h). A kill or a
+ * failed write at any moment leaves the previous file or the complete new one;
+ * a destination that is not a regular file is refused, never replaced.
  */
+#include "base/file_io.h"
 #include "base/internal.h"
 #include "cache/cache_format.h"
 #include "packwise.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #if defined(PW_HAVE_XXHASH)
 #define XXH_INLINE_ALL
@@ -24,9 +22,7 @@
 
 struct pw__cache_writer {
     pw_context *ctx;
-    int fd;
-    char tmp[4096];
-    char path[4096];
+    pw__outfile out;
     int64_t count;
     uint8_t *head;      /* header page, index and names, written last */
     uint64_t head_bytes, index_bytes, strings, data_start, file_bytes;
@@ -39,20 +35,6 @@ struct pw__cache_writer {
 static void put_field(uint8_t *dst, size_t cap, const char *s) {
     const size_t n = strlen(s);
     memcpy(dst, s, n < cap - 1 ? n : cap - 1);
-}
-
-static pw_status write_all(pw_context *ctx, int fd, const void *p, uint64_t n, uint64_t off, const char *path) {
-    const uint8_t *b = p;
-    while (n > 0) {
-        const ssize_t w = pwrite(fd, b, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        PW__FAIL_IF(w <= 0, ctx, PW_ERR_IO, "writing '%s' at offset %" PRIu64 ": %s", path, off,
-                    w < 0 ? strerror(errno) : "no progress");
-        b += w;
-        n -= (uint64_t)w;
-        off += (uint64_t)w;
-    }
-    return PW_OK;
 }
 
 pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cache_record *recs, int64_t n,
@@ -69,10 +51,10 @@ pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cac
     pw__cache_writer *w = pw__calloc(ctx, 1, sizeof *w, 64);
     PW__FAIL_IF(w == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "cache writer: out of memory");
     w->ctx = ctx;
-    w->fd = -1;
+    w->out.fd = -1;
+    w->out.tmp[0] = '\0';
     w->count = n;
     w->current = -1;
-    pw__strlcpy(w->path, path, sizeof w->path);
     w->index_bytes = (uint64_t)n * PW__CACHE_RECORD_BYTES;
     w->strings = strings;
     w->head_bytes = PW__CACHE_PAGE + w->index_bytes + strings;
@@ -113,18 +95,11 @@ pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cac
         name_off += len;
     }
     w->file_bytes = off;
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.XXXXXX", path);
-    w->fd = mkstemp(w->tmp);
-    if (w->fd < 0) {
-        const int err = errno;
-        w->tmp[0] = '\0';
+    const pw_status st = pw__outfile_open(ctx, &w->out, path, 0, NULL, 0);
+    if (st != PW_OK) {
         pw__cache_writer_abort(w);
-        return pw__fail(ctx, PW_ERR_IO, "cannot create a temporary next to '%s': %s", path, strerror(err));
+        return st;
     }
-    /* mkstemp makes the file 0600; a cache is as readable as any file the user writes. */
-    const mode_t mask = umask(0);
-    umask(mask);
-    fchmod(w->fd, 0666 & ~mask);
     *out = w;
     return PW_OK;
 }
@@ -138,7 +113,7 @@ pw_status pw__cache_writer_data(pw__cache_writer *w, int64_t i, uint64_t at, con
         w->current = i;
     }
     XXH3_64bits_update(&w->state, data, (size_t)n);
-    return write_all(w->ctx, w->fd, data, n, w->offsets[i] + at, w->tmp);
+    return pw__outfile_pwrite(w->ctx, &w->out, data, n, w->offsets[i] + at);
 }
 
 pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t i, const pw__weights_key *key) {
@@ -172,37 +147,15 @@ pw_status pw__cache_writer_commit(pw__cache_writer *w) {
     snprintf((char *)h + 72, 32, "packwise %s", pw_version());
     pw__wr64(h + 120, XXH3_64bits(h, 120));
     pw_context *ctx = w->ctx;
-    pw_status st = write_all(ctx, w->fd, h, w->head_bytes, 0, w->tmp);
-    if (st == PW_OK && ftruncate(w->fd, (off_t)w->file_bytes) != 0)
-        st = pw__fail(ctx, PW_ERR_IO, "cannot size '%s': %s", w->tmp, strerror(errno));
-    if (st == PW_OK && fsync(w->fd) != 0) st = pw__fail(ctx, PW_ERR_IO, "fsync '%s': %s", w->tmp, strerror(errno));
-    if (close(w->fd) != 0 && st == PW_OK) st = pw__fail(ctx, PW_ERR_IO, "close '%s': %s", w->tmp, strerror(errno));
-    w->fd = -1;
-    if (st == PW_OK && rename(w->tmp, w->path) != 0)
-        st = pw__fail(ctx, PW_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp, w->path, strerror(errno));
-    if (st == PW_OK) {
-        w->tmp[0] = '\0';
-        /* Make the rename itself durable. */
-        char dir[4096];
-        pw__strlcpy(dir, w->path, sizeof dir);
-        char *slash = strrchr(dir, '/');
-        if (slash == NULL) pw__strlcpy(dir, ".", sizeof dir);
-        else if (slash == dir) dir[1] = '\0';
-        else *slash = '\0';
-        const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    }
+    pw_status st = pw__outfile_pwrite(ctx, &w->out, h, w->head_bytes, 0);
+    if (st == PW_OK) st = pw__outfile_commit(ctx, &w->out, w->file_bytes);
     pw__cache_writer_abort(w);
     return st;
 }
 
 void pw__cache_writer_abort(pw__cache_writer *w) {
     if (w == NULL) return;
-    if (w->fd >= 0) close(w->fd);
-    if (w->tmp[0] != '\0') unlink(w->tmp);
+    pw__outfile_abort(&w->out);
     pw_context *ctx = w->ctx;
     pw__free(ctx, w->head);
     pw__free(ctx, w->offsets);

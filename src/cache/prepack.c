@@ -7,6 +7,7 @@
  * a temporary in the destination's folder, synced and renamed over the
  * destination: a kill at any moment leaves the previous cache or the new one.
  */
+#include "base/file_io.h"
 #include "base/internal.h"
 #include "cache/cache_format.h"
 #include "format/format_internal.h"
@@ -113,6 +114,7 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
         memcpy(&o, options, options->struct_size);
     }
     const uint64_t chunk = o.chunk_bytes ? o.chunk_bytes : (16u << 20);
+    PW__TRY(pw__refuse_same_file(ctx, cache_path, gguf_path)); /* it would replace the model */
     pw_gguf_open_options go;
     pw_gguf_open_options_init(&go);
     go.orientation = PW_ORIENT_OUT_IN;

@@ -1,18 +1,17 @@
 /*
  * GGUF writer, second half: tensors, layout, and output to a file (through a
- * temporary renamed into place) or to memory. Offsets and padding follow
+ * temporary renamed into place only when every byte is written, base/file_io.h;
+ * a destination that is not a regular file is refused) or to memory. Offsets and padding follow
  * ggml's writer exactly: the data section starts at the header's size rounded
  * up to the alignment, and every tensor, the last included, is padded with
  * zeros to the alignment.
  */
+#include "base/file_io.h"
 #include "gguf/gguf_writer_internal.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static pw_status add(pw_gguf_writer *w, const char *name, uint32_t gguf_type, int32_t n_dims,
                      const int64_t *ne, const void *data, uint64_t bytes) {
@@ -145,23 +144,18 @@ pw_status pw_gguf_writer_file_size(pw_gguf_writer *w, uint64_t *bytes) {
     return PW_OK;
 }
 
-/* Where the bytes go: a memory image or a FILE. */
+/* Where the bytes go: a memory image or a file. */
 typedef struct sink {
     pw_gguf_writer *w;
     uint8_t *mem;
-    FILE *f;
-    const char *path;
+    pw__outfile *f;
     uint64_t pos;
 } sink;
 
 static pw_status sink_write(sink *s, const void *src, uint64_t n) {
     if (n == 0) return PW_OK;
-    if (s->mem) {
-        memcpy(s->mem + s->pos, src, (size_t)n);
-    } else if (fwrite(src, 1, (size_t)n, s->f) != n) {
-        return pw__fail(s->w->ctx, PW_ERR_IO, "GGUF writer: %s: write at byte offset %" PRIu64
-                        " failed: %s", s->path, s->pos, strerror(errno));
-    }
+    if (s->mem) memcpy(s->mem + s->pos, src, (size_t)n);
+    else PW__TRY(pw__outfile_write(s->w->ctx, s->f, src, n));
     s->pos += n;
     return PW_OK;
 }
@@ -174,9 +168,8 @@ static pw_status sink_zeros(sink *s, uint64_t n) {
     } else if (n <= 4096) {
         static const uint8_t zeros[4096];
         return sink_write(s, zeros, n);
-    } else if (fseeko(s->f, (off_t)n, SEEK_CUR) != 0) {
-        return pw__fail(s->w->ctx, PW_ERR_IO, "GGUF writer: %s: seek at byte offset %" PRIu64
-                        " failed: %s", s->path, s->pos, strerror(errno));
+    } else {
+        PW__TRY(pw__outfile_skip(s->w->ctx, s->f, n));
     }
     s->pos += n;
     return PW_OK;
@@ -231,7 +224,7 @@ pw_status pw_gguf_writer_write_memory(pw_gguf_writer *w, void *dst, uint64_t cap
     PW__FAIL_IF(dst == NULL || capacity < l.file_size, w->ctx, PW_ERR_INVALID_ARGUMENT,
                 "GGUF writer: the file takes %" PRIu64 " bytes but the buffer has %" PRIu64,
                 l.file_size, dst == NULL ? 0 : capacity);
-    sink s = {w, dst, NULL, "(memory)", 0};
+    sink s = {w, dst, NULL, 0};
     return emit(w, &l, &s);
 }
 
@@ -241,33 +234,23 @@ pw_status pw_gguf_writer_write(pw_gguf_writer *w, const char *path) {
     PW__FAIL_IF(path == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "GGUF writer: path is NULL");
     layout l;
     PW__TRY(compute_layout(w, &l));
-    const size_t plen = strlen(path);
-    char *tmp = pw__gguf_alloc(&w->alloc, plen + 16);
-    PW__FAIL_IF(tmp == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "GGUF writer: out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-    const int fd = mkstemp(tmp);
-    if (fd < 0) {
-        const pw_status st = pw__fail(ctx, PW_ERR_IO, "GGUF writer: %s: cannot create a temporary "
-                                      "beside it: %s", path, strerror(errno));
-        pw__gguf_free(&w->alloc, tmp);
-        return st;
+    /* Tensor bytes may live in a mapping of the file being replaced: it stays intact
+     * (and mapped) until the rename, which swaps the name only. */
+    pw__outfile *f = pw__gguf_alloc(&w->alloc, sizeof *f);
+    PW__FAIL_IF(f == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "GGUF writer: out of memory");
+    pw_status st = pw__outfile_open(ctx, f, path, 0, NULL, 0);
+    if (st == PW_OK) {
+        sink s = {w, NULL, f, 0};
+        st = emit(w, &l, &s);
     }
-    FILE *f = fdopen(fd, "wb");
-    if (f == NULL) close(fd);
-    sink s = {w, NULL, f, path, 0};
-    pw_status st = f ? emit(w, &l, &s)
-                     : pw__fail(ctx, PW_ERR_IO, "GGUF writer: %s: %s", path, strerror(errno));
-    /* Holes at the end do not extend a file by themselves. */
-    if (st == PW_OK && (fflush(f) != 0 || ftruncate(fileno(f), (off_t)l.file_size) != 0 ||
-                        fchmod(fileno(f), 0644) != 0))
-        st = pw__fail(ctx, PW_ERR_IO, "GGUF writer: %s: %s", path, strerror(errno));
-    if (f != NULL && fclose(f) != 0 && st == PW_OK)
-        st = pw__fail(ctx, PW_ERR_IO, "GGUF writer: %s: close failed: %s", path, strerror(errno));
-    if (st == PW_OK && rename(tmp, path) != 0)
-        st = pw__fail(ctx, PW_ERR_IO, "GGUF writer: cannot rename %s to %s: %s", tmp, path,
-                      strerror(errno));
-    if (st != PW_OK) unlink(tmp);
-    pw__gguf_free(&w->alloc, tmp);
+    /* Holes at the end do not extend a file by themselves: commit sizes it. */
+    if (st == PW_OK) st = pw__outfile_commit(ctx, f, l.file_size);
+    if (st != PW_OK) {
+        pw__outfile_abort(f);
+        char msg[PW__MESSAGE_CAPACITY];
+        snprintf(msg, sizeof msg, "GGUF writer: %.900s", ctx != NULL ? pw_context_message(ctx) : "");
+        if (ctx != NULL) pw__strlcpy(ctx->message, msg, sizeof ctx->message);
+    }
+    pw__gguf_free(&w->alloc, f);
     return st;
 }
