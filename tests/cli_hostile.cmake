@@ -3,7 +3,7 @@
 if(NOT CMAKE_CROSSCOMPILING AND PW_BUILD_TOOLS)
   find_program(PW_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
   if(PW_PYTHON3)
-    foreach(group args)
+    foreach(group args outputs)
       add_test(NAME cli_hostile_${group}
         COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_cli_hostile.py ${group}
                 $<TARGET_FILE:packwise> ${CMAKE_CURRENT_SOURCE_DIR}/data

@@ -106,6 +106,10 @@ int pw_bench_plot_check(const char *path) {
     if (strpbrk(path, "'\"\\`$\n") != NULL)
         return pw_cli_fail("bench", "--plot: the path may not contain quotes, backslashes, '$' or "
                            "newlines (gnuplot reads it inside quotes): %s", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return pw_cli_fail("bench", "--plot: '%s' is %s, not a regular file; it is left alone (name "
+                           "a regular file)", path, pw__file_kind(st.st_mode));
     if (system("command -v gnuplot >/dev/null 2>&1") != 0)
         return pw_cli_fail("bench", "--plot needs gnuplot on PATH (Debian: apt-get install gnuplot-nox)");
     return PW_EXIT_OK;
@@ -114,24 +118,42 @@ int pw_bench_plot_check(const char *path) {
 int pw_bench_plot(const pw_bench_results *r, const char *path) {
     if (r->count == 0)
         return pw_cli_fail("bench", "--plot %s: no block-format matmul case to plot", path);
-    const int rc = pw_bench_plot_check(path);
+    int rc = pw_bench_plot_check(path);
     if (rc != PW_EXIT_OK) return rc;
-    remove(path);
+    /* gnuplot writes a temporary beside the chart (file_io.h), renamed over it when gnuplot
+     * succeeded: a failure leaves the old chart, and a path that is not a regular file
+     * (a device, a FIFO, a folder) is refused, never removed or replaced. */
+    pw_context *ctx = pw_cli_context("bench", 0, 1);
+    if (ctx == NULL) return PW_EXIT_USAGE;
+    pw__outfile f;
+    if (pw__outfile_open(ctx, &f, path, 0, NULL, 0) != PW_OK) {
+        rc = pw_cli_fail("bench", "--plot: %s", pw_context_message(ctx));
+        pw_context_destroy(ctx);
+        return rc;
+    }
+    if (strpbrk(f.tmp, "'\"\\`$\n") != NULL)
+        rc = pw_cli_fail("bench", "--plot %s: the folder's real path '%s' has a quote, backslash, '$' "
+                         "or newline, which gnuplot cannot take", path, f.dest);
     /* gnuplot reads the script from a pipe; if it dies early, writing must not kill us. */
     void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    FILE *g = popen("gnuplot", "w");
+    FILE *g = rc == PW_EXIT_OK ? popen("gnuplot", "w") : NULL;
     int status = -1;
     if (g != NULL) {
-        write_script(g, r, path);
+        write_script(g, r, f.tmp);
         status = pclose(g);
     }
     signal(SIGPIPE, old);
-    if (g == NULL) return pw_cli_fail("bench", "--plot: cannot start gnuplot");
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return pw_cli_fail("bench", "--plot %s: gnuplot failed (status %d; its messages are above)",
-                           path, status);
     struct stat st;
-    if (stat(path, &st) != 0 || st.st_size == 0)
-        return pw_cli_fail("bench", "--plot %s: gnuplot wrote no chart", path);
-    return PW_EXIT_OK;
+    if (rc == PW_EXIT_OK && g == NULL)
+        rc = pw_cli_fail("bench", "--plot: cannot start gnuplot");
+    else if (rc == PW_EXIT_OK && (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+        rc = pw_cli_fail("bench", "--plot %s: gnuplot failed (status %d; its messages are above)",
+                         path, status);
+    else if (rc == PW_EXIT_OK && (stat(f.tmp, &st) != 0 || st.st_size == 0))
+        rc = pw_cli_fail("bench", "--plot %s: gnuplot wrote no chart", path);
+    else if (rc == PW_EXIT_OK && pw__outfile_commit(ctx, &f, PW__OUT_KEEP_SIZE) != PW_OK)
+        rc = pw_cli_fail("bench", "--plot: %s", pw_context_message(ctx));
+    pw__outfile_abort(&f);
+    pw_context_destroy(ctx);
+    return rc;
 }

@@ -8,6 +8,8 @@
 
 #include "packwise.h"
 
+#include "base/file_io.h"
+
 #include <stdio.h>
 
 /* Exit codes of the command-line contract (DESIGN.md). */
@@ -37,8 +39,25 @@ int pw_cli_fail_status(const char *cmd, pw_context *ctx, pw_status st, const cha
  * "trace ..." lines. Returns NULL after printing a message. */
 pw_context *pw_cli_context(const char *cmd, int trace, int threads);
 
-/* Write bytes to a file ("-" = stdout). Returns 0 on success. */
-int pw_cli_write_file(const char *path, const void *data, size_t bytes);
+/*
+ * Output files of the commands (cli_io.c over base/file_io.h). "-" is stdout; a
+ * character device or FIFO (/dev/null, a pipe) is written in place; anything else goes
+ * to a temporary beside it, renamed over it only when every byte is written, so a
+ * failure (a full disk) leaves the old file, or none, and never a partial one. An
+ * output that is the same file as one of `inputs` (n_inputs paths, NULL skipped) is
+ * refused before anything is written, and so is a directory. Each returns an exit code
+ * after printing "packwise <cmd>: <message naming the path>" on failure; a failed write
+ * or commit has already removed the temporary.
+ */
+int pw_cli_out_open(const char *cmd, pw_context *ctx, pw__outfile *f, const char *path,
+                    const char *const *inputs, size_t n_inputs);
+int pw_cli_out_write(const char *cmd, pw_context *ctx, pw__outfile *f, const void *data,
+                     size_t bytes);
+int pw_cli_out_commit(const char *cmd, pw_context *ctx, pw__outfile *f);
+
+/* Open, write and commit in one call. */
+int pw_cli_write_file(const char *cmd, pw_context *ctx, const char *path, const void *data,
+                      size_t bytes, const char *const *inputs, size_t n_inputs);
 
 /* Names of the kernels usable in ctx for a weight format (at most cap); returns the count. */
 size_t pw_cli_kernels_for_format(pw_context *ctx, pw_format format, const char **names, size_t cap);

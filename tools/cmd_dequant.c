@@ -16,7 +16,7 @@
 /* Blocks decoded per chunk (at most 64 Ki floats of the largest block size). */
 #define CHUNK_ELEMENTS 65536
 
-static int dequant(pw_context *ctx, const char *file, const pw_view *v, FILE *out) {
+static int dequant(pw_context *ctx, const char *file, const pw_view *v, pw__outfile *out) {
     const pw_format_info *info = pw_format_get(v->format);
     const uint64_t blocks = (uint64_t)pw_view_blocks(v);
     const uint64_t per_chunk = CHUNK_ELEMENTS / (uint64_t)info->block_size;
@@ -33,9 +33,9 @@ static int dequant(pw_context *ctx, const char *file, const pw_view *v, FILE *ou
         if (st != PW_OK)
             rc = pw_cli_fail("dequant", "%s: tensor '%s': %s: %s", file, v->name,
                              pw_status_str(st), pw_context_message(ctx));
-        else if (fwrite(buf, sizeof(float), (size_t)(n * (uint64_t)info->block_size), out) !=
-                 n * (uint64_t)info->block_size)
-            rc = pw_cli_fail("dequant", "cannot write the output");
+        else
+            rc = pw_cli_out_write("dequant", ctx, out, buf,
+                                  sizeof(float) * (size_t)(n * (uint64_t)info->block_size));
     }
     free(buf);
     return rc;
@@ -83,14 +83,12 @@ int pw_cmd_dequant(int argc, char **argv) {
                          pw_context_message(ctx));
         goto done;
     }
-    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "wb");
-    if (out == NULL) {
-        rc = pw_cli_fail("dequant", "cannot create '%s'", out_path);
-        goto done;
-    }
-    if (!empty) rc = dequant(ctx, file, &v, out);
-    if ((out == stdout ? fflush(out) : fclose(out)) != 0 && rc == PW_EXIT_OK)
-        rc = pw_cli_fail("dequant", "cannot write '%s'", out_path);
+    /* The file is mapped: an output that is the file itself is refused before it is touched. */
+    pw__outfile out;
+    rc = pw_cli_out_open("dequant", ctx, &out, out_path, &file, 1);
+    if (rc == PW_EXIT_OK && !empty) rc = dequant(ctx, file, &v, &out);
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("dequant", ctx, &out);
+    pw__outfile_abort(&out);
 done:
     pw_gguf_close(g);
     pw_context_destroy(ctx);

@@ -28,7 +28,10 @@ static uint64_t fnv1a64(const void *p, size_t n) {
 static int mkdir_p(const char *path) {
     char tmp[4096];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof tmp) return -1;
+    if (n == 0 || n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     memcpy(tmp, path, n + 1);
     for (char *p = tmp + 1; *p; ++p) {
         if (*p != '/') continue;
@@ -39,11 +42,13 @@ static int mkdir_p(const char *path) {
     return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int emit(FILE *manifest, const char *dir, const char *file, const void *data, size_t bytes,
-                const char *fields) {
+/* One fixture file (complete or not at all: cli.h) and its manifest line. */
+static int emit(pw_context *ctx, FILE *manifest, const char *dir, const char *file, const void *data,
+                size_t bytes, const char *fields) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    if (pw_cli_write_file(path, data, bytes) != 0) return pw_cli_fail("fixtures", "cannot write '%s'", path);
+    const int rc = pw_cli_write_file("fixtures", ctx, path, data, bytes, NULL, 0);
+    if (rc != PW_EXIT_OK) return rc;
     fprintf(manifest, "%s %s bytes=%zu fnv1a64=%016llx\n", file, fields, bytes,
             (unsigned long long)fnv1a64(data, bytes));
     return 0;
@@ -66,7 +71,7 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
         snprintf(file, sizeof file, "%s.tags.%s.bin", fi->name, lname);
         snprintf(fields, sizeof fields, "format=%s kind=tags order=%s rows=%lld blocks=%lld", fi->name,
                  lname, (long long)rows, (long long)blocks);
-        if (rc == 0) rc = emit(m, dir, file, buf, (size_t)n, fields);
+        if (rc == 0) rc = emit(ctx, m, dir, file, buf, (size_t)n, fields);
     }
     free(buf);
     if (rc) return rc;
@@ -84,11 +89,11 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
     snprintf(fields, sizeof fields, "format=%s kind=values order=row_major rows=%lld blocks=%lld", fi->name,
              (long long)vr, (long long)vbl);
     snprintf(file, sizeof file, "%s.values.bin", fi->name);
-    rc = emit(m, dir, file, vbytes, (size_t)vb, fields);
+    rc = emit(ctx, m, dir, file, vbytes, (size_t)vb, fields);
     snprintf(fields, sizeof fields, "format=%s kind=values_f32 rows=%lld elements=%lld", fi->name,
              (long long)vr, (long long)(vbl * fi->block_size));
     snprintf(file, sizeof file, "%s.values.f32", fi->name);
-    if (rc == 0) rc = emit(m, dir, file, vals, sizeof(float) * (size_t)vc, fields);
+    if (rc == 0) rc = emit(ctx, m, dir, file, vals, sizeof(float) * (size_t)vc, fields);
     /* The value fixture in each private packed family that serves this format. */
     const char *done[8];
     int ndone = 0;
@@ -115,7 +120,7 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
                  "format=%s kind=packed family=%s nr=%d kr=%d sr=%d group=%d version=%d rows=%lld in=%lld",
                  fi->name, d.family, (int)d.nr, (int)d.kr, (int)d.sr, (int)d.group, (int)d.version,
                  (long long)shape[0], (long long)shape[1]);
-        rc = emit(m, dir, file, pk, (size_t)d.bytes, fields);
+        rc = emit(ctx, m, dir, file, pk, (size_t)d.bytes, fields);
         free(pk);
     }
     free(vbytes);
@@ -126,7 +131,7 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
 /* QC4W: the case of tests/data/qc4w (make_golden.py): w[n][k] = (5n + 3k + (n*k) % 7) % 16 - 8
  * stored for zero point 8, scale[n] = 0.25 (n + 1) (-1)^n, bias[n] = n - 2.5. The canonical
  * bytes here leave an odd row's unused nibble 0; the golden input sets it to 0xA. */
-static int write_qc4w(FILE *m, const char *dir) {
+static int write_qc4w(pw_context *ctx, FILE *m, const char *dir) {
     enum { QN = 5, QK = 37, QZP = 8, ROW = (QK + 1) / 2 };
     uint8_t nk[QN * ROW];
     float scale[QN], bias[QN];
@@ -148,7 +153,7 @@ static int write_qc4w(FILE *m, const char *dir) {
     memcpy(canon + 12 + sizeof nk + sizeof scale, bias, sizeof bias);
     char fields[256], file[128];
     snprintf(fields, sizeof fields, "format=QC4W kind=qc4w_canonical n=%d k=%d zero_point=%d", QN, QK, QZP);
-    int rc = emit(m, dir, "QC4W.canonical.bin", canon, sizeof canon, fields);
+    int rc = emit(ctx, m, dir, "QC4W.canonical.bin", canon, sizeof canon, fields);
     const char *done[16];
     int ndone = 0;
     for (size_t i = 0; i < pw__qc4w_kernel_count() && rc == 0; ++i) {
@@ -165,21 +170,26 @@ static int write_qc4w(FILE *m, const char *dir) {
         snprintf(file, sizeof file, "QC4W.%s.bin", d.family);
         snprintf(fields, sizeof fields, "format=QC4W kind=packed family=%s nr=%d kr=%d sr=%d version=%d n=%d k=%d",
                  d.family, (int)d.nr, (int)d.kr, (int)d.sr, (int)d.version, QN, QK);
-        rc = emit(m, dir, file, pk, (size_t)d.bytes, fields);
+        rc = emit(ctx, m, dir, file, pk, (size_t)d.bytes, fields);
         free(pk);
     }
     return rc;
 }
 
 int pw_cli_fixtures_all(const char *dir) {
-    if (mkdir_p(dir) != 0) return pw_cli_fail("fixtures", "cannot create '%s'", dir);
+    if (mkdir_p(dir) != 0) return pw_cli_fail("fixtures", "cannot create '%s': %s", dir, strerror(errno));
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
-    FILE *m = fopen(path, "w");
-    if (m == NULL) return pw_cli_fail("fixtures", "cannot write '%s'", path);
+    /* The manifest is collected in memory and written last, like every file here through a
+     * temporary: a failure leaves the previous MANIFEST.txt (or none), never half of one. */
+    char *mtext = NULL;
+    size_t mbytes = 0;
+    FILE *m = open_memstream(&mtext, &mbytes);
+    if (m == NULL) return pw_cli_fail("fixtures", "out of memory");
     pw_context *ctx = pw_cli_context("fixtures", 0, 1);
     if (ctx == NULL) {
         fclose(m);
+        free(mtext);
         return PW_EXIT_USAGE;
     }
     fprintf(m,
@@ -196,8 +206,10 @@ int pw_cli_fixtures_all(const char *dir) {
             pw_version());
     int rc = 0;
     for (int f = 0; f < PW_FORMAT_COUNT && rc == 0; ++f) rc = write_format(ctx, m, dir, (pw_format)f);
-    if (rc == 0) rc = write_qc4w(m, dir);
-    if (fclose(m) != 0 && rc == 0) rc = pw_cli_fail("fixtures", "cannot write '%s'", path);
+    if (rc == 0) rc = write_qc4w(ctx, m, dir);
+    if (fclose(m) != 0 && rc == 0) rc = pw_cli_fail("fixtures", "out of memory");
+    if (rc == 0) rc = pw_cli_write_file("fixtures", ctx, path, mtext, mbytes, NULL, 0);
+    free(mtext);
     pw_context_destroy(ctx);
     return rc;
 }

@@ -33,6 +33,12 @@ static float *read_raw_floats(const char *path, size_t *count) {
     return buf;
 }
 
+/* Is X "file.gguf:tensor" (else a raw float32 file)? */
+static int x_names_gguf_tensor(const char *spec) {
+    const char *colon = strrchr(spec, ':');
+    return colon != NULL && colon != spec && strstr(spec, ".gguf:") != NULL;
+}
+
 /* X from "file.gguf:tensor": decoded to floats. Returns NULL after printing a message. */
 static float *read_gguf_tensor(pw_context *ctx, const char *spec, size_t *count) {
     const char *colon = strrchr(spec, ':');
@@ -103,7 +109,18 @@ int pw_cmd_matmul(int argc, char **argv) {
                                      "[--threads N] [--cache CACHE] [--trace] [--repeat R]");
     pw_context *ctx = pw_cli_context("matmul", trace, (int)threads);
     if (ctx == NULL) return PW_EXIT_USAGE;
-    int rc = PW_EXIT_OK;
+    /* The output is checked against every input before anything is read or written. */
+    char xpath[4096];
+    const int x_is_gguf = x_names_gguf_tensor(xspec);
+    snprintf(xpath, sizeof xpath, "%.*s", x_is_gguf ? (int)(strrchr(xspec, ':') - xspec) : (int)strlen(xspec),
+             xspec);
+    const char *inputs[3] = {file, xpath, cache};
+    pw__outfile of;
+    int rc = pw_cli_out_open("matmul", ctx, &of, out, inputs, 3);
+    if (rc != PW_EXIT_OK) {
+        pw_context_destroy(ctx);
+        return rc;
+    }
     pw_gguf *g = NULL;
     pw_cache *pc = NULL;
     pw_weight *h = NULL;
@@ -131,8 +148,7 @@ int pw_cmd_matmul(int argc, char **argv) {
     }
     const int64_t o_dim = w.shape[0], in = w.shape[1];
     size_t count = 0;
-    const char *colon = strrchr(xspec, ':');
-    if (colon != NULL && colon != xspec && strstr(xspec, ".gguf:") != NULL)
+    if (x_is_gguf)
         x = read_gguf_tensor(ctx, xspec, &count);
     else {
         x = read_raw_floats(xspec, &count);
@@ -167,9 +183,10 @@ int pw_cmd_matmul(int argc, char **argv) {
         rc = pw_cli_fail_status("matmul", ctx, st, weight);
         goto done;
     }
-    if (pw_cli_write_file(out, y, sizeof(float) * (size_t)(n * o_dim)) != 0)
-        rc = pw_cli_fail("matmul", "cannot write '%s'", out);
+    rc = pw_cli_out_write("matmul", ctx, &of, y, sizeof(float) * (size_t)(n * o_dim));
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("matmul", ctx, &of);
 done:
+    pw__outfile_abort(&of);
     pw_weight_destroy(h);
     pw_cache_close(pc);
     pw_gguf_close(g);

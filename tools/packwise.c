@@ -89,19 +89,6 @@ pw_context *pw_cli_context(const char *cmd, int trace, int threads) {
     return ctx;
 }
 
-int pw_cli_write_file(const char *path, const void *data, size_t bytes) {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
-    if (f == NULL) return -1;
-    size_t n = bytes ? fwrite(data, 1, bytes, f) : 0;
-    int rc = (n == bytes) ? 0 : -1;
-    if (f != stdout) {
-        if (fclose(f) != 0) rc = -1;
-    } else if (fflush(f) != 0) {
-        rc = -1;
-    }
-    return rc;
-}
-
 int pw_cli_parse_i64(const char *s, long long *out) {
     /* Digits only: strtoll alone would skip leading blanks, take a sign and clamp a
      * number too large to LLONG_MAX without a word. */

@@ -25,7 +25,7 @@ const char *pw__file_kind(mode_t mode) {
     return "not a regular file";
 }
 
-static void reset(pw__outfile *f) {
+void pw__outfile_init(pw__outfile *f) {
     f->fd = -1;
     f->in_place = 0;
     f->borrowed_fd = 0;
@@ -34,7 +34,7 @@ static void reset(pw__outfile *f) {
 }
 
 void pw__outfile_borrow(pw__outfile *f, int fd, const char *name) {
-    reset(f);
+    pw__outfile_init(f);
     f->fd = fd;
     f->in_place = 1;
     f->borrowed_fd = 1;
@@ -115,7 +115,7 @@ static pw_status create_temporary(pw_context *ctx, pw__outfile *f, const struct 
 
 pw_status pw__outfile_open(pw_context *ctx, pw__outfile *f, const char *path, unsigned flags,
                            const char *const *inputs, size_t n_inputs) {
-    reset(f);
+    pw__outfile_init(f);
     PW__FAIL_IF(path == NULL || *path == '\0', ctx, PW_ERR_INVALID_ARGUMENT,
                 "the output path is empty");
     PW__FAIL_IF(strlen(path) >= sizeof f->name, ctx, PW_ERR_INVALID_ARGUMENT,

@@ -39,6 +39,9 @@ typedef struct pw__outfile {
     char tmp[PATH_MAX];   /* the temporary; "" when there is none */
 } pw__outfile;
 
+/* A closed outfile: pw__outfile_abort on it does nothing. */
+void pw__outfile_init(pw__outfile *f);
+
 /* Prepare to write `path` (flags: PW__OUT_*). `inputs` (n_inputs paths, NULL entries
  * skipped) are files the caller reads: an output that is one of them is refused. On
  * failure nothing was created and f may still be passed to pw__outfile_abort. */

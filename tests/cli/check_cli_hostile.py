@@ -6,10 +6,16 @@ usage: check_cli_hostile.py GROUP PACKWISE DATA_DIR WORK_DIR [PRELOAD]
 Groups (one ctest test each):
   args     bad option values (names, numbers past 2^63, signs, blanks, junk): exit 2 and one
            line naming the option and the text as typed
+  outputs  an output that is an input (path, symlink, hard link), a folder, a FIFO or a
+           device: refused or written in place as each command documents, inputs intact
 """
 import os
+import shutil
+import stat
+import struct
 import subprocess
 import sys
+import threading
 
 FAILURES = []
 TIMEOUT = 60
@@ -86,7 +92,139 @@ def group_args():
     one_line_usage_error(["bench", "--quick", "--shapes", "64x" + huge], "--shapes", huge)
 
 
-GROUPS = {"args": group_args}
+def fresh_dir(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def entries(d):
+    return sorted(os.listdir(d))
+
+
+def no_temporaries(d, what):
+    left = [e for e in os.listdir(d) if ".tmp." in e]
+    check(not left, "%s: temporaries left behind: %s" % (what, left))
+
+
+def kind(path):
+    try:
+        return stat.S_IFMT(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def make_device(path):
+    """A character device node (the null device's numbers) where the system allows it."""
+    try:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        return True
+    except (PermissionError, OSError):
+        return False
+
+
+MODEL = "fixture_s1_in768_out40.gguf"
+
+
+def group_outputs():
+    """Outputs: refused when they are an input (path, symlink, hard link) or a folder;
+    prepack, synth and --plot refuse every special file; dequant, matmul and fixtures write
+    a character device or FIFO in place; a symlink's target is replaced, the link kept."""
+    d = fresh_dir("outputs")
+    m = os.path.join(d, "m.gguf")
+    shutil.copy(os.path.join(DATA, "ggml", MODEL), m)
+    model = read(m)
+    os.symlink("m.gguf", os.path.join(d, "link.gguf"))
+    os.link(m, os.path.join(d, "hard.gguf"))
+    x = os.path.join(d, "x.f32")
+    with open(x, "wb") as f:
+        f.write(struct.pack("<768f", *[0.25] * 768))
+    xbytes = read(x)
+    cache = os.path.join(d, "m.pwc")
+    rc, _, err = run(["prepack", m, "-o", cache])
+    check(rc == 0, "prepack: %s %r" % (rc, err))
+    cbytes = read(cache)
+    before = entries(d)
+    for out in ["m.gguf", "link.gguf", "hard.gguf"]:
+        o = os.path.join(d, out)
+        for args in (["dequant", m, "W.q4_0", "-o", o], ["prepack", m, "-o", o],
+                     ["matmul", m, "W.q4_0", "--x", x, "-o", o]):
+            one_line_usage_error(args, "'%s'" % o, "same file", what="%s -o %s" % (args[0], out))
+            check(read(m) == model, "%s -o %s changed the model" % (args[0], out))
+            check(kind(os.path.join(d, "link.gguf")) == stat.S_IFLNK, "the symlink was replaced")
+    # Every input of matmul: X (raw, or FILE.gguf:TENSOR), the cache.
+    for args, o, keep in ((["--x", x], x, xbytes), (["--x", x, "--cache", cache], cache, cbytes),
+                          (["--x", os.path.join(d, "link.gguf") + ":x"], m, model)):
+        one_line_usage_error(["matmul", m, "W.q4_0"] + args + ["-o", o], "'%s'" % o, "same file")
+        check(read(o) == keep, "matmul -o %s changed it" % o)
+    check(entries(d) == before, "outputs: the folder changed: %s -> %s" % (before, entries(d)))
+
+    # Special destinations. prepack, synth and bench --plot refuse every one and leave it.
+    os.mkfifo(os.path.join(d, "fifo"))
+    os.mkdir(os.path.join(d, "folder"))
+    have_dev = make_device(os.path.join(d, "dev"))
+    specials = [("fifo", stat.S_IFIFO), ("folder", stat.S_IFDIR)] + ([("dev", stat.S_IFCHR)] if have_dev else [])
+    have_gnuplot = shutil.which("gnuplot") is not None
+    for name, k in specials:
+        o = os.path.join(d, name)
+        cmds = [["prepack", m, "-o", o], ["synth", "-o", o, "--layers", "1", "--dim", "256", "--ffn", "256"]]
+        if have_gnuplot:
+            cmds.append(["bench", "--quick", "--formats", "Q8_0", "--batch", "1", "--threads", "1", "--plot", o])
+        for args in cmds:
+            one_line_usage_error(args, "'%s'" % o, what="%s onto %s" % (args[0], name))
+            check(kind(o) == k, "%s replaced %s" % (args[0], name))
+        # dequant, matmul and fixtures refuse a folder and write the others in place.
+    o = os.path.join(d, "folder")
+    for args in (["dequant", m, "W.q4_0", "-o", o], ["matmul", m, "W.q4_0", "--x", x, "-o", o],
+                 ["fixtures", "--format", "Q4_0", "-o", o]):
+        one_line_usage_error(args, "'%s'" % o, "directory")
+    if have_dev:
+        for args in (["dequant", m, "W.q4_0", "-o"], ["matmul", m, "W.q4_0", "--x", x, "-o"],
+                     ["fixtures", "--format", "Q4_0", "-o"]):
+            rc, _, err = run(args + [os.path.join(d, "dev")])
+            check(rc == 0 and kind(os.path.join(d, "dev")) == stat.S_IFCHR,
+                  "%s -o a device: %s %r" % (args[0], rc, err))
+    rc, _, err = run(["dequant", m, "W.q4_0", "-o", "/dev/null"])
+    check(rc == 0, "dequant -o /dev/null: %s %r" % (rc, err))
+    # A FIFO with a reader gets the same bytes a file does.
+    ref = os.path.join(d, "w.f32")
+    rc, _, err = run(["dequant", m, "W.q4_0", "-o", ref])
+    check(rc == 0, "dequant: %s %r" % (rc, err))
+    got = {}
+
+    def reader():
+        with open(os.path.join(d, "fifo"), "rb") as f:
+            got["bytes"] = f.read()
+    t = threading.Thread(target=reader)
+    t.start()
+    rc, _, err = run(["dequant", m, "W.q4_0", "-o", os.path.join(d, "fifo")])
+    t.join(TIMEOUT)
+    check(rc == 0 and got.get("bytes") == read(ref), "dequant -o FIFO: %s %r" % (rc, err))
+    rc, out, err = run(["dequant", m, "W.q4_0", "-o", "-"])
+    check(rc == 0 and out == read(ref), "dequant -o -: %s %r" % (rc, err))
+
+    # A symlink destination: its target is replaced, the link stays.
+    os.symlink("w.f32", os.path.join(d, "wl.f32"))
+    with open(ref, "wb") as f:
+        f.write(b"old")
+    rc, _, err = run(["dequant", m, "W.q4_0", "-o", os.path.join(d, "wl.f32")])
+    check(rc == 0 and kind(os.path.join(d, "wl.f32")) == stat.S_IFLNK and len(read(ref)) == 40 * 768 * 4,
+          "dequant -o a symlink: %s %r" % (rc, err))
+    # fixtures: -o and --values naming one file.
+    f1 = os.path.join(d, "fx.bin")
+    for v in (f1, os.path.join(d, ".", "fx.bin")):
+        one_line_usage_error(["fixtures", "--format", "Q4_0", "-o", f1, "--values", v], "same file")
+        check(not os.path.exists(f1), "fixtures -o X --values X wrote X")
+    no_temporaries(d, "outputs")
+
+
+GROUPS = {"args": group_args, "outputs": group_outputs}
 
 if __name__ == "__main__":
     if len(sys.argv) < 5 or sys.argv[1] not in GROUPS:
