@@ -61,6 +61,7 @@ static const pw_test_tiling q4x = {
     .scalar_kernel = "q4_0_q4x32k4_scalar",
     .simd_kernel = "q4_0_q4x32k4_avx512vnni",
     .gemm_simd_kernel = "q4_0_i8g32_avx512vnni",
+    .family_gemm_kernel = "q4_0_q4x32k4_gemm_avx512vnni",
 };
 
 int main(void) {
@@ -68,6 +69,7 @@ int main(void) {
     pw_test_tiling_layout(ctx, &q4x);
     pw_test_tiling_refusals(ctx, &q4x);
     pw_test_tiling_dispatch(ctx, &q4x);
+    pw_test_tiling_family_kernels(ctx, &q4x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

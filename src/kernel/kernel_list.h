@@ -170,6 +170,7 @@ PW_QC4W_KERNEL(qc4w_n4k16s2_i8mm)
 PW_KERNEL(q4_0_q4x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_0_q4x32k4_avx512vnni)
+PW_KERNEL(q4_0_q4x32k4_gemm_avx512vnni)
 #endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.

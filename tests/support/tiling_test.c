@@ -187,3 +187,47 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     free(bytes);
     pw_context_destroy(ctx);
 }
+
+/* The highest-priority kernel usable in ctx that reads t's family and serves n rows of X. */
+static const pw__kernel *family_best(const pw_context *ctx, const pw_test_tiling *t, int64_t n) {
+    const pw__kernel *best = NULL;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.family == NULL || strcmp(k->info.family, t->family) != 0 || n < k->min_n ||
+            !pw__kernel_usable(ctx, k))
+            continue;
+        if (best == NULL || k->priority > best->priority) best = k;
+    }
+    return best;
+}
+
+static const pw__kernel *by_name(pw_context *ctx, const char *name) {
+    size_t idx = 0;
+    return pw_kernel_find(ctx, name, &idx) == PW_OK ? pw__kernel_list_get(idx) : NULL;
+}
+
+void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
+    const pw__kernel *simd = by_name(ctx, t->simd_kernel), *gemm = by_name(ctx, t->family_gemm_kernel);
+    const pw__kernel *i8g = by_name(ctx, t->gemm_simd_kernel);
+    pw_context_clear_message(ctx);
+    const pw__kernel *gemv_want = simd && pw__kernel_usable(ctx, simd) ? simd : by_name(ctx, t->scalar_kernel);
+    const pw__kernel *got = family_best(ctx, t, 1);
+    CHECK(got == gemv_want, "%s at n = 1 at isa %s: %s, want %s", t->family,
+          pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
+          gemv_want ? gemv_want->info.name : "none");
+    if (gemm != NULL) {
+        CHECK(gemm->min_n == 2 && gemm->info.tile_batch >= 2 && strcmp(gemm->info.family, t->family) == 0,
+              "%s: min_n %d, tile_batch %d, family %s", gemm->info.name, (int)gemm->min_n,
+              (int)gemm->info.tile_batch, gemm->info.family);
+        CHECK(i8g != NULL && gemm->priority < i8g->priority, "%s ranks %d, not below %s",
+              gemm->info.name, (int)gemm->priority, t->gemm_simd_kernel);
+    }
+    const int64_t ns[2] = {2, 33};
+    for (int j = 0; j < 2; ++j) {
+        const pw__kernel *want = gemm && pw__kernel_usable(ctx, gemm) ? gemm : gemv_want;
+        got = family_best(ctx, t, ns[j]);
+        CHECK(got == want, "%s at n = %lld at isa %s: %s, want %s", t->family, (long long)ns[j],
+              pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
+              want ? want->info.name : "none");
+    }
+}

@@ -55,6 +55,8 @@ typedef struct pw_test_tiling {
     const char *scalar_kernel;    /* the family's portable kernel (always registered) */
     const char *simd_kernel;      /* the family's AVX-512 kernel: GEMV takes it where usable */
     const char *gemm_simd_kernel; /* the i8g kernel GEMM takes where simd_kernel is usable */
+    /* the family's GEMM kernel (the same bytes, several rows of X per pass), or NULL */
+    const char *family_gemm_kernel;
 } pw_test_tiling;
 
 /*
@@ -82,5 +84,14 @@ void pw_test_tiling_refusals(pw_context *ctx, const pw_test_tiling *t);
  * second GEMM and a GEMV after them pack nothing more.
  */
 void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
+
+/*
+ * Among the kernels of the family alone (what a policy that keeps one packed
+ * form per weight chooses from), at the ISA level ctx runs at: n = 1 takes
+ * t->simd_kernel where usable, else t->scalar_kernel; n = 2 and n = 33 take
+ * t->family_gemm_kernel where usable. The GEMM kernel ranks below the i8g
+ * kernel t->gemm_simd_kernel, so dispatch over every form keeps i8g for GEMM.
+ */
+void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
 
 #endif

@@ -1,0 +1,153 @@
+/*
+ * The loop every AVX-512 GEMM kernel of a 32-row tiling runs (kernel/tile32.h):
+ * the GEMV kernels' records, read once per panel of up to PW__T32G_MR rows of X
+ * instead of once per row, with the 2 x mr f32 sums of a panel in registers
+ * across a pass. A family brings only its record function:
+ *
+ *   block(rec, x, acc, mr): acc[r][0] (rows 0..15 of the tile), acc[r][1] (rows
+ *   16..31) += the f32 dots of record rec with activation block x[r], r < mr
+ *   (mr a constant at every call: each panel height is its own instance).
+ *
+ * Loops, outermost first:
+ *   row blocks    at most PW__T32G_MB rows of X;
+ *   passes        ranges of blocks whose activations for the row block fit in
+ *                 PW__T32G_XL2 bytes, so each pass reads them from L2 for every
+ *                 tile (more passes re-read and re-write Y, which costs less than
+ *                 re-streaming the weight for another row block);
+ *   tiles         32 outputs;
+ *   panels        the row block cut into ceil(rows / PW__T32G_MR) panels of
+ *                 near-equal height (16 rows: 6, 5, 5), each a pass over the
+ *                 tile's records of this pass, which stay in L1/L2 for the next.
+ * The first pass starts the sums at zero, the others from Y; every pass ends
+ * with masked stores, so a part tile (rows past o1) takes the same path.
+ */
+#ifndef PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
+#define PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
+
+#include "kernel/tile32.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#ifndef PW__T32G_MR
+#define PW__T32G_MR 6 /* most rows of X per panel: 2 x 6 int32 + 2 x 6 f32 accumulators */
+#endif
+#ifndef PW__T32G_MB
+#define PW__T32G_MB 128 /* most rows of X per row block */
+#endif
+#ifndef PW__T32G_XL2
+#define PW__T32G_XL2 (512u << 10) /* activation bytes of a row block per pass */
+#endif
+
+typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
+                                  const int mr);
+
+/* One panel of mr rows (a constant) over records [b1, b2) of a tile. */
+static inline __attribute__((always_inline)) void
+pw__t32g_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1, int64_t b2,
+               const uint8_t *xrow, size_t xq_row_bytes, size_t xb_bytes, float *y, int64_t ldy,
+               __mmask16 m0, __mmask16 m1, int from_y, const uint8_t *pf, const uint8_t *pf_end,
+               int pf_lines, pw__t32g_block_fn block, const int mr) {
+    __m512 acc[PW__T32G_MR][2];
+    const uint8_t *x[PW__T32G_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) {
+        x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
+        if (from_y) {
+            acc[r][0] = _mm512_maskz_loadu_ps(m0, y + r * ldy);
+            acc[r][1] = _mm512_maskz_loadu_ps(m1, y + r * ldy + 16);
+        } else {
+            acc[r][0] = _mm512_setzero_ps();
+            acc[r][1] = _mm512_setzero_ps();
+        }
+    }
+    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
+    for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
+        block(rec, x, acc, mr);
+        for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
+            _mm_prefetch((const char *)pf, _MM_HINT_T1);
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) {
+        _mm512_mask_storeu_ps(y + r * ldy, m0, acc[r][0]);
+        _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc[r][1]);
+    }
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * activation block of xb_bytes (block_values k values each). */
+static inline __attribute__((always_inline)) void
+pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+             int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
+             pw__t32g_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    for (int64_t ib = i0; ib < i1; ib += PW__T32G_MB) {
+        const int64_t rows = i1 - ib < PW__T32G_MB ? i1 - ib : PW__T32G_MB;
+        const int64_t panels = (rows + PW__T32G_MR - 1) / PW__T32G_MR;
+        /* passes of near-equal length whose activations fit in PW__T32G_XL2 */
+        int64_t kb = (int64_t)(PW__T32G_XL2 / ((uint64_t)rows * xb_bytes));
+        if (kb < 1) kb = 1;
+        const int64_t passes = (nb + kb - 1) / kb;
+        kb = (nb + passes - 1) / passes;
+        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
+            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
+            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+                const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
+                const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
+                /* The records read after these (the next tile of the pass, else the first
+                 * of the next pass or row block, else the tile after the range, which the
+                 * same thread most often runs next) come from memory: they are fetched into
+                 * L2 a few lines per record read, spread over every panel of this tile. */
+                int64_t nt = t0 + PW__TILE32_NR, nb1 = b1, nb2 = b2;
+                if (nt >= o1 && (b2 < nb || ib + rows < i1)) {
+                    nt = o0;
+                    nb1 = b2 < nb ? b2 : 0;
+                    nb2 = nb - nb1 < kb ? nb : nb1 + kb;
+                } else if (nt >= o1) {
+                    nb1 = 0;
+                    nb2 = kb;
+                }
+                const uint8_t *pf = c->packed + (uint64_t)(nt / PW__TILE32_NR) * d->tile_bytes +
+                                    (uint64_t)nb1 * record_bytes;
+                const uint64_t span =
+                    nt / PW__TILE32_NR < d->tiles ? (uint64_t)(nb2 - nb1) * record_bytes : 0;
+                const uint8_t *pf_end = pf + span;
+                const uint64_t reads = (uint64_t)(panels * (b2 - b1));
+                const int pf_lines = (int)((span / 64 + reads - 1) / reads);
+                int64_t i = ib;
+                for (int64_t p = 0; p < panels; ++p) {
+                    /* near-equal panels: the first rows % panels are one row taller */
+                    const int h = (int)(rows / panels + (p < rows % panels));
+                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
+                    float *y = c->y + i * c->ldy + t0;
+                    switch (h) {
+#define PW__T32G_CASE(h_)                                                                        \
+    case h_:                                                                                   \
+        if (h_ <= PW__T32G_MR)                                                                 \
+            pw__t32g_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,     \
+                           c->ldy, m0, m1, b1 > 0, pf, pf_end, pf_lines, block, h_);           \
+        break;
+                        PW__T32G_CASE(1)
+                        PW__T32G_CASE(2)
+                        PW__T32G_CASE(3)
+                        PW__T32G_CASE(4)
+                        PW__T32G_CASE(5)
+                        PW__T32G_CASE(6)
+                        PW__T32G_CASE(7)
+                        PW__T32G_CASE(8)
+#undef PW__T32G_CASE
+                    }
+                    i += h;
+                    pf += (uint64_t)(64 * pf_lines) * (uint64_t)(b2 - b1);
+                }
+            }
+        }
+    }
+}
+
+#endif
