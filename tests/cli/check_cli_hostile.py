@@ -8,6 +8,8 @@ Groups (one ctest test each):
            line naming the option and the text as typed
   outputs  an output that is an input (path, symlink, hard link), a folder, a FIFO or a
            device: refused or written in place as each command documents, inputs intact
+  enospc   a full file system (PRELOAD: tests/support/enospc_preload.c, then a 16 KiB tmpfs
+           where a private mount namespace is allowed): exit 2 naming the path, no partial file
 """
 import os
 import shutil
@@ -224,7 +226,144 @@ def group_outputs():
     no_temporaries(d, "outputs")
 
 
-GROUPS = {"args": group_args, "outputs": group_outputs}
+def writing_commands(d, m, x):
+    """(name, args, output paths, writes more than 64 KiB) for every writing command. Outputs
+    are listed so the test can check each is absent or intact afterwards."""
+    o = lambda n: os.path.join(d, n)
+    cmds = [
+        ("dequant", ["dequant", m, "W.q4_0", "-o", o("w.f32")], [o("w.f32")], True),
+        ("matmul", ["matmul", m, "W.q4_0", "--x", x, "-o", o("y.f32")], [o("y.f32")], True),
+        ("prepack", ["prepack", m, "-o", o("m.pwc")], [o("m.pwc")], True),
+        ("fixtures", ["fixtures", "--format", "Q6_K", "--rows", "64", "--blocks", "8", "-o", o("t.bin")],
+         [o("t.bin")], True),
+        ("fixtures --values", ["fixtures", "--format", "Q8_0", "-o", o("v.bin"), "--values", o("v.f32")],
+         [o("v.bin"), o("v.f32")], False),
+        ("synth", ["synth", "-o", o("s.gguf"), "--layers", "1", "--dim", "256", "--ffn", "512"],
+         [o("s.gguf")], True),
+    ]
+    if shutil.which("gnuplot"):
+        cmds.append(("bench --plot", ["bench", "--quick", "--formats", "Q8_0", "--batch", "1",
+                                      "--threads", "1", "--plot", o("p.svg")], [o("p.svg")], False))
+    return cmds
+
+
+def failed_cleanly(name, rc, err, outputs, old, d, what):
+    """Exit 2, the failing output's path and the reason in the message, every output either
+    absent or holding its old bytes, no temporary left."""
+    text = err.decode(errors="replace")
+    check(rc == 2, "%s %s: exit %s, expected 2: %r" % (name, what, rc, text))
+    check(any("'%s'" % p in text or "%s:" % p in text for p in outputs),
+          "%s %s: the message names none of %s: %r" % (name, what, outputs, text))
+    check("No space left on device" in text or "gnuplot" in text,
+          "%s %s: the message does not say why: %r" % (name, what, text))
+    for p in outputs:
+        now = read(p) if os.path.exists(p) else None
+        check(now == old.get(p), "%s %s: %s is %s" % (name, what, p,
+              "a partial file" if old.get(p) is None else "changed"))
+    no_temporaries(d, "%s %s" % (name, what))
+
+
+def preload_env(name, env):
+    """env with the preload; gnuplot inherits it, and with the ASan runtime in it LeakSanitizer
+    would fail gnuplot for gnuplot's own leaks."""
+    e = dict(env, LD_PRELOAD=PRELOAD)
+    if name == "bench --plot":
+        e["ASAN_OPTIONS"] = "detect_leaks=0"
+    return e
+
+
+def group_enospc():
+    """A full file system: every writing command exits 2 naming the path and leaves no partial
+    file (the old one intact). Injected with the preload library at several points (first
+    write, one byte in, 4 KiB in, and at fsync), then on a real 16 KiB tmpfs where the
+    machine lets the test mount one in a private namespace."""
+    if not PRELOAD or not all(os.path.exists(p) for p in PRELOAD.split(":")):
+        sys.exit("enospc: the preload library %r is missing" % PRELOAD)
+    d = fresh_dir("enospc")
+    m = os.path.join(DATA, "ggml", MODEL)
+    x = os.path.join(d, "x.f32")
+    with open(x, "wb") as f:
+        f.write(struct.pack("<%df" % (768 * 512), *([0.5] * (768 * 512))))
+    inputs = {x: read(x)}
+    for name, args, outputs, big in writing_commands(d, m, x):
+        for env, what in (({"PW_ENOSPC_AFTER": "0"}, "failing at the first byte"),
+                          ({"PW_ENOSPC_AFTER": "1"}, "failing after 1 byte"),
+                          ({"PW_ENOSPC_AFTER": "4096"}, "failing after 4 KiB"),
+                          ({"PW_ENOSPC_FSYNC": "1"}, "failing at fsync")):
+            if not big and what == "failing after 4 KiB":
+                continue  # it writes less
+            # gnuplot writes the chart through stdio, which the preload cannot reach, and each
+            # run measures for seconds: the temporary's fsync is the point checked.
+            if name == "bench --plot" and what != "failing at fsync":
+                continue
+            for existing in (False, True):
+                old = {}
+                for p in outputs:
+                    if existing:
+                        with open(p, "wb") as f:
+                            f.write(b"old bytes of " + p.encode())
+                        old[p] = read(p)
+                    elif os.path.exists(p):
+                        os.unlink(p)
+                rc, _, err = run(args, env=preload_env(name, env))
+                failed_cleanly(name, rc, err, outputs, old, d,
+                               what + (" over an old file" if existing else ""))
+        for p in outputs:
+            if os.path.exists(p):
+                os.unlink(p)
+        # Without the failure the same command works (the injection is what failed it).
+        rc, _, err = run(args, env=preload_env(name, {}))
+        check(rc == 0, "%s without a failure under the preload: %s %r" % (name, rc, err))
+    check(read(x) == inputs[x], "an input changed")
+
+    # fixtures --all: every file it leaves is complete (equal to an unhindered run's) and
+    # MANIFEST.txt, written last, is absent.
+    ref = os.path.join(d, "all-ref")
+    rc, _, err = run(["fixtures", "--all", ref])
+    check(rc == 0, "fixtures --all: %s %r" % (rc, err))
+    for after in ("0", "100", "20000"):
+        a = os.path.join(d, "all-" + after)
+        rc, _, err = run(["fixtures", "--all", a], env={"LD_PRELOAD": PRELOAD, "PW_ENOSPC_AFTER": after})
+        text = err.decode(errors="replace")
+        check(rc == 2 and "'%s/" % a in text and "No space left" in text,
+              "fixtures --all failing after %s bytes: %s %r" % (after, rc, text))
+        check(not os.path.exists(os.path.join(a, "MANIFEST.txt")), "fixtures --all wrote MANIFEST.txt")
+        for e in os.listdir(a):
+            check(read(os.path.join(a, e)) == read(os.path.join(ref, e)),
+                  "fixtures --all failing after %s bytes left %s partial" % (after, e))
+        no_temporaries(a, "fixtures --all")
+
+    # A real full file system, where a private mount namespace is allowed.
+    if subprocess.run(["unshare", "-rm", "true"], stderr=subprocess.DEVNULL).returncode != 0:
+        print("enospc: unshare -rm is not allowed here: the tmpfs part is skipped")
+        return
+    t = fresh_dir("tmpfs")
+    for name, args, outputs, big in writing_commands(t, m, x):
+        for full in (True, False):
+            if not full and not big:
+                continue  # it fits in 16 KiB
+            # In the namespace: mount a 16 KiB tmpfs over the folder (filled up with a filler
+            # file, or empty), run the command, list what is left.
+            script = ('mount -t tmpfs -o size=16k pwtest "$0" || exit 99; %s"$@"; rc=$?; '
+                      'echo "rc=$rc"; ls -A "$0"'
+                      % ('cat /dev/zero > "$0/filler" 2>/dev/null; ' if full else ''))
+            p = subprocess.run(["unshare", "-rm", "sh", "-c", script, t, PW] + args,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+            out = p.stdout.decode(errors="replace").splitlines()
+            if p.returncode == 99:
+                print("enospc: mounting a tmpfs is not allowed here: the tmpfs part is skipped")
+                return
+            rcs = [l for l in out if l.startswith("rc=")]
+            left = out[out.index(rcs[-1]) + 1:] if rcs else out
+            text = p.stderr.decode(errors="replace")
+            what = "%s on a %s tmpfs" % (name, "full" if full else "16 KiB")
+            check(rcs == ["rc=2"], "%s: %s %r" % (what, rcs, text))
+            check(any(o in text for o in outputs) and
+                  ("No space left" in text or "gnuplot" in text), "%s: message %r" % (what, text))
+            check(left == (["filler"] if full else []), "%s left %s" % (what, left))
+
+
+GROUPS = {"args": group_args, "outputs": group_outputs, "enospc": group_enospc}
 
 if __name__ == "__main__":
     if len(sys.argv) < 5 or sys.argv[1] not in GROUPS:
