@@ -14,7 +14,7 @@ if(NOT CMAKE_CROSSCOMPILING AND PW_BUILD_TOOLS)
                       OUTPUT_VARIABLE pw_asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
       set(pw_preload "${pw_asan_rt}:$<TARGET_FILE:pw_enospc>")
     endif()
-    foreach(group args outputs enospc)
+    foreach(group args outputs enospc inputs)
       add_test(NAME cli_hostile_${group}
         COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_cli_hostile.py ${group}
                 $<TARGET_FILE:packwise> ${CMAKE_CURRENT_SOURCE_DIR}/data

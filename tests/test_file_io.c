@@ -12,7 +12,8 @@
  *   - a replaced file keeps its permission bits;
  *   - a write that fails part way (RLIMIT_FSIZE: writes past the limit fail with
  *     EFBIG, no privileges needed) leaves the old file intact, no temporary behind,
- *     and a message naming the path.
+ *     and a message naming the path;
+ *   - pw_gguf_open on a FIFO with no writer returns at once, refusing it (it blocked in open).
  * Each case runs in a fresh folder, which must hold only the expected names afterwards.
  */
 #include "pw_test.h"
@@ -222,6 +223,26 @@ static void test_failing_writes(pw_context *ctx) {
     check_entries(1, "failing writes");
 }
 
+static void test_open_fifo(pw_context *ctx) {
+    clean();
+    REQUIRE(mkfifo(at("fifo"), 0600) == 0, "mkfifo");
+    fflush(NULL);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0, "fork");
+    if (pid == 0) {
+        alarm(10); /* a regression blocks in open(): fail, do not hang */
+        pw_gguf *g = NULL;
+        const pw_status st = pw_gguf_open(ctx, at("fifo"), NULL, &g);
+        const int named = strstr(pw_context_message(ctx), "FIFO") != NULL;
+        _exit(st == PW_ERR_IO && named ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "pw_gguf_open on a FIFO with no writer: child status 0x%x (SIGALRM 0x%x: it blocked)",
+          status, SIGALRM);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s/test_file_io.%ld", PW_TEST_BINARY_DIR, (long)getpid());
     REQUIRE(mkdir(dir, 0700) == 0, "mkdir %s: %s", dir, strerror(errno));
@@ -230,6 +251,7 @@ int main(void) {
     test_prepack_onto_source(ctx);
     test_symlink_and_mode(ctx);
     test_failing_writes(ctx);
+    test_open_fifo(ctx);
     clean();
     rmdir(dir);
     pw_context_destroy(ctx);

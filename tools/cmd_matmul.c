@@ -11,25 +11,42 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static float *read_raw_floats(const char *path, size_t *count) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
+/* X as raw float32 values: a regular file, whose size bounds the read (a pipe or a device
+ * such as /dev/zero has no size and no end). Returns NULL after printing a message. */
+static float *read_raw_floats(pw_context *ctx, const char *path, size_t *count) {
+    int fd = -1;
+    struct stat sb;
+    if (pw__input_open(ctx, path, PW__IN_REGULAR, &fd, &sb) != PW_OK) {
+        pw_cli_fail("matmul", "--x: %s", pw_context_message(ctx));
+        return NULL;
+    }
+    const uint64_t bytes = (uint64_t)sb.st_size;
     float *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && n % 4 == 0 && fseek(f, 0, SEEK_SET) == 0) {
-            buf = malloc((size_t)n ? (size_t)n : 1);
-            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            }
-            *count = (size_t)n / 4;
+    if (bytes % 4 != 0 || bytes > SIZE_MAX / 2)
+        pw_cli_fail("matmul", "--x: '%s' has %llu bytes, not a whole number of float32 values", path,
+                    (unsigned long long)bytes);
+    else if ((buf = malloc(bytes ? (size_t)bytes : 1)) == NULL)
+        pw_cli_fail("matmul", "--x: '%s': out of memory for %llu bytes", path, (unsigned long long)bytes);
+    for (uint64_t done = 0; buf != NULL && done < bytes;) {
+        const ssize_t r = read(fd, (char *)buf + done, (size_t)(bytes - done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            pw_cli_fail("matmul", "--x: cannot read '%s' at byte offset %llu: %s", path,
+                        (unsigned long long)done, r < 0 ? strerror(errno) : "the file shrank");
+            free(buf);
+            buf = NULL;
+        } else {
+            done += (uint64_t)r;
         }
     }
-    fclose(f);
+    close(fd);
+    *count = (size_t)(bytes / 4);
     return buf;
 }
 
@@ -150,10 +167,8 @@ int pw_cmd_matmul(int argc, char **argv) {
     size_t count = 0;
     if (x_is_gguf)
         x = read_gguf_tensor(ctx, xspec, &count);
-    else {
-        x = read_raw_floats(xspec, &count);
-        if (x == NULL) pw_cli_fail("matmul", "--x: cannot read '%s' as raw float32", xspec);
-    }
+    else
+        x = read_raw_floats(ctx, xspec, &count);
     if (x == NULL) {
         rc = PW_EXIT_USAGE;
         goto done;
@@ -167,6 +182,13 @@ int pw_cmd_matmul(int argc, char **argv) {
     y = malloc(sizeof(float) * (size_t)(n * o_dim));
     if (y == NULL) {
         rc = pw_cli_fail("matmul", "out of memory");
+        goto done;
+    }
+    /* A cache is mapped: a FIFO (which would block the library's open) or a device is refused. */
+    struct stat cst;
+    if (cache != NULL && stat(cache, &cst) == 0 && !S_ISREG(cst.st_mode)) {
+        rc = pw_cli_fail("matmul", "--cache: '%s' is %s, not a regular file", cache,
+                         pw__file_kind(cst.st_mode));
         goto done;
     }
     if (cache != NULL && (st = pw_cache_open(ctx, cache, &pc)) != PW_OK) {

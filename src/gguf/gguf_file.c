@@ -5,6 +5,7 @@
  * pw_gguf_close(). Streaming handles read tensors with pread into caller
  * buffers and never hold tensor bytes.
  */
+#include "base/file_io.h"
 #include "gguf/gguf_internal.h"
 
 #include <errno.h>
@@ -109,13 +110,11 @@ pw_status pw_gguf_open(pw_context *ctx, const char *path, const pw_gguf_open_opt
     *out = NULL;
     pw_gguf_open_options o;
     PW__TRY(take_options(ctx, options, &o));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    PW__FAIL_IF(fd < 0, ctx, PW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* Without blocking in open() on a FIFO; a GGUF is mapped or read at offsets, so it must
+     * be a regular file. */
+    int fd = -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return pw__fail(ctx, PW_ERR_IO, "%s: not a regular file", path);
-    }
+    PW__TRY(pw__input_open(ctx, path, PW__IN_REGULAR, &fd, &sb));
     pw_gguf *g = NULL;
     pw_status st = handle_new(ctx, &o, &g);
     if (st != PW_OK) {

@@ -10,6 +10,7 @@ Groups (one ctest test each):
            device: refused or written in place as each command documents, inputs intact
   enospc   a full file system (PRELOAD: tests/support/enospc_preload.c, then a 16 KiB tmpfs
            where a private mount namespace is allowed): exit 2 naming the path, no partial file
+  inputs   a FIFO with no writer, /dev/zero and a folder as every input: an answer within 20 s
 """
 import os
 import shutil
@@ -363,7 +364,55 @@ def group_enospc():
             check(left == (["filler"] if full else []), "%s left %s" % (what, left))
 
 
-GROUPS = {"args": group_args, "outputs": group_outputs, "enospc": group_enospc}
+def group_inputs():
+    """Inputs that never end or never open: a FIFO with no writer (open() blocked), /dev/zero
+    (verify read until memory ran out) and a folder. Each command answers within the timeout,
+    exit 2 naming the input (verify: a FIFO with no writer is an empty input, exit 1)."""
+    d = fresh_dir("inputs")
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    m = os.path.join(DATA, "ggml", MODEL)
+    y = os.path.join(d, "y.f32")
+    grid = ["--format", "Q4_0", "--rows", "4", "--blocks", "2", "--order", "kernel"]
+    for bad in (fifo, "/dev/zero", d):
+        cmds = [(["inspect", bad], bad), (["dequant", bad, "x", "-o", y], bad),
+                (["prepack", bad, "-o", y + ".pwc"], bad),
+                (["matmul", bad, "W.q4_0", "--x", m + ":x", "-o", y], bad),
+                (["matmul", m, "W.q4_0", "--x", bad, "-o", y], bad),
+                (["matmul", m, "W.q4_0", "--x", m + ":x", "--cache", bad, "-o", y], bad)]
+        if bad != d:
+            # a FIFO or device in FILE.gguf:TENSOR form (a folder cannot end in .gguf)
+            link = os.path.join(d, "in-%d.gguf" % len(bad))
+            if not os.path.lexists(link):
+                os.symlink(bad, link)
+            cmds.append((["matmul", m, "W.q4_0", "--x", link + ":x", "-o", y], link))
+        if bad != fifo:
+            cmds.append((["verify"] + grid + [bad], bad))
+        for args, named in cmds:
+            rc, _, err = run(args, timeout=20)
+            text = err.decode(errors="replace")
+            check(rc == 2 and named in text and text.count("\n") == 1,
+                  "%s: expected exit 2 naming %s within 20 s, got %s: %r" % (" ".join(args), named, rc, text))
+        check(not os.path.exists(y), "a refused input left an output")
+    rc, out, err = run(["verify"] + grid + [fifo], timeout=20)
+    check(rc == 1 and b"short (0 bytes" in out, "verify FIFO without a writer: %s %r %r" % (rc, out, err))
+    # verify reads a pipe up to the fixture's size: the fixture agrees, one byte more is refused.
+    rc, fx, err = run(["fixtures"] + grid + ["-o", "-"])
+    check(rc == 0 and len(fx) == 4 * 2 * 18, "fixtures -o -: %s %r" % (rc, err))
+    for data, want in ((fx, 0), (fx[:-1], 1), (fx + b"\0", 2)):
+        p = subprocess.run([PW, "verify"] + grid + ["/dev/stdin"], input=data, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=20)
+        check(p.returncode == want, "verify of %d piped bytes: %s, expected %s: %r"
+              % (len(data), p.returncode, want, p.stderr))
+    # A long regular file is still a disagreement that says how long it is (exit 1).
+    long_file = os.path.join(d, "long.bin")
+    with open(long_file, "wb") as f:
+        f.write(fx + fx)
+    rc, out, _ = run(["verify"] + grid + [long_file])
+    check(rc == 1 and b"long (288 bytes, expected 144)" in out, "verify of a long file: %s %r" % (rc, out))
+
+
+GROUPS = {"args": group_args, "outputs": group_outputs, "enospc": group_enospc, "inputs": group_inputs}
 
 if __name__ == "__main__":
     if len(sys.argv) < 5 or sys.argv[1] not in GROUPS:
