@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +114,13 @@ static int copy_field(const uint8_t *p, size_t n, char *dst) {
     return 0;
 }
 
-static void refuse(pw__cache_entry *e, const char *fmt, const char *arg) {
+static void refuse(pw__cache_entry *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(pw__cache_entry *e, const char *fmt, ...) {
     e->info.refused = 1;
-    snprintf(e->reason, sizeof e->reason, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    va_end(ap);
     e->info.reason = e->reason;
 }
 
@@ -160,12 +166,22 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
                 "cache file: %" PRIu64 " bytes, but its index and names end at %" PRIu64, c->size, str_end);
     PW__FAIL_IF(XXH3_64bits(p + str_off, (size_t)str_bytes) != pw__rd64(p + 56), ctx, PW_ERR_CHECKSUM,
                 "cache file: names checksum (header offset 56) does not match");
+    /* Every accepted name is copied once, NUL-terminated, into `strings`. A writer stores
+     * each name once, so the names of all records add up to at most the names section;
+     * records whose names would add up to more share name bytes and are refused. That
+     * bounds the copies by the section (plus one NUL per record), never by records x
+     * section. */
+    uint64_t strings_bytes;
+    PW__FAIL_IF(pw__add_overflow_u64(str_bytes, count + 1, &strings_bytes) || strings_bytes > SIZE_MAX, ctx,
+                PW_ERR_OVERFLOW, "cache file: names section of %" PRIu64 " bytes at offset 48 is too large",
+                str_bytes);
     c->count = (int64_t)count;
     c->entries = pw__calloc(ctx, count ? (size_t)count : 1, sizeof *c->entries, 64);
-    c->strings = pw__alloc(ctx, (size_t)str_bytes + (size_t)count + 1, 16);
+    c->strings = pw__alloc(ctx, (size_t)strings_bytes, 16);
     PW__FAIL_IF(c->entries == NULL || c->strings == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "cache file: cannot allocate the index of %" PRIu64 " entries", count);
     char *names = c->strings;
+    uint64_t names_taken = 0; /* name bytes copied so far; at most str_bytes */
     for (uint64_t i = 0; i < count; ++i) {
         const uint8_t *r = p + index_off + i * PW__CACHE_RECORD_BYTES;
         pw__cache_entry *e = &c->entries[i];
@@ -184,6 +200,14 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
             refuse(e, "index record at offset %s: name outside the names section", where);
             continue;
         }
+        if (nlen > str_bytes - names_taken) {
+            refuse(e,
+                   "index record at offset %s: its name of %" PRIu64 " bytes makes the records' names add up "
+                   "to more than the %" PRIu64 "-byte names section (records share name bytes)",
+                   where, nlen, str_bytes);
+            continue;
+        }
+        names_taken += nlen;
         memcpy(names, p + str_off + noff, (size_t)nlen);
         names[nlen] = '\0';
         e->info.name = names;
