@@ -186,3 +186,12 @@ PW_KERNEL(q6_k_q6kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q6_k_q6kx32k4_avx512vnni)
 #endif
+
+/* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
+ * (one form at the file's size). The portable kernel is the family's reference (never
+ * preferred by dispatch). */
+PW_KERNEL(q8_0_q8x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q8_0_q8x32k4_avx512vnni)
+PW_KERNEL(q8_0_q8x32k4_gemm_avx512vnni)
+#endif

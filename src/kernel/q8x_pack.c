@@ -1,0 +1,76 @@
+/*
+ * Packer of the q8x32k4 family (layout in q8x.h) and its portable kernel:
+ * the readable reference of what the SIMD kernels compute, so the packer is
+ * tested at every ISA level and on Arm. Dispatch never prefers the portable
+ * kernel (its priority is below the i8g scalar kernel of Q8_0); tests force
+ * it by name.
+ */
+#include "base/internal.h"
+#include "format/blocks.h"
+#include "kernel/q8x.h"
+
+#include <string.h>
+
+static const pw__tile32_family q8x_family = {
+    PW__Q8X_FAMILY, PW_FORMAT_Q8_0, PW__Q8X_KR, 32, PW__Q8X_VERSION, PW__Q8X_RECORD};
+
+pw_status pw__q8x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                            pw__pack_desc *d) {
+    return pw__tile32_plan(ctx, &q8x_family, format, out, in, d);
+}
+
+/* Where q8x.h puts value k (0..31) of row r (0..31) inside a record. */
+static size_t q8x_at(int r, int k) {
+    return (size_t)(PW__Q8X_STEP * (k / 4) + 64 * (r / 16) + 4 * (r % 16) + k % 4);
+}
+
+void pw__q8x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    static const pw__block_q8_0 zero; /* the block of a row past `out`: q = 0, d = 0 */
+    const int64_t nb = d->in / 32;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q8X_NR) {
+        uint8_t *tile = dst + (uint64_t)((t0 - o0) / PW__Q8X_NR) * d->tile_bytes;
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t *rec = tile + (uint64_t)b * PW__Q8X_RECORD;
+            for (int r = 0; r < PW__Q8X_NR; ++r) {
+                const pw__block_q8_0 *blk =
+                    t0 + r < d->out ? (const pw__block_q8_0 *)pw_view_block_ptr(w, t0 + r, b) : &zero;
+                /* 4 values a step: one 32-bit word, each byte's sign bit flipped */
+                for (int k = 0; k < 32; k += 4) {
+                    uint32_t v;
+                    memcpy(&v, blk->qs + k, 4);
+                    v ^= 0x80808080u;
+                    memcpy(rec + q8x_at(r, k), &v, 4);
+                }
+                memcpy(rec + PW__Q8X_SCALES + 2 * r, &blk->d, 2);
+            }
+        }
+    }
+}
+
+static void q8x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / 32;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__Q8X_NR) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q8X_NR) * d->tile_bytes;
+        const int rows = o1 - t0 < PW__Q8X_NR ? (int)(o1 - t0) : PW__Q8X_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
+            for (int r = 0; r < rows; ++r) {
+                float acc = 0.0f;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const uint8_t *rec = tile + (uint64_t)b * PW__Q8X_RECORD;
+                    /* unsigned u = q + 128 times the activations, then the offset once */
+                    int32_t idot = -128 * x[b].sum;
+                    for (int k = 0; k < 32; ++k) idot += rec[q8x_at(r, k)] * x[b].qs[k];
+                    uint16_t h;
+                    memcpy(&h, rec + PW__Q8X_SCALES + 2 * r, 2);
+                    acc += pw__f16_to_f32(h) * x[b].d * (float)idot;
+                }
+                c->y[i * c->ldy + t0 + r] = acc;
+            }
+        }
+    }
+}
+
+const pw__kernel pw__k_q8_0_q8x32k4_scalar =
+    PW__Q8X_KERNEL("scalar", 0, q8x_run_scalar, PW__PRIO_SCALAR - 1);

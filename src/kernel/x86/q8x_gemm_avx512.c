@@ -1,0 +1,67 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q8x_gemm_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (the build sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMM over the q8x32k4 family (layout in kernel/q8x.h): the
+ * bytes the GEMV kernel reads (the file's size: 34 bytes a block, where the
+ * i8g form takes 36), each record loaded once for a panel of up to
+ * PW__T32G_MR rows of X. The loops (row blocks, passes, tiles, panels) are
+ * tile32_gemm_avx512.h's; this file is the record function. Activations are
+ * pw__q8_32 rows; y[i, o] for o in [o0, o1), i in [i0, i1).
+ *
+ * One block record (1088 bytes) of a tile, rows r < mr of X, c_r = -128 * x_r.sum:
+ *
+ *   u_s,lo, u_s,hi = bytes [128s, +64), [128s + 64, +64)   s = 0..7: rows 0..15, 16..31
+ *   a_rs = bcast(x_r.qs[4s .. 4s+3])
+ *   lo_r = c_r + sum_s dpbusd(u_s,lo, a_rs),   hi_r = c_r + sum_s dpbusd(u_s,hi, a_rs)
+ *   acc_r,lo += f32(lo_r) * f32(d[0..15]) * x_r.d,   acc_r,hi += f32(hi_r) * f32(d[16..31]) * x_r.d
+ *
+ * Integer range as the GEMV kernel's (q8x_avx512.c): exact in int32 and f32.
+ * Per record and panel: 16 loads, then per row 16 vpdpbusd, 8 activation
+ * broadcasts, one offset broadcast and 6 f32 ops; the 12 int32 dots and 12 f32
+ * sums of a 6-row panel stay in registers.
+ */
+#include "kernel/q8x.h"
+#include "kernel/x86/tile32_avx512.h"
+#include "kernel/x86/tile32_gemm_avx512.h"
+
+#define Q8XG_INLINE static inline __attribute__((always_inline))
+
+Q8XG_INLINE void q8x_gemm_block(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
+                                const int mr) {
+    __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) {
+        const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
+        lo[r] = hi[r] = _mm512_set1_epi32(-128 * xb->sum);
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) {
+        const __m512i vl = _mm512_loadu_si512(rec + PW__Q8X_STEP * s);
+        const __m512i vh = _mm512_loadu_si512(rec + PW__Q8X_STEP * s + 64);
+#pragma GCC unroll 8
+        for (int r = 0; r < mr; ++r) {
+            const __m512i a = pw__tile32_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
+            lo[r] = _mm512_dpbusd_epi32(lo[r], vl, a);
+            hi[r] = _mm512_dpbusd_epi32(hi[r], vh, a);
+        }
+    }
+    const __m256i *d16 = (const __m256i *)(rec + PW__Q8X_SCALES);
+    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256(d16));
+    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1));
+#pragma GCC unroll 8
+    for (int r = 0; r < mr; ++r) {
+        const __m512 xd = _mm512_set1_ps(((const pw__q8_32 *)x[r])->d);
+        acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd), acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd), acc[r][1]);
+    }
+}
+
+static void q8x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_gemm_block);
+}
+
+const pw__kernel pw__k_q8_0_q8x32k4_gemm_avx512vnni = PW__Q8X_GEMM_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
+    q8x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
