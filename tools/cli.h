@@ -1,7 +1,7 @@
 /*
- * Shared pieces of the packwise command: the subcommand entry points, exit
- * codes of the command-line contract, and small helpers. Every subcommand
- * lives in its own cmd_<name>.c.
+ * Shared pieces of the packwise command: exit codes of the command-line contract and
+ * small helpers. Every subcommand lives in its own cmd_<name>.c (its parse and run
+ * halves are declared in cli_args.h).
  */
 #ifndef PACKWISE_CLI_H
 #define PACKWISE_CLI_H
@@ -15,16 +15,9 @@
 /* Exit codes of the command-line contract (DESIGN.md). */
 enum { PW_EXIT_OK = 0, PW_EXIT_DISAGREE = 1, PW_EXIT_USAGE = 2 };
 
-/* Subcommands: argv[0] is the subcommand name. Return an exit code. */
-int pw_cmd_formats(int argc, char **argv);
-int pw_cmd_inspect(int argc, char **argv);
-int pw_cmd_dequant(int argc, char **argv);
-int pw_cmd_matmul(int argc, char **argv);
-int pw_cmd_prepack(int argc, char **argv);
-int pw_cmd_fixtures(int argc, char **argv);
-int pw_cmd_verify(int argc, char **argv);
+/* bench: argv[0] is the subcommand name; parses and runs, returns an exit code. The other
+ * subcommands are parsed and run in two halves (cli_args.h). */
 int pw_cmd_bench(int argc, char **argv);
-int pw_cmd_synth(int argc, char **argv);
 
 /* packwise fixtures --all DIR (cmd_fixtures_all.c). */
 int pw_cli_fixtures_all(const char *dir);

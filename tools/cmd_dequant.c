@@ -7,7 +7,7 @@
  * large tensors. Bad input exits 2 with a one-line message naming the file,
  * the field or tensor, and the byte offset.
  */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -41,18 +41,30 @@ static int dequant(pw_context *ctx, const char *file, const pw_view *v, pw__outf
     return rc;
 }
 
-int pw_cmd_dequant(int argc, char **argv) {
-    const char *file = NULL, *tensor = NULL, *out_path = NULL;
+static const char HELP[] =
+    "usage: packwise dequant FILE TENSOR -o OUT\n"
+    "TENSOR of the GGUF FILE decoded to float32 little-endian in logical row-major order\n"
+    "([out, in] for a 2-D weight). FILE must be a regular file.\n"
+    PW_CLI_HELP_OUTPUT_IN_PLACE;
+
+int pw_cli_dequant_parse(int argc, char **argv, pw_cli_dequant_args *a) {
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+        if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a->out = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return pw_cli_fail("dequant", "unknown option '%s'", argv[i]);
-        else if (file == NULL) file = argv[i];
-        else if (tensor == NULL) tensor = argv[i];
+        else if (a->file == NULL) a->file = argv[i];
+        else if (a->tensor == NULL) a->tensor = argv[i];
         else return pw_cli_fail("dequant", "unexpected argument '%s'", argv[i]);
     }
-    if (file == NULL || tensor == NULL || out_path == NULL)
+    if (a->file == NULL || a->tensor == NULL || a->out == NULL)
         return pw_cli_fail("dequant", "usage: packwise dequant FILE TENSOR -o OUT");
+    return PW_CLI_RUN;
+}
+
+int pw_cli_dequant_run(const pw_cli_dequant_args *a) {
+    const char *file = a->file, *tensor = a->tensor, *out_path = a->out;
     /* float32 is written as the host stores it: packwise targets little-endian hosts */
     const uint32_t one = 1;
     if (*(const unsigned char *)&one != 1)

@@ -7,27 +7,48 @@
  * (canonical, 2 x 3 blocks) to OUT and the exactly known decoded values,
  * float32 little-endian row-major, to VALUES.f32.
  */
-#include "cli_layout.h"
+#include "cli_args.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int pw_cmd_fixtures(int argc, char **argv) {
-    if (argc == 3 && strcmp(argv[1], "--all") == 0) return pw_cli_fixtures_all(argv[2]);
-    pw_cli_grid g = {PW_FORMAT_Q4_0, 0, PW_FIXTURE_DEFAULT_ROWS, PW_FIXTURE_DEFAULT_BLOCKS,
-                     {PW_ORDER_ROW_MAJOR, 0}};
-    const char *out = NULL, *values = NULL;
+static const char HELP[] =
+    "usage: packwise fixtures --format F [--rows R --blocks B] [--order canonical|kernel|row_tiled_N]\n"
+    "                         -o OUT [--values V.f32]\n"
+    "       packwise fixtures --all DIR\n"
+    "The tag fixture of a rows x blocks grid of F blocks (default 5 x 3) in the order named\n"
+    "(canonical = row-major, kernel = input-block-major); with --values, the format's value\n"
+    "fixture (canonical bytes to OUT, its exactly known float32 values to V.f32). --all\n"
+    "writes every fixture into DIR with a MANIFEST.txt, written last.\n"
+    PW_CLI_HELP_OUTPUT_IN_PLACE;
+
+int pw_cli_fixtures_parse(int argc, char **argv, pw_cli_fixtures_args *a) {
+    memset(a, 0, sizeof *a);
+    if (argc == 3 && strcmp(argv[1], "--all") == 0) {
+        a->all_dir = argv[2];
+        return PW_CLI_RUN;
+    }
+    a->grid = (pw_cli_grid){PW_FORMAT_Q4_0, 0, PW_FIXTURE_DEFAULT_ROWS, PW_FIXTURE_DEFAULT_BLOCKS,
+                            {PW_ORDER_ROW_MAJOR, 0}};
     for (int i = 1; i < argc; ++i) {
-        const int r = pw_cli_grid_option("fixtures", argc, argv, &i, &g);
+        if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
+        const int r = pw_cli_grid_option("fixtures", argc, argv, &i, &a->grid);
         if (r < 0) return PW_EXIT_USAGE;
         if (r > 0) continue;
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-        else if (strcmp(argv[i], "--values") == 0 && i + 1 < argc) values = argv[++i];
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a->out = argv[++i];
+        else if (strcmp(argv[i], "--values") == 0 && i + 1 < argc) a->values = argv[++i];
         else return pw_cli_fail("fixtures", "unexpected argument '%s'", argv[i]);
     }
-    if (!g.have_format || out == NULL)
+    if (!a->grid.have_format || a->out == NULL)
         return pw_cli_fail("fixtures", "usage: packwise fixtures --format F [--rows R --blocks B] "
                                        "[--order canonical|kernel|row_tiled_N] -o OUT [--values V.f32]");
+    return PW_CLI_RUN;
+}
+
+int pw_cli_fixtures_run(const pw_cli_fixtures_args *a) {
+    if (a->all_dir != NULL) return pw_cli_fixtures_all(a->all_dir);
+    const pw_cli_grid g = a->grid;
+    const char *out = a->out, *values = a->values;
     pw_context *ctx = pw_cli_context("fixtures", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
     int rc = PW_EXIT_OK;

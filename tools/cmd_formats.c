@@ -1,17 +1,29 @@
 /* packwise formats [--json]: every format with its traits and the kernels usable on this CPU. */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <string.h>
 
-int pw_cmd_formats(int argc, char **argv) {
-    int json = 0;
+static const char HELP[] =
+    "usage: packwise formats [--json]\n"
+    "Every format: name, GGUF type id, block size, bytes per block, bits per weight, and the\n"
+    "kernels usable on this CPU (PACKWISE_ISA caps them). --json: one JSON array.\n";
+
+int pw_cli_formats_parse(int argc, char **argv, pw_cli_formats_args *a) {
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
+        if (pw_cli_is_help(argv[i]))
+            return pw_cli_help(HELP);
+        else if (strcmp(argv[i], "--json") == 0)
+            a->json = 1;
         else
             return pw_cli_fail("formats", "unknown option '%s' (usage: packwise formats [--json])",
                                argv[i]);
     }
+    return PW_CLI_RUN;
+}
+
+int pw_cli_formats_run(const pw_cli_formats_args *a) {
+    const int json = a->json;
     pw_context *ctx = pw_cli_context("formats", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
     if (json) printf("[");

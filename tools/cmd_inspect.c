@@ -7,7 +7,7 @@
  * long arrays. A file that does not validate exits 2 with a one-line message
  * naming the file, the field and its byte offset.
  */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -280,17 +280,29 @@ static pw_status inspect(pw_context *ctx, FILE *f, const char *file, const pw_gg
     return PW_OK;
 }
 
-int pw_cmd_inspect(int argc, char **argv) {
-    const char *file = NULL;
-    int json = 0;
+static const char HELP[] =
+    "usage: packwise inspect FILE [--json]\n"
+    "The GGUF header, every metadata pair and every tensor record (name, type, ne as stored,\n"
+    "logical [out, in], offset, bytes, orientation warning). --json: one JSON object.\n"
+    "FILE must be a regular file (a FIFO or a device is refused).\n";
+
+int pw_cli_inspect_parse(int argc, char **argv, pw_cli_inspect_args *a) {
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "--json") == 0) json = 1;
+        if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
+        else if (strcmp(argv[i], "--json") == 0) a->json = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return pw_cli_fail("inspect", "unknown option '%s'", argv[i]);
-        else if (file == NULL) file = argv[i];
+        else if (a->file == NULL) a->file = argv[i];
         else return pw_cli_fail("inspect", "unexpected argument '%s'", argv[i]);
     }
-    if (file == NULL) return pw_cli_fail("inspect", "usage: packwise inspect FILE [--json]");
+    if (a->file == NULL) return pw_cli_fail("inspect", "usage: packwise inspect FILE [--json]");
+    return PW_CLI_RUN;
+}
+
+int pw_cli_inspect_run(const pw_cli_inspect_args *a) {
+    const char *file = a->file;
+    const int json = a->json;
     pw_context *ctx = pw_cli_context("inspect", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
     pw_gguf_open_options o;

@@ -9,7 +9,7 @@
  * --repeat R runs the product R times through one prepared weight (the first
  * call packs, later calls reuse it), so --trace shows what steady state costs.
  */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -96,34 +96,52 @@ static float *read_gguf_tensor(pw_context *ctx, const char *spec, size_t *count)
     return x;
 }
 
-int pw_cmd_matmul(int argc, char **argv) {
-    const char *file = NULL, *weight = NULL, *xspec = NULL, *out = NULL, *kernel = NULL,
-               *cache = NULL;
-    long long threads = 0, repeat = 1;
-    int trace = 0;
+static const char HELP[] =
+    "usage: packwise matmul FILE WEIGHT --x X -o OUT [--kernel K] [--threads N] [--cache CACHE]\n"
+    "                       [--trace] [--repeat R]\n"
+    "Y = X * W^T for the 2-D weight WEIGHT of the GGUF FILE, kept [out, in]. X is\n"
+    "FILE.gguf:TENSOR or a raw little-endian float32 file of n x in values (a regular file);\n"
+    "OUT receives n x out float32 values. --kernel K forces a kernel (packwise formats lists\n"
+    "them), --threads N (0 = every core, at most 4096), --cache CACHE serves the packed weight\n"
+    "from a file made by prepack, --trace prints trace events on stderr, --repeat R runs the\n"
+    "product R times through one prepared weight (1..1000000).\n"
+    PW_CLI_HELP_OUTPUT_IN_PLACE;
+
+int pw_cli_matmul_parse(int argc, char **argv, pw_cli_matmul_args *m) {
+    memset(m, 0, sizeof *m);
+    m->repeat = 1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const int has = i + 1 < argc;
-        if (strcmp(a, "--x") == 0 && has) xspec = argv[++i];
-        else if (strcmp(a, "-o") == 0 && has) out = argv[++i];
-        else if (strcmp(a, "--kernel") == 0 && has) kernel = argv[++i];
-        else if (strcmp(a, "--cache") == 0 && has) cache = argv[++i];
-        else if (strcmp(a, "--trace") == 0) trace = 1;
+        if (pw_cli_is_help(a)) return pw_cli_help(HELP);
+        else if (strcmp(a, "--x") == 0 && has) m->x = argv[++i];
+        else if (strcmp(a, "-o") == 0 && has) m->out = argv[++i];
+        else if (strcmp(a, "--kernel") == 0 && has) m->kernel = argv[++i];
+        else if (strcmp(a, "--cache") == 0 && has) m->cache = argv[++i];
+        else if (strcmp(a, "--trace") == 0) m->trace = 1;
         else if (strcmp(a, "--threads") == 0 && has) {
-            if (pw_cli_parse_i64(argv[++i], &threads) != 0 || threads > 4096)
+            if (pw_cli_parse_i64(argv[++i], &m->threads) != 0 || m->threads > 4096)
                 return pw_cli_fail("matmul", "--threads: '%s' is not a thread count", argv[i]);
         } else if (strcmp(a, "--repeat") == 0 && has) {
-            if (pw_cli_parse_i64(argv[++i], &repeat) != 0 || repeat < 1 || repeat > 1000000)
+            if (pw_cli_parse_i64(argv[++i], &m->repeat) != 0 || m->repeat < 1 || m->repeat > 1000000)
                 return pw_cli_fail("matmul", "--repeat: '%s' is not a count >= 1", argv[i]);
         } else if (a[0] == '-' && a[1] != '\0') {
             return pw_cli_fail("matmul", "unknown option '%s'", a);
-        } else if (file == NULL) file = a;
-        else if (weight == NULL) weight = a;
+        } else if (m->file == NULL) m->file = a;
+        else if (m->weight == NULL) m->weight = a;
         else return pw_cli_fail("matmul", "unexpected argument '%s'", a);
     }
-    if (file == NULL || weight == NULL || xspec == NULL || out == NULL)
+    if (m->file == NULL || m->weight == NULL || m->x == NULL || m->out == NULL)
         return pw_cli_fail("matmul", "usage: packwise matmul FILE WEIGHT --x X -o OUT [--kernel K] "
                                      "[--threads N] [--cache CACHE] [--trace] [--repeat R]");
+    return PW_CLI_RUN;
+}
+
+int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
+    const char *file = m->file, *weight = m->weight, *xspec = m->x, *out = m->out,
+               *kernel = m->kernel, *cache = m->cache;
+    const long long threads = m->threads, repeat = m->repeat;
+    const int trace = m->trace;
     pw_context *ctx = pw_cli_context("matmul", trace, (int)threads);
     if (ctx == NULL) return PW_EXIT_USAGE;
     /* The output is checked against every input before anything is read or written. */

@@ -5,7 +5,7 @@
  * file (cache.h). Progress on a terminal
  * (tensor, bytes, MB/s); silent when stderr is not a terminal.
  */
-#include "cli.h"
+#include "cli_args.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -29,27 +29,40 @@ static void on_progress(void *user, const char *tensor, int64_t index, int64_t c
     if (index + 1 == count) fputc('\n', stderr);
 }
 
-int pw_cmd_prepack(int argc, char **argv) {
-    const char *file = NULL, *out = NULL;
-    long long threads = 0, chunk_mib = 0;
+static const char HELP[] =
+    "usage: packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]\n"
+    "Pack every 2-D weight of FILE.gguf once for this CPU's kernels into a weights-cache\n"
+    "file for matmul --cache. --threads N (0 = every core, at most 4096), --chunk-mib M\n"
+    "(packed MiB per streaming chunk, 1..65536; default 16).\n"
+    PW_CLI_HELP_OUTPUT_REGULAR;
+
+int pw_cli_prepack_parse(int argc, char **argv, pw_cli_prepack_args *a) {
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a->out = argv[++i];
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (pw_cli_parse_i64(argv[++i], &threads) != 0 || threads > 4096)
+            if (pw_cli_parse_i64(argv[++i], &a->threads) != 0 || a->threads > 4096)
                 return pw_cli_fail("prepack", "--threads: '%s' is not a thread count", argv[i]);
         } else if (strcmp(argv[i], "--chunk-mib") == 0 && i + 1 < argc) {
-            if (pw_cli_parse_i64(argv[++i], &chunk_mib) != 0 || chunk_mib < 1 || chunk_mib > 65536)
+            if (pw_cli_parse_i64(argv[++i], &a->chunk_mib) != 0 || a->chunk_mib < 1 || a->chunk_mib > 65536)
                 return pw_cli_fail("prepack", "--chunk-mib: '%s' is not 1..65536", argv[i]);
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return pw_cli_fail("prepack", "unknown option '%s'", argv[i]);
-        } else if (file == NULL) {
-            file = argv[i];
+        } else if (a->file == NULL) {
+            a->file = argv[i];
         } else {
             return pw_cli_fail("prepack", "unexpected argument '%s'", argv[i]);
         }
     }
-    if (file == NULL || out == NULL)
+    if (a->file == NULL || a->out == NULL)
         return pw_cli_fail("prepack", "usage: packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]");
+    return PW_CLI_RUN;
+}
+
+int pw_cli_prepack_run(const pw_cli_prepack_args *a) {
+    const char *file = a->file, *out = a->out;
+    const long long threads = a->threads, chunk_mib = a->chunk_mib;
     pw_context *ctx = pw_cli_context("prepack", 0, (int)threads);
     if (ctx == NULL) return PW_EXIT_USAGE;
     progress p = {isatty(STDERR_FILENO), 0, 0, 0.0};

@@ -5,7 +5,7 @@
  * expected (flat index and order) and what was found there. FILE may be a pipe or
  * a FIFO: it is read up to the fixture's size, and more than that is refused (exit 2).
  */
-#include "cli_layout.h"
+#include "cli_args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -69,11 +69,20 @@ static int read_input(pw_context *ctx, const char *file, uint64_t need, input *i
     return rc;
 }
 
-int pw_cmd_verify(int argc, char **argv) {
+static const char HELP[] =
+    "usage: packwise verify --format F --rows R --blocks B --order kernel|canonical|row_tiled_N FILE\n"
+    "Exit 0 when FILE holds exactly the tag fixture of that grid in that order; otherwise\n"
+    "exit 1 and one line naming the first misplaced block, where it was expected and what\n"
+    "was found there. FILE may be a pipe or a FIFO: it is read up to the fixture's size, and\n"
+    "more than that is refused (exit 2).\n";
+
+int pw_cli_verify_parse(int argc, char **argv, pw_cli_verify_args *a) {
+    memset(a, 0, sizeof *a);
     pw_cli_grid g = {PW_FORMAT_Q4_0, 0, 0, 0, {PW_ORDER_ROW_MAJOR, 0}};
     int have_order = 0;
     const char *file = NULL;
     for (int i = 1; i < argc; ++i) {
+        if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
         const int is_order = strcmp(argv[i], "--order") == 0;
         const int r = pw_cli_grid_option("verify", argc, argv, &i, &g);
         if (r < 0) return PW_EXIT_USAGE;
@@ -88,6 +97,14 @@ int pw_cmd_verify(int argc, char **argv) {
     if (!g.have_format || g.rows < 1 || g.blocks < 1 || !have_order || file == NULL)
         return pw_cli_fail("verify", "usage: packwise verify --format F --rows R --blocks B "
                                      "--order kernel|canonical|row_tiled_N FILE");
+    a->grid = g;
+    a->file = file;
+    return PW_CLI_RUN;
+}
+
+int pw_cli_verify_run(const pw_cli_verify_args *a) {
+    const pw_cli_grid g = a->grid;
+    const char *file = a->file;
     pw_context *ctx = pw_cli_context("verify", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
     uint64_t need = 0;

@@ -1,5 +1,9 @@
-/* packwise: the command-line tool. Subcommands follow DESIGN.md's contract. */
-#include "cli.h"
+/*
+ * packwise: the command table, the top-level parse (pw_cli_parse) and the helpers every
+ * subcommand shares. Subcommands follow DESIGN.md's contract; main() is in main.c, so the
+ * command-line fuzz target links all of this without it.
+ */
+#include "cli_args.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,20 +12,44 @@
 
 typedef struct command {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*parse)(int argc, char **argv, pw_cli_parsed *p);
+    int (*run)(const pw_cli_parsed *p);
     const char *summary;
 } command;
 
+/* Typed halves of each subcommand behind one signature. */
+#define PW_CLI_COMMAND(name)                                                                  \
+    static int parse_##name(int argc, char **argv, pw_cli_parsed *p) {                        \
+        return pw_cli_##name##_parse(argc, argv, &p->args.name);                               \
+    }                                                                                         \
+    static int run_##name(const pw_cli_parsed *p) { return pw_cli_##name##_run(&p->args.name); }
+PW_CLI_COMMAND(formats)
+PW_CLI_COMMAND(inspect)
+PW_CLI_COMMAND(dequant)
+PW_CLI_COMMAND(matmul)
+PW_CLI_COMMAND(prepack)
+PW_CLI_COMMAND(fixtures)
+PW_CLI_COMMAND(verify)
+PW_CLI_COMMAND(synth)
+
+/* bench parses its options as it runs (cmd_bench.c). */
+static int parse_bench(int argc, char **argv, pw_cli_parsed *p) {
+    p->args.bench.argc = argc;
+    p->args.bench.argv = argv;
+    return PW_CLI_RUN;
+}
+static int run_bench(const pw_cli_parsed *p) { return pw_cmd_bench(p->args.bench.argc, p->args.bench.argv); }
+
 static const command commands[] = {
-    {"formats", pw_cmd_formats, "list every format and the kernels available on this CPU"},
-    {"inspect", pw_cmd_inspect, "show a GGUF file's header, metadata and tensors"},
-    {"dequant", pw_cmd_dequant, "decode one tensor to float32"},
-    {"matmul", pw_cmd_matmul, "Y = X * W^T for a weight in a GGUF file"},
-    {"prepack", pw_cmd_prepack, "pack every 2-D weight once into a weights-cache file"},
-    {"fixtures", pw_cmd_fixtures, "write layout fixture bytes"},
-    {"verify", pw_cmd_verify, "check bytes against a layout fixture"},
-    {"bench", pw_cmd_bench, "measure throughput against this machine's bandwidth and peak"},
-    {"synth", pw_cmd_synth, "write a GGUF of random weights at LLM shapes (for measurements)"},
+    {"formats", parse_formats, run_formats, "list every format and the kernels available on this CPU"},
+    {"inspect", parse_inspect, run_inspect, "show a GGUF file's header, metadata and tensors"},
+    {"dequant", parse_dequant, run_dequant, "decode one tensor to float32"},
+    {"matmul", parse_matmul, run_matmul, "Y = X * W^T for a weight in a GGUF file"},
+    {"prepack", parse_prepack, run_prepack, "pack every 2-D weight once into a weights-cache file"},
+    {"fixtures", parse_fixtures, run_fixtures, "write layout fixture bytes"},
+    {"verify", parse_verify, run_verify, "check bytes against a layout fixture"},
+    {"bench", parse_bench, run_bench, "measure throughput against this machine's bandwidth and peak"},
+    {"synth", parse_synth, run_synth, "write a GGUF of random weights at LLM shapes (for measurements)"},
 };
 
 static void usage(FILE *f) {
@@ -29,10 +57,12 @@ static void usage(FILE *f) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nPACKWISE_ISA=scalar|avx2|avx512|neon|dotprod|i8mm caps the kernels used.\n"
-               "Exit codes: 0 success, 1 a check disagreed, 2 bad usage or bad input.\n");
+               "Exit codes: 0 success, 1 a check disagreed, 2 bad usage or bad input.\n"
+               "packwise <command> --help describes a command.\n");
 }
 
-int main(int argc, char **argv) {
+int pw_cli_parse(int argc, char **argv, pw_cli_parsed *p) {
+    memset(p, 0, sizeof *p);
     if (argc < 2) {
         usage(stderr);
         return PW_EXIT_USAGE;
@@ -47,10 +77,22 @@ int main(int argc, char **argv) {
         return PW_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            p->command = (int)i;
+            return commands[i].parse(argc - 1, argv + 1, p);
+        }
     fprintf(stderr, "packwise: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return PW_EXIT_USAGE;
+}
+
+int pw_cli_execute(const pw_cli_parsed *p) { return commands[p->command].run(p); }
+
+int pw_cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+
+int pw_cli_help(const char *text) {
+    fputs(text, stdout);
+    return PW_EXIT_OK;
 }
 
 int pw_cli_fail(const char *cmd, const char *fmt, ...) {

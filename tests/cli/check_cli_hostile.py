@@ -4,7 +4,7 @@
 usage: check_cli_hostile.py GROUP PACKWISE DATA_DIR WORK_DIR [PRELOAD]
 
 Groups (one ctest test each):
-  args     bad option values (names, numbers past 2^63, signs, blanks, junk): exit 2 and one
+  args     --help of every subcommand; bad option values (names, numbers past 2^63, signs, blanks, junk): exit 2 and one
            line naming the option and the text as typed
   outputs  an output that is an input (path, symlink, hard link), a folder, a FIFO or a
            device: refused or written in place as each command documents, inputs intact
@@ -53,6 +53,19 @@ def one_line_usage_error(args, *needles, what=None):
 
 
 def group_args():
+    # Every subcommand answers --help (and -h) with its usage on stdout, exit 0 (DESIGN.md);
+    # the commands that write files say what happens to special outputs.
+    for cmd in ["formats", "inspect", "dequant", "matmul", "prepack", "fixtures", "verify", "bench",
+                "synth"]:
+        for flag in ["--help", "-h"]:
+            rc, out, err = run([cmd, flag])
+            check(rc == 0 and out.startswith(b"usage: packwise " + cmd.encode()) and err == b"",
+                  "%s %s: exit %s, stdout %r, stderr %r" % (cmd, flag, rc, out[:80], err[:200]))
+        rc, out, _ = run([cmd, "--help"])
+        if cmd in ("dequant", "matmul", "fixtures"):
+            check(b"written in place" in out and b"folder is refused" in out, "%s --help: %r" % (cmd, out))
+        if cmd in ("prepack", "synth"):
+            check(b"refused" in out and b"left alone" in out, "%s --help: %r" % (cmd, out))
     # The format list is parsed from a copy that is freed afterwards: the message must
     # still quote what was typed (it printed freed memory).
     one_line_usage_error(["synth", "-o", os.path.join(WORK, "s.gguf"), "--formats", "Q4_0,Q9"],
