@@ -4,9 +4,9 @@
  * (bytes 0-1 d, 2-3 dmin, 4-15 packed scales, then 64-element chunk c in
  * bytes 16 + [32c, 32c + 32), its first 32 elements low, last 32 high), on a
  * weight of 37 rows (one whole tile and a part tile) x 3 super-blocks and on
- * a narrowed, offset view of a wider one; the plan's refusals; a GEMV through
- * the family's kernels on weights whose 6-bit scales and mins take every
- * value, against the reference; and dispatch through a pw_weight: GEMV
+ * a narrowed, offset view of a wider one; the plan's refusals; every kernel
+ * of the family (GEMV and GEMM) on weights whose 6-bit scales and mins take
+ * every value, against the reference; and dispatch through a pw_weight: GEMV
  * (n = 1) takes the family's AVX-512 kernel where the context can run it,
  * GEMM (n >= 2) keeps the i8g kernel, each form packed once. This file
  * derives the layout; the weights, the walk over the records and the plan and
@@ -81,10 +81,10 @@ static const pw_test_tiling q4kx = {
  * pattern, the top two bits in particular; sub-blocks 4..7 take theirs from
  * other bytes) with finite positive d and dmin: every kernel of the family the
  * context can run against the oracle, on 45 rows (a whole and a part tile) x
- * 3 super-blocks, n = 1 and 3.
+ * 3 super-blocks, n = 1, 3 and 13 (the GEMM kernel's panels split 13 rows).
  */
 static void test_random_scales(pw_context *ctx) {
-    enum { OUT = 45, NB = 3, IN = NB * 256 };
+    enum { OUT = 45, NB = 3, IN = NB * 256, N = 13 };
     pw_rng r = {11};
     uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
     for (int k = 0; k < OUT * NB; ++k) {
@@ -99,8 +99,8 @@ static void test_random_scales(pw_context *ctx) {
     const int64_t shape[2] = {OUT, IN};
     CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_K, 2, shape, bytes, (uint64_t)(OUT * NB * BLOCK)),
              ctx);
-    float x[3 * IN];
-    for (int i = 0; i < 3 * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+    float *x = malloc(sizeof(float) * N * IN);
+    for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
     int ran = 0;
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
@@ -109,9 +109,11 @@ static void test_random_scales(pw_context *ctx) {
             continue;
         pw_test_kernel_vs_oracle(ctx, k, &v, x, 1, "random scales");
         pw_test_kernel_vs_oracle(ctx, k, &v, x, 3, "random scales");
+        pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "random scales");
         ++ran;
     }
     CHECK(ran >= 1, "no q4kx32k4 kernel ran (the portable one always can)");
+    free(x);
     free(bytes);
 }
 

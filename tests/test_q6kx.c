@@ -5,15 +5,18 @@
  * 128h + m, its high nibble value 128h + 64 + m, bits 2g of qh[32h + l] value
  * 128h + 32g + l), on a weight of 37 rows (one whole tile and a part tile) x
  * 3 blocks and on a narrowed, offset view of a wider one; the plan's
- * refusals; and dispatch through a pw_weight: GEMV (n = 1) takes the
- * family's AVX-512 kernel where the context can run it, GEMM (n >= 2) keeps
- * the i8g kernel, each form packed once. This file derives the layout; the
+ * refusals; every kernel of the family (the GEMV and GEMM ones) on blocks of
+ * random bytes against the reference; and dispatch through a pw_weight: GEMV
+ * (n = 1) takes the family's AVX-512 kernel where the context can run it,
+ * GEMM (n >= 2) keeps the i8g kernel, each form packed once. This file derives the layout; the
  * weights, the walk over the records and the plan and dispatch checks are
  * tiling_test.c's. Numerical results of the kernels are test_kernels.c's.
  */
+#include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"
 
+#include "format/blocks.h"
 #include "kernel/q6kx.h"
 
 #include <stdint.h>
@@ -88,10 +91,50 @@ static const pw_test_tiling q6kx = {
     .gemm_simd_kernel = "q6_k_i8g16_avx512vnni",
 };
 
+/*
+ * Blocks of random bytes (a quantizer rarely writes quants 0 and 63 or scales
+ * near -128 and 127 side by side, where a kernel's integer sums are largest)
+ * with finite positive d: every kernel of the family the context can run
+ * against the oracle, on 45 rows (a whole and a part tile) x 3 blocks, n = 1,
+ * 3 and 13 (the GEMM kernels' panels split 13 rows).
+ */
+static void test_random_blocks(pw_context *ctx) {
+    enum { OUT = 45, NB = 3, IN = NB * 256, N = 13 };
+    pw_rng r = {12};
+    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
+    for (int k = 0; k < OUT * NB; ++k) {
+        uint8_t *blk = bytes + (size_t)k * BLOCK;
+        for (int i = 0; i < 208; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
+        const uint16_t d = pw__f32_to_f16((float)(0.0001 + 0.001 * pw_rng_uniform(&r)));
+        memcpy(blk + 208, &d, 2);
+    }
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q6_K, 2, shape, bytes, (uint64_t)(OUT * NB * BLOCK)),
+             ctx);
+    float *x = malloc(sizeof(float) * N * IN);
+    for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+    int ran = 0;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.family == NULL || strcmp(k->info.family, "q6kx32k4") != 0 ||
+            !pw__kernel_usable(ctx, k))
+            continue;
+        pw_test_kernel_vs_oracle(ctx, k, &v, x, 1, "random blocks");
+        pw_test_kernel_vs_oracle(ctx, k, &v, x, 3, "random blocks");
+        pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "random blocks");
+        ++ran;
+    }
+    CHECK(ran >= 1, "no q6kx32k4 kernel ran (the portable one always can)");
+    free(x);
+    free(bytes);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q6kx);
     pw_test_tiling_refusals(ctx, &q6kx);
+    test_random_blocks(ctx);
     pw_test_tiling_dispatch(ctx, &q6kx);
     pw_context_destroy(ctx);
     return pw_test_finish();

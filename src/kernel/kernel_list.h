@@ -178,6 +178,8 @@ PW_KERNEL(q4_0_q4x32k4_gemm_avx512vnni)
 PW_KERNEL(q4_k_q4kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
+/* GEMM over the same bytes, ranked just below the i8g kernel. */
+PW_KERNEL(q4_k_q4kx32k4_gemm_avx512vnni)
 #endif
 
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.
@@ -185,6 +187,8 @@ PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
 PW_KERNEL(q6_k_q6kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q6_k_q6kx32k4_avx512vnni)
+/* GEMM over the same bytes, ranked just below the i8g kernel. */
+PW_KERNEL(q6_k_q6kx32k4_gemm_avx512vnni)
 #endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM

@@ -48,6 +48,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
+#include "kernel/x86/q4kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
@@ -63,41 +64,11 @@
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
 
-
-/* Scales and mins of 16 rows as words, from their 192 packed scale bytes p (byte i of
- * row r at 16i + r): sc[k] = [sub-block 2k of the 16 rows | sub-block 2k+1], mn[k] the
- * same for the mins. */
-Q4KX_INLINE void q4kx_scales_mins(const uint8_t *p, __m512i sc[4], __m512i mn[4]) {
-    __m512i w[6]; /* w[k]: bytes 2k and 2k+1 of the 16 rows, zero-extended */
-    for (int k = 0; k < 6; ++k)
-        w[k] = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(p + 32 * k)));
-    const __m512i m63 = _mm512_set1_epi16(63), m0f = _mm512_set1_epi16(0x0F);
-    /* sub-blocks 0..3: 6 bits of bytes 0..3 (scales) and 4..7 (mins) */
-    sc[0] = _mm512_and_si512(w[0], m63);
-    sc[1] = _mm512_and_si512(w[1], m63);
-    mn[0] = _mm512_and_si512(w[2], m63);
-    mn[1] = _mm512_and_si512(w[3], m63);
-    /* sub-blocks 4..7: low 4 bits in bytes 8..11 (scale low nibble, min high nibble),
-     * top 2 bits the top bits of bytes 0..3 (scale) and 4..7 (min), >> 2 puts them at
-     * bits 4-5; 0xE4 = C ? A : B, with C = 0x0F */
-    sc[2] = _mm512_ternarylogic_epi32(w[4], _mm512_srli_epi16(w[0], 2), m0f, 0xE4);
-    sc[3] = _mm512_ternarylogic_epi32(w[5], _mm512_srli_epi16(w[1], 2), m0f, 0xE4);
-    mn[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w[4], 4), _mm512_srli_epi16(w[2], 2), m0f,
-                                      0xE4);
-    mn[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w[5], 4), _mm512_srli_epi16(w[3], 2), m0f,
-                                      0xE4);
-}
-
-/* sum_t m_t * bsum_t of 16 rows as int32 lanes, from their mins mn (q4kx_scales_mins)
- * and pairs[k] = the words [bsum_2k, bsum_2k+1] in every dword. */
+/* sum_t m_t * bsum_t of 16 rows as int32 lanes, from their mins mn
+ * (pw__q4kx_scales_mins) and pairs[k] = the words [bsum_2k, bsum_2k+1] in every dword. */
 Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    /* dword r = words [m_2k, m_2k+1] of row r: words r and 16 + r of mn[k] */
-    const __m512i idx =
-        _mm512_or_si512(iota, _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16)), 16));
     __m512i m = _mm512_setzero_si512();
-    for (int k = 0; k < 4; ++k)
-        m = _mm512_dpwssd_epi32(m, _mm512_permutexvar_epi16(idx, mn[k]), pairs[k]);
+    for (int k = 0; k < 4; ++k) m = _mm512_dpwssd_epi32(m, pw__q4kx_min_pair(mn[k]), pairs[k]);
     return m;
 }
 
@@ -120,9 +91,9 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     __m512i sc[2][4], mlo, mhi;
     {
         __m512i mn[4];
-        q4kx_scales_mins(rec + PW__Q4KX_SCALES, sc[0], mn);
+        pw__q4kx_scales_mins(rec + PW__Q4KX_SCALES, sc[0], mn);
         mlo = q4kx_min_dot(mn, pairs);
-        q4kx_scales_mins(rec + PW__Q4KX_SCALES + 192, sc[1], mn);
+        pw__q4kx_scales_mins(rec + PW__Q4KX_SCALES + 192, sc[1], mn);
         mhi = q4kx_min_dot(mn, pairs);
     }
 

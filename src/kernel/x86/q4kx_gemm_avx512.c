@@ -1,0 +1,180 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q4kx_gemm_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (cmake sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMM over the q4kx32k4 family (layout in kernel/q4kx.h): the
+ * GEMV form, at the file's size, serving n >= 2 too. A record's nibbles are
+ * unpacked in registers once per panel of up to Q4KXG_MR = 8 rows of X, its
+ * scales and mins decoded once per record for all panels (the loop is
+ * x86/tile32_kgemm_avx512.h's). Activations are pw__q8_256 rows.
+ *
+ * One record (4608 bytes: 32 rows x 256 values), one panel of mr rows of X;
+ * sub-block t = 0..7 is steps s = 8t .. 8t+7:
+ *
+ *   v_s = bytes [64s, 64s + 64)                lane r: row r (lo), r + 16 (hi)
+ *   lo = v_s & 0x0F, hi = (v_s >> 4) & 0x0F    3 ops per step for 2 x 8 rows of X
+ *   a_i = bcast(x_i.qs[4s .. 4s+3])            one load per row of X
+ *   D[i][0] += dpbusd(lo, a_i), D[i][1] += dpbusd(hi, a_i)    16 chains (mr = 8)
+ *   end of sub-block: S[i][h] += D[i][h] * sc_t[h]    (vpmulld; S in an L1 buffer)
+ *   end of record:    M[i][h] = sum_k dpwssd([m_2k, m_2k+1], [b_2k, b_2k+1] of x_i)
+ *                     yb[i][h] += (f32(S) * d - f32(M) * dmin) * x_i.d
+ *
+ * where b_t is the sum of x_i's 32 activations of sub-block t (from bsums).
+ * The nibble is the unsigned side of vpdpbusd and the activation the signed
+ * side, so no offset or correction term is needed; the mins enter once per
+ * record and row. Integer range (|qs| <= 127): |D| <= 32 * 15 * 127, |S| <=
+ * 8 * 63 * 60960 < 2^25; |M| <= 8 * 63 * 4064.
+ *
+ * Measured choices (a micro-benchmark of one record and panel in L1, A/B in
+ * one process, and the whole kernel A/B on [4096, 4096]; 2-core shared VM,
+ * AMD EPYC, vpdpbusd about 4 cycles' latency and 2 per cycle):
+ *   - 32 rows (both nibbles of a load) x 8 rows of X: 16 independent dot
+ *     chains, each unpacked vector used by 8 vpdpbusd, each broadcast by 2.
+ *   - S in a 1 KB buffer: 16 chains and 16 sums do not fit in 32 registers;
+ *     mr = 6 with S in registers measured 2% slower in the whole kernel
+ *     (q6kx_gemm_avx512.c, with 16-value sub-blocks, chose the other way).
+ *   - activations broadcast straight from their rows (5% faster than copying
+ *     a panel's qs into a contiguous buffer first).
+ *   - the first panel of a record prefetches the next record into L1: without
+ *     it n = 16 ran at 0.7x of the i8g kernel, with it 1.2-1.3x.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their sums
+ * are computed and not stored.
+ */
+#include "format/blocks.h"
+#include "kernel/q4kx.h"
+#include "kernel/x86/q4kx_avx512.h"
+#include "kernel/x86/tile32_kgemm_avx512.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+
+#define Q4KXG_INLINE static inline __attribute__((always_inline))
+
+#define Q4KXG_MR 8 /* most rows of X per panel */
+
+#define Q4KXG_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
+
+/* One record's scales, decoded once for every panel: [half][..][row] (half 0: rows 0..15). */
+typedef struct q4kxg_rec {
+    int32_t sc[2][8][16]; /* sub-block t's 6-bit scale, zero-extended */
+    int32_t mn[2][4][16]; /* words [min 2k, min 2k+1] */
+    float d[2][16], dmin[2][16];
+} q4kxg_rec;
+_Static_assert(sizeof(q4kxg_rec) <= PW__T32K_SCRATCH, "q4kxg_rec fits the loop's scratch");
+
+static void q4kxg_decode(const uint8_t *rec, void *out) {
+    q4kxg_rec *rs = out;
+    for (int h = 0; h < 2; ++h) {
+        __m512i sc[4], mn[4];
+        pw__q4kx_scales_mins(rec + PW__Q4KX_SCALES + 192 * h, sc, mn);
+        for (int k = 0; k < 4; ++k) {
+            _mm512_store_si512(rs->sc[h][2 * k],
+                               _mm512_cvtepu16_epi32(_mm512_castsi512_si256(sc[k])));
+            _mm512_store_si512(rs->sc[h][2 * k + 1],
+                               _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(sc[k], 1)));
+            _mm512_store_si512(rs->mn[h][k], pw__q4kx_min_pair(mn[k]));
+        }
+        const __m256i *d = (const __m256i *)(rec + PW__Q4KX_D);
+        const __m256i *dmin = (const __m256i *)(rec + PW__Q4KX_DMIN);
+        _mm512_store_ps(rs->d[h], _mm512_cvtph_ps(_mm256_loadu_si256(d + h)));
+        _mm512_store_ps(rs->dmin[h], _mm512_cvtph_ps(_mm256_loadu_si256(dmin + h)));
+    }
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    /* the activations' sub-block sums in pairs, as words [b_2k, b_2k+1] */
+    int32_t pairs[Q4KXG_MR][4] __attribute__((aligned(16)));
+    for (int i = 0; i < mr; ++i) {
+        const pw__q8_256 *xb = (const pw__q8_256 *)x[i];
+        const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums),
+                                             _mm256_set1_epi16(1));
+        _mm_store_si128((__m128i *)pairs[i], _mm_packs_epi32(_mm256_castsi256_si128(bs),
+                                                             _mm256_extracti128_si256(bs, 1)));
+    }
+    int32_t sacc[Q4KXG_MR][2][16] __attribute__((aligned(64)));
+    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    for (int t = 0; t < 8; ++t) {
+        if (pf)
+            for (int l = 0; l < PW__Q4KX_RECORD / 8; l += 64)
+                _mm_prefetch((const char *)(pf + PW__Q4KX_RECORD / 8 * t + l), _MM_HINT_T0);
+        __m512i dt[Q4KXG_MR][2];
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; ++u) {
+            const int s = 8 * t + u;
+            const __m512i v = _mm512_loadu_si512(rec + 64 * s);
+            const __m512i lo = _mm512_and_si512(v, m0f);
+            const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
+#pragma GCC unroll 8
+            for (int i = 0; i < mr; ++i) {
+                int32_t a4;
+                memcpy(&a4, x[i] + offsetof(pw__q8_256, qs) + 4 * s, 4);
+                const __m512i a = _mm512_set1_epi32(a4);
+                dt[i][0] = _mm512_dpbusd_epi32(dt[i][0], lo, a);
+                dt[i][1] = _mm512_dpbusd_epi32(dt[i][1], hi, a);
+            }
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const __m512i sc = _mm512_load_si512(rs->sc[h][t]);
+#pragma GCC unroll 8
+            for (int i = 0; i < mr; ++i) {
+                __m512i p = _mm512_mullo_epi32(dt[i][h], sc);
+                if (t) p = _mm512_add_epi32(p, _mm512_load_si512(sacc[i][h]));
+                _mm512_store_si512(sacc[i][h], p);
+            }
+        }
+        /* keep the sums in the buffer: in registers they would spill the dot chains */
+        __asm__ volatile("" : : "r"(sacc) : "memory");
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        const __m512 d = _mm512_load_ps(rs->d[h]), dmin = _mm512_load_ps(rs->dmin[h]);
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) {
+            __m512i m = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k)
+                m = _mm512_dpwssd_epi32(m, _mm512_load_si512(rs->mn[h][k]),
+                                        _mm512_set1_epi32(pairs[i][k]));
+            const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sacc[i][h]));
+            const __m512 f = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, _mm512_mul_ps(s, d));
+            const __m512 xd = _mm512_set1_ps(((const pw__q8_256 *)x[i])->d);
+            float *y = yb + 32 * i + 16 * h;
+            _mm512_store_ps(y, _mm512_fmadd_ps(f, xd, _mm512_load_ps(y)));
+        }
+    }
+}
+
+/* A panel of any height 1..Q4KXG_MR, each height its own instance. */
+static void q4kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    switch (mr) {
+#define Q4KXG_CASE(m_)                                                                 \
+    case m_:                                                                           \
+        if (m_ <= Q4KXG_MR) q4kxg_panel(rec, (const q4kxg_rec *)rs, x, yb, pf, m_);   \
+        break;
+        Q4KXG_CASE(1)
+        Q4KXG_CASE(2)
+        Q4KXG_CASE(3)
+        Q4KXG_CASE(4)
+        Q4KXG_CASE(5)
+        Q4KXG_CASE(6)
+        Q4KXG_CASE(7)
+        Q4KXG_CASE(8)
+#undef Q4KXG_CASE
+    default: break;
+    }
+}
+
+static void q4kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any);
+}
+
+const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
+    "avx512vnni", Q4KXG_FEATURES, q4kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);

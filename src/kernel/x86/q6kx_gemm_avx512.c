@@ -1,0 +1,176 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) ||            \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "q6kx_gemm_avx512.c needs AVX-512 F/BW/VL/VNNI and F16C (cmake sets them for *_avx512.c)"
+#endif
+/*
+ * AVX-512 VNNI GEMM over the q6kx32k4 family (layout in kernel/q6kx.h): the
+ * GEMV form, at the file's size, serving n >= 2 too. A record's 4- and 2-bit
+ * fields are joined into 6-bit quants in registers once per panel of up to
+ * Q6KXG_MR = 6 rows of X, its scales and d decoded once per record for all
+ * panels (the loop is x86/tile32_kgemm_avx512.h's). Activations are
+ * pw__q8_256 rows.
+ *
+ * One sub-block s (384 bytes, 16 values of 32 rows), one panel of mr rows of
+ * X; high load p = 0, 1 holds steps 2p (upper nibble) and 2p + 1 (lower):
+ *
+ *   g = high p;  glo = g & 0x33 (row r's bits),  ghi = g & 0xCC (row r + 16's)
+ *   step 2p:     v = low 2p
+ *     A = C ? v : glo              (C = 0x0F)   L0 | H0 << 4 = q of row r
+ *     B = C ? v >> 4 : ghi >> 2                 L1 | H1 << 4 = q of row r + 16
+ *   step 2p + 1: the same with glo << 4 and ghi << 2  (11 ops per 2 steps)
+ *   D[i][0] = c_s + sum_steps dpbusd(A, a_i),  D[i][1] likewise with B
+ *   S[i][h] += D[i][h] * scales[s][h]           (vpmulld, S in registers)
+ *   end of record: yb[i][h] += f32(S[i][h]) * d[h] * x_i.d
+ *
+ * with a_i = bcast(x_i.qs[4t .. 4t+3]) and c_s = -32 * x_i.bsums[s]: the
+ * quant q (0..63, the unsigned side of vpdpbusd) against the signed
+ * activations, its -32 offset once per sub-block and row of X. The 16-bit
+ * shifts move bits across byte boundaries only into the positions the
+ * select or the masks discard. Integer range (|qs| <= 127): |D| <= 16 * 32 *
+ * 127 = 65024, |S| <= 16 * 128 * 65024 < 2^27.
+ *
+ * Measured choices (a micro-benchmark of one record and panel in L1, A/B in
+ * one process, and the whole kernel A/B on [4096, 4096]; 2-core shared VM,
+ * AMD EPYC, vpdpbusd about 4 cycles' latency and 2 per cycle):
+ *   - 32 rows x 6 rows of X, S in registers (12 chains + 12 sums): the
+ *     scale step comes every 4 loads here (every 8 in Q4_K), and 8 rows of X
+ *     with S in an L1 buffer (16 chains) ran 8% slower per row of X, in the
+ *     whole kernel 6-9% slower at n = 16, 32 and 128. Per row of X, panels
+ *     of 5, 4, 3, 2 rows run at 0.97, 0.93, 0.88, 0.75 of 6.
+ *   - the -32 offset as each chain's start (a broadcast per row and
+ *     sub-block). Chains carried across sub-blocks instead (S summing the
+ *     chain times scale differences, the offset as 8 vpdpwssd per row and
+ *     half per record, S in an L1 buffer) ran 20% slower.
+ *   - the first panel of a record prefetches the next record into L1 (two
+ *     records ahead or into L2 measured the same or worse); prefetching the
+ *     next panel's activations made it 6-11% slower.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their sums
+ * are computed and not stored.
+ */
+#include "kernel/q6kx.h"
+#include "kernel/x86/tile32_kgemm_avx512.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+
+#define Q6KXG_INLINE static inline __attribute__((always_inline))
+
+#define Q6KXG_MR 6 /* most rows of X per panel */
+
+#define Q6KXG_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
+
+/* One record's scales, decoded once for every panel. */
+typedef struct q6kxg_rec {
+    int32_t sc[16][2][16]; /* [sub-block][half][row]: int8 scale, sign-extended */
+    float d[2][16];        /* [half][row] */
+} q6kxg_rec;
+_Static_assert(sizeof(q6kxg_rec) <= PW__T32K_SCRATCH, "q6kxg_rec fits the loop's scratch");
+
+static void q6kxg_decode(const uint8_t *rec, void *out) {
+    q6kxg_rec *rs = out;
+    for (int s = 0; s < 16; ++s)
+        for (int h = 0; h < 2; ++h)
+            _mm512_store_si512(rs->sc[s][h],
+                               _mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                   (const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s + 16 * h))));
+    const __m256i *d = (const __m256i *)(rec + PW__Q6KX_D);
+    for (int h = 0; h < 2; ++h)
+        _mm512_store_ps(rs->d[h], _mm512_cvtph_ps(_mm256_loadu_si256(d + h)));
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    /* c[i][s] = -32 * bsums[s] of row i: each sub-block's chains start there */
+    int32_t c[Q6KXG_MR][16] __attribute__((aligned(64)));
+    for (int i = 0; i < mr; ++i) {
+        const pw__q8_256 *xb = (const pw__q8_256 *)x[i];
+        const __m512i bs = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xb->bsums));
+        _mm512_store_si512(c[i],
+                           _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(bs, 5)));
+    }
+    const __m512i m0f = _mm512_set1_epi8(0x0F), m33 = _mm512_set1_epi8(0x33),
+                  mcc = _mm512_set1_epi8((char)0xCC);
+    __m512i sacc[Q6KXG_MR][2];
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
+        if (pf)
+            for (int l = 0; l < PW__Q6KX_SUB; l += 64)
+                _mm_prefetch((const char *)(pf + PW__Q6KX_SUB * s + l), _MM_HINT_T0);
+        __m512i dt[Q6KXG_MR][2];
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_set1_epi32(c[i][s]);
+#pragma GCC unroll 2
+        for (int p = 0; p < 2; ++p) {
+            const __m512i g = _mm512_loadu_si512(sub + PW__Q6KX_HIGH + 64 * p);
+            const __m512i glo = _mm512_and_si512(g, m33), ghi = _mm512_and_si512(g, mcc);
+#pragma GCC unroll 2
+            for (int e = 0; e < 2; ++e) {
+                const int st = 2 * p + e;
+                const __m512i v = _mm512_loadu_si512(sub + 64 * st);
+                /* 0xE4: C ? A : B per bit, C = 0x0F: the low nibble from A, the high from B */
+                const __m512i a =
+                    _mm512_ternarylogic_epi32(v, e ? _mm512_slli_epi16(glo, 4) : glo, m0f, 0xE4);
+                const __m512i b = _mm512_ternarylogic_epi32(
+                    _mm512_srli_epi16(v, 4),
+                    e ? _mm512_slli_epi16(ghi, 2) : _mm512_srli_epi16(ghi, 2), m0f, 0xE4);
+#pragma GCC unroll 8
+                for (int i = 0; i < mr; ++i) {
+                    int32_t a4;
+                    memcpy(&a4, x[i] + offsetof(pw__q8_256, qs) + 16 * s + 4 * st, 4);
+                    const __m512i xa = _mm512_set1_epi32(a4);
+                    dt[i][0] = _mm512_dpbusd_epi32(dt[i][0], a, xa);
+                    dt[i][1] = _mm512_dpbusd_epi32(dt[i][1], b, xa);
+                }
+            }
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const __m512i sc = _mm512_load_si512(rs->sc[s][h]);
+#pragma GCC unroll 8
+            for (int i = 0; i < mr; ++i) {
+                const __m512i q = _mm512_mullo_epi32(dt[i][h], sc);
+                sacc[i][h] = s ? _mm512_add_epi32(q, sacc[i][h]) : q;
+            }
+        }
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        const __m512 d = _mm512_load_ps(rs->d[h]);
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) {
+            const __m512 xd = _mm512_set1_ps(((const pw__q8_256 *)x[i])->d);
+            float *y = yb + 32 * i + 16 * h;
+            _mm512_store_ps(y, _mm512_fmadd_ps(_mm512_cvtepi32_ps(sacc[i][h]),
+                                               _mm512_mul_ps(d, xd), _mm512_load_ps(y)));
+        }
+    }
+}
+
+/* A panel of any height 1..Q6KXG_MR, each height its own instance. */
+static void q6kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    switch (mr) {
+#define Q6KXG_CASE(m_)                                                                 \
+    case m_:                                                                           \
+        if (m_ <= Q6KXG_MR) q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_);   \
+        break;
+        Q6KXG_CASE(1)
+        Q6KXG_CASE(2)
+        Q6KXG_CASE(3)
+        Q6KXG_CASE(4)
+        Q6KXG_CASE(5)
+        Q6KXG_CASE(6)
+#undef Q6KXG_CASE
+    default: break;
+    }
+}
+
+static void q6kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXG_MR, q6kxg_decode, q6kxg_panel_any);
+}
+
+const pw__kernel pw__k_q6_k_q6kx32k4_gemm_avx512vnni = PW__Q6KX_GEMM_KERNEL(
+    "avx512vnni", Q6KXG_FEATURES, q6kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q6KXG_MR);
