@@ -13,7 +13,9 @@ then the system's loader path (ctypes.util.find_library).
 """
 import ctypes
 import ctypes.util
+import operator
 import os
+import threading
 
 import numpy as np
 
@@ -54,16 +56,19 @@ class PackwiseError(Exception):
         super().__init__("%s: %s" % (self.status, message))
 
 
+# --- Shared plumbing: one context per thread, errors carried with the call that made them,
+# --- every argument checked before it reaches ctypes (which masks integers to the C width and
+# --- cuts strings at a NUL without a word).
+
 class _Context:
+    """A pw_context for one thread: a context is not for concurrent use, and ctypes releases
+    the GIL during every call, so threads sharing one would read each other's messages."""
+
     def __init__(self):
         self.ptr = ctypes.c_void_p()
         st = _lib.pw_context_create(None, ctypes.byref(self.ptr))
         if st != 0:
             raise PackwiseError(st, _lib.pw_last_create_message().decode(errors="replace"))
-
-    def check(self, status):
-        if status != 0:
-            raise PackwiseError(status, _lib.pw_context_message(self.ptr).decode(errors="replace"))
 
     def __del__(self):
         if getattr(self, "ptr", None) and _lib is not None:
@@ -71,7 +76,76 @@ class _Context:
             self.ptr = None
 
 
-_ctx = _Context()
+_local = threading.local()
+
+
+def _context():
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _local.ctx = _Context()
+    return ctx.ptr
+
+
+def _call(fn, *args):
+    """fn(this thread's context, *args); a failure raises PackwiseError with the message this
+    call left (the context's message is cleared first, so an older one cannot show)."""
+    ctx = _context()
+    _lib.pw_context_clear_message(ctx)
+    st = fn(ctx, *args)
+    if st != 0:
+        msg = _lib.pw_context_message(ctx).decode(errors="replace")
+        raise PackwiseError(st, msg or "%s failed without a message" % fn.__name__)
+
+
+_I32 = (-2 ** 31, 2 ** 31 - 1)
+_I64 = (-2 ** 63, 2 ** 63 - 1)
+_U64 = (0, 2 ** 64 - 1)
+
+
+def _int(value, what, bounds=_I64):
+    """An integer argument inside the C type's range (bool and float are refused)."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an integer, not bool" % what)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s" % (what, type(value).__name__)) from None
+    lo, hi = bounds
+    if not lo <= v <= hi:
+        raise OverflowError("%s = %d is outside the C range [%d, %d]" % (what, v, lo, hi))
+    return v
+
+
+def _name(value, what):
+    """A str argument as C bytes; a NUL inside would cut it short in C, so it is refused."""
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, not %s" % (what, type(value).__name__))
+    if "\0" in value:
+        raise ValueError("%s %r holds a NUL character" % (what, value))
+    return value.encode()
+
+
+def _path(value):
+    p = os.fsencode(value)
+    if b"\0" in p:
+        raise ValueError("path %r holds a NUL character" % (value,))
+    return p
+
+
+def _rows_of_f32(x, columns, what="x"):
+    """x as a C-contiguous float32 [n, columns] array: 1-D (one row) or 2-D, float32 in the
+    machine's byte order; a strided or Fortran-ordered array is copied."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        raise TypeError("%s must be float32 (native byte order), not %s; convert it with "
+                        "x.astype(np.float32)" % (what, x.dtype))
+    if x.ndim == 1:
+        x = x.reshape(1, -1)
+    if x.ndim != 2:
+        raise ValueError("%s must be 1-D or 2-D [n, in], not %d-D %s" % (what, x.ndim, x.shape))
+    if x.shape[1] != columns:
+        raise ValueError("%s has %d columns, the weight has in = %d" % (what, x.shape[1], columns))
+    return np.ascontiguousarray(x)
 
 
 def version():
@@ -80,7 +154,9 @@ def version():
 
 def _format_id(name):
     f = ctypes.c_int()
-    _ctx.check(_lib.pw_format_from_name(name.encode(), ctypes.byref(f)))
+    st = _lib.pw_format_from_name(_name(name, "format name"), ctypes.byref(f))
+    if st != 0:
+        raise PackwiseError(st, "no format named %r (packwise.formats() lists them)" % name)
     return f.value
 
 
@@ -108,7 +184,9 @@ def _layout(order):
     if order in ORDERS:
         return Layout(ORDERS[order], 0)
     if isinstance(order, str) and order.startswith("row_tiled_"):
-        return Layout(ORDERS["row_tiled"], int(order[len("row_tiled_"):]))
+        digits = order[len("row_tiled_"):]
+        if digits.isascii() and digits.isdigit():
+            return Layout(ORDERS["row_tiled"], _int(int(digits), "row_tiled_N"))
     raise ValueError("order must be 'canonical', 'kernel', 'row_major', 'input_block_major' "
                      "or 'row_tiled_N', not %r" % (order,))
 
@@ -120,10 +198,9 @@ def reorder(data, fmt, rows, blocks, from_order, to_order):
     converting to the order they already have returns them unchanged."""
     data = bytes(data)
     info = format_info(fmt)
-    grid = BlockGrid(rows, blocks, info["block_bytes"], _layout(from_order))
+    grid = BlockGrid(_int(rows, "rows"), _int(blocks, "blocks"), info["block_bytes"], _layout(from_order))
     out = ctypes.create_string_buffer(len(data))
-    _ctx.check(_lib.pw_bytes_reorder(_ctx.ptr, ctypes.byref(grid), data, len(data),
-                                     _layout(to_order), out, len(data)))
+    _call(_lib.pw_bytes_reorder, ctypes.byref(grid), data, len(data), _layout(to_order), out, len(data))
     return out.raw
 
 
@@ -140,23 +217,26 @@ def to_canonical_order(data, fmt, rows, blocks, order="kernel"):
 def decode(data, fmt, rows, in_):
     """Canonical block bytes of a [rows, in] weight decoded to float32 (shape [rows, in])."""
     data = bytes(data)
+    rows, in_ = _int(rows, "rows"), _int(in_, "in")
+    f = _format_id(fmt)
     buf = ctypes.create_string_buffer(data, len(data))
     v = View()
     shape = (ctypes.c_int64 * 2)(rows, in_)
-    _ctx.check(_lib.pw_view_init(_ctx.ptr, ctypes.byref(v), _format_id(fmt), 2, shape, buf, len(data)))
+    _call(_lib.pw_view_init, ctypes.byref(v), f, 2, shape, buf, len(data))
     out = np.empty((rows, in_), dtype=np.float32)
-    _ctx.check(_lib.pw_view_to_float(_ctx.ptr, ctypes.byref(v),
-                                     out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), out.size))
+    _call(_lib.pw_view_to_float, ctypes.byref(v), out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+          out.size)
     return out
 
 
 def fixture(fmt, rows=5, blocks=3, order="canonical"):
     """Tag fixture bytes: every byte names its block and its position in it."""
+    rows, blocks = _int(rows, "rows"), _int(blocks, "blocks")
     n = ctypes.c_uint64()
     f = _format_id(fmt)
-    _ctx.check(_lib.pw_fixture_bytes(_ctx.ptr, f, rows, blocks, ctypes.byref(n)))
+    _call(_lib.pw_fixture_bytes, f, rows, blocks, ctypes.byref(n))
     out = ctypes.create_string_buffer(n.value)
-    _ctx.check(_lib.pw_fixture_tags(_ctx.ptr, f, rows, blocks, _layout(order), out, n.value))
+    _call(_lib.pw_fixture_tags, f, rows, blocks, _layout(order), out, n.value)
     return out.raw
 
 
@@ -166,13 +246,13 @@ def value_fixture(fmt):
     f = _format_id(fmt)
     nb, nc = ctypes.c_uint64(), ctypes.c_uint64()
     rows, blocks = ctypes.c_int64(), ctypes.c_int64()
-    _ctx.check(_lib.pw_fixture_values(_ctx.ptr, f, None, ctypes.byref(nb), None, ctypes.byref(nc),
-                                      ctypes.byref(rows), ctypes.byref(blocks)))
+    _call(_lib.pw_fixture_values, f, None, ctypes.byref(nb), None, ctypes.byref(nc),
+          ctypes.byref(rows), ctypes.byref(blocks))
     buf = ctypes.create_string_buffer(nb.value)
     vals = np.zeros(nc.value, dtype=np.float32)
-    _ctx.check(_lib.pw_fixture_values(_ctx.ptr, f, buf, ctypes.byref(nb),
-                                      vals.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                                      ctypes.byref(nc), ctypes.byref(rows), ctypes.byref(blocks)))
+    _call(_lib.pw_fixture_values, f, buf, ctypes.byref(nb),
+          vals.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), ctypes.byref(nc),
+          ctypes.byref(rows), ctypes.byref(blocks))
     return buf.raw, vals.reshape(rows.value, -1)
 
 
@@ -181,9 +261,10 @@ def disagreement(data, fmt, rows, blocks, order="canonical"):
     the first misplaced block, where it was expected (flat index and order) and what was
     found there (another block's bytes, a changed byte, or a short or long buffer)."""
     data = bytes(data)
+    rows, blocks = _int(rows, "rows"), _int(blocks, "blocks")
     rep = DisagreementReport()
-    _ctx.check(_lib.pw_disagreement(_ctx.ptr, data, len(data), _format_id(fmt), rows, blocks,
-                                    _layout(order), ctypes.byref(rep)))
+    _call(_lib.pw_disagreement, data, len(data), _format_id(fmt), rows, blocks, _layout(order),
+          ctypes.byref(rep))
     return None if rep.kind == 0 else rep.message.decode(errors="replace")
 
 
@@ -213,8 +294,7 @@ class GGUF:
         opts = GGUFOpenOptions()
         _lib.pw_gguf_open_options_init(ctypes.byref(opts))
         opts.orientation = {"out_in": ORIENT_OUT_IN, "as_stored": ORIENT_AS_STORED}[orientation]
-        _ctx.check(_lib.pw_gguf_open(_ctx.ptr, os.fsencode(path), ctypes.byref(opts),
-                                     ctypes.byref(self._ptr)))
+        _call(_lib.pw_gguf_open, _path(path), ctypes.byref(opts), ctypes.byref(self._ptr))
 
     def close(self):
         if self._ptr:
@@ -232,29 +312,28 @@ class GGUF:
 
     def _index(self, name):
         i = ctypes.c_int64()
-        _ctx.check(_lib.pw_gguf_find_tensor(_ctx.ptr, self._ptr, name.encode(), ctypes.byref(i)))
+        _call(_lib.pw_gguf_find_tensor, self._ptr, _name(name, "tensor name"), ctypes.byref(i))
         return i.value
 
     def tensors(self):
         out = []
         for i in range(_lib.pw_gguf_tensor_count(self._ptr)):
             info = TensorInfo()
-            _ctx.check(_lib.pw_gguf_tensor_info_get(_ctx.ptr, self._ptr, i, ctypes.byref(info)))
+            _call(_lib.pw_gguf_tensor_info_get, self._ptr, i, ctypes.byref(info))
             out.append(Tensor(info))
         return out
 
     def _view(self, name):
         v = View()
-        _ctx.check(_lib.pw_gguf_tensor_view(_ctx.ptr, self._ptr, self._index(name), ctypes.byref(v)))
+        _call(_lib.pw_gguf_tensor_view, self._ptr, self._index(name), ctypes.byref(v))
         return v
 
     def raw(self, name):
         """The tensor's bytes as stored (ROW_MAJOR)."""
         info = TensorInfo()
-        _ctx.check(_lib.pw_gguf_tensor_info_get(_ctx.ptr, self._ptr, self._index(name),
-                                                ctypes.byref(info)))
+        _call(_lib.pw_gguf_tensor_info_get, self._ptr, self._index(name), ctypes.byref(info))
         buf = ctypes.create_string_buffer(info.bytes)
-        _ctx.check(_lib.pw_gguf_tensor_read(_ctx.ptr, self._ptr, self._index(name), buf, info.bytes))
+        _call(_lib.pw_gguf_tensor_read, self._ptr, self._index(name), buf, info.bytes)
         return buf.raw
 
     def dequantize(self, name):
@@ -262,8 +341,8 @@ class GGUF:
         v = self._view(name)
         shape = tuple(v.shape[:v.rank])
         out = np.empty(shape, dtype=np.float32)
-        _ctx.check(_lib.pw_view_to_float(_ctx.ptr, ctypes.byref(v),
-                                         out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), out.size))
+        _call(_lib.pw_view_to_float, ctypes.byref(v), out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+              out.size)
         return out
 
     def matmul_wt(self, x, name, kernel=None):
@@ -272,21 +351,19 @@ class GGUF:
 
 
 def _matmul_view(x, view, kernel):
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    if x.ndim == 1:
-        x = x.reshape(1, -1)
-    if view.rank != 2 or x.shape[1] != view.shape[1]:
-        raise ValueError("x has %d columns, the weight is %s" % (x.shape[1], tuple(view.shape[:view.rank])))
+    if view.rank != 2:
+        raise ValueError("the weight is %s, not 2-D [out, in]" % (tuple(view.shape[:view.rank]),))
+    x = _rows_of_f32(x, view.shape[1])
     y = np.empty((x.shape[0], view.shape[0]), dtype=np.float32)
     opts = WeightOptions()
     _lib.pw_weight_options_init(ctypes.byref(opts))
     if kernel is not None:
-        opts.kernel = kernel.encode()
+        opts.kernel = _name(kernel, "kernel name")
     h = ctypes.c_void_p()
-    _ctx.check(_lib.pw_weight_create(_ctx.ptr, ctypes.byref(view), ctypes.byref(opts), ctypes.byref(h)))
+    _call(_lib.pw_weight_create, ctypes.byref(view), ctypes.byref(opts), ctypes.byref(h))
     try:
-        _ctx.check(_lib.pw_matmul_wt(_ctx.ptr, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-                                     x.shape[0], h, y.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+        _call(_lib.pw_matmul_wt, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), x.shape[0], h,
+              y.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
     finally:
         _lib.pw_weight_destroy(h)
     return y
@@ -295,10 +372,12 @@ def _matmul_view(x, view, kernel):
 def matmul_wt(x, data, fmt, out, in_, kernel=None):
     """Y = X W^T for canonical (row-major) block bytes of an [out, in] weight."""
     data = bytes(data)
+    out, in_ = _int(out, "out"), _int(in_, "in")
+    f = _format_id(fmt)
     buf = ctypes.create_string_buffer(data, len(data))
     v = View()
     shape = (ctypes.c_int64 * 2)(out, in_)
-    _ctx.check(_lib.pw_view_init(_ctx.ptr, ctypes.byref(v), _format_id(fmt), 2, shape, buf, len(data)))
+    _call(_lib.pw_view_init, ctypes.byref(v), f, 2, shape, buf, len(data))
     y = _matmul_view(x, v, kernel)
     del buf
     return y

@@ -63,6 +63,7 @@ def declare(lib):
         "pw_context_create": (I, [P, ctypes.POINTER(P)]),
         "pw_context_destroy": (None, [P]),
         "pw_context_message": (S, [P]),
+        "pw_context_clear_message": (None, [P]),
         "pw_last_create_message": (S, []),
         "pw_version": (S, []),
         "pw_format_get": (ctypes.POINTER(FormatInfo), [I]),
