@@ -186,6 +186,21 @@ typedef void (*pw_parallel_for_fn)(void *user, pw_parallel_task task, void *task
                                    size_t range);
 
 /**
+ * The most threads a context may be given (::pw_context_options.threads,
+ * pw_context_set_threads(), and the command's `--threads`); a larger count is
+ * refused with ::PW_ERR_INVALID_ARGUMENT and a message naming this cap. A count
+ * of 0 (all online cores) is clamped to it.
+ *
+ * Why 1024: the largest single machines sold today run 512 hardware threads
+ * (two 128-core sockets with SMT), so the cap is twice what any real machine
+ * can use, while a mistaken count (a byte count, a negative number cast to
+ * unsigned) cannot ask for millions of threads: each one reserves a stack
+ * (8 MiB of address space by default), and packwise's work splits give every
+ * thread several tasks, so more threads than cores only slow a product down.
+ */
+#define PW_MAX_THREADS 1024
+
+/**
  * Options for pw_context_create(). Initialise with pw_context_options_init(),
  * then set what you need; new fields are only ever appended, and
  * @c struct_size tells the library which ones the caller knows.
@@ -194,7 +209,8 @@ typedef struct pw_context_options {
     size_t struct_size;   /**< sizeof(pw_context_options), set by init */
     pw_isa max_isa;       /**< cap; PW_ISA_NATIVE = none. PACKWISE_ISA may lower it further */
     int ignore_env;       /**< nonzero: do not read PACKWISE_ISA */
-    int threads;          /**< worker threads; 0 = the number of online cores */
+    int threads;          /**< worker threads counting the caller; 0 = the online cores;
+                               at most ::PW_MAX_THREADS */
     int prepack_weights;  /**< nonzero: dispatch may relayout weights (an adapter event each time) */
     pw_trace_fn trace;    /**< trace sink; NULL = events are dropped */
     void *trace_user;     /**< passed to @ref trace */
@@ -217,8 +233,9 @@ PW_API void pw_context_options_init(pw_context_options *options);
  * Create a context: detects CPU features once and applies the ISA cap from
  * @p options and from the environment variable PACKWISE_ISA (the lower of the
  * two wins). @p options may be NULL for defaults. An unknown PACKWISE_ISA
- * value is refused with ::PW_ERR_INVALID_ARGUMENT (and *out is NULL; the
- * message is available from pw_last_create_message()).
+ * value and a thread count above ::PW_MAX_THREADS are refused with
+ * ::PW_ERR_INVALID_ARGUMENT (and *out is NULL; the message is available from
+ * pw_last_create_message()).
  */
 PW_API pw_status pw_context_create(const pw_context_options *options, pw_context **out);
 
@@ -263,7 +280,11 @@ PW_API int pw_context_prepack_weights(const pw_context *ctx);
 /** Number of worker threads (including the caller). */
 PW_API int pw_context_threads(const pw_context *ctx);
 
-/** Change the number of threads (0 = online cores). Recreates the pool. */
+/**
+ * Change the number of threads (0 = online cores, at most ::PW_MAX_THREADS;
+ * a larger count is refused with ::PW_ERR_INVALID_ARGUMENT and the context
+ * keeps its threads). Recreates the pool.
+ */
 PW_API pw_status pw_context_set_threads(pw_context *ctx, int threads);
 
 /* ------------------------------------------------------------------------ */

@@ -75,9 +75,21 @@ void pw_context_options_init(pw_context_options *o) {
     o->max_isa = PW_ISA_NATIVE;
 }
 
+/* Threads for a count of 0: the online cores, at most PW_MAX_THREADS. */
 static int online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    if (n < 1) return 1;
+    return n < PW_MAX_THREADS ? (int)n : PW_MAX_THREADS;
+}
+
+#define PW__STR2(x) #x
+#define PW__STR(x) PW__STR2(x)
+
+/* "" when a requested thread count is usable; otherwise why not. */
+static const char *threads_refusal(int threads) {
+    if (threads < 0) return "use 0 for all online cores";
+    if (threads > PW_MAX_THREADS) return "at most PW_MAX_THREADS (" PW__STR(PW_MAX_THREADS) ")";
+    return "";
 }
 
 static int isa_valid_here(pw_isa isa) {
@@ -151,9 +163,9 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
                  pw_isa_name(o.max_isa));
         return PW_ERR_INVALID_ARGUMENT;
     }
-    if (o.threads < 0) {
-        snprintf(create_message, sizeof create_message,
-                 "pw_context_create: threads is %d; use 0 for all cores", o.threads);
+    if (threads_refusal(o.threads)[0] != '\0') {
+        snprintf(create_message, sizeof create_message, "pw_context_create: threads is %d; %s",
+                 o.threads, threads_refusal(o.threads));
         return PW_ERR_INVALID_ARGUMENT;
     }
     if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL)) {
@@ -259,8 +271,8 @@ int pw_context_threads(const pw_context *ctx) { return ctx ? ctx->threads : 1; }
 
 pw_status pw_context_set_threads(pw_context *ctx, int threads) {
     PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_threads: ctx is NULL");
-    PW__FAIL_IF(threads < 0, ctx, PW_ERR_INVALID_ARGUMENT,
-                "pw_context_set_threads: threads is %d; use 0 for all cores", threads);
+    PW__FAIL_IF(threads_refusal(threads)[0] != '\0', ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_context_set_threads: threads is %d; %s", threads, threads_refusal(threads));
     ctx->threads = threads ? threads : online_cores();
     return make_pool(ctx);
 }
