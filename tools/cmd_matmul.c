@@ -197,9 +197,11 @@ int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
         goto done;
     }
     const int64_t n = (int64_t)(count / (size_t)in);
-    y = malloc(sizeof(float) * (size_t)(n * o_dim));
-    if (y == NULL) {
-        rc = pw_cli_fail("matmul", "out of memory");
+    size_t y_bytes = 0;
+    if (__builtin_mul_overflow((size_t)n, (size_t)o_dim, &y_bytes) ||
+        __builtin_mul_overflow(y_bytes, sizeof(float), &y_bytes) || (y = malloc(y_bytes)) == NULL) {
+        rc = pw_cli_fail("matmul", "out of memory for Y = %lld x %lld float32 values", (long long)n,
+                         (long long)o_dim);
         goto done;
     }
     /* A cache is mapped: a FIFO (which would block the library's open) or a device is refused. */
@@ -223,7 +225,7 @@ int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
         rc = pw_cli_fail_status("matmul", ctx, st, weight);
         goto done;
     }
-    rc = pw_cli_out_write("matmul", ctx, &of, y, sizeof(float) * (size_t)(n * o_dim));
+    rc = pw_cli_out_write("matmul", ctx, &of, y, y_bytes);
     if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("matmul", ctx, &of);
 done:
     pw__outfile_abort(&of);
