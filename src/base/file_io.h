@@ -13,7 +13,8 @@
  *     (/dev/null, a pipe) is written in place, without a temporary, with
  *     PW__OUT_SPECIAL_IN_PLACE, and refused without it (caches and GGUF files are
  *     mapped later, so they must be regular files).
- * A replaced file keeps its permission bits; a new one gets 0666 less the umask.
+ * A replaced file keeps its permission bits (not its owner, nor its other hard links:
+ * they keep the old bytes); a new one gets 0666 less the umask.
  * Every message names the destination as the caller gave it.
  *
  * Input: pw__input_open opens with O_NONBLOCK, so a FIFO without a writer cannot
