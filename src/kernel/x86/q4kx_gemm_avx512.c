@@ -16,7 +16,7 @@
  *   lo = v_s & 0x0F, hi = (v_s >> 4) & 0x0F    3 ops per step for 2 x 8 rows of X
  *   a_i = bcast(x_i.qs[4s .. 4s+3])            one load per row of X
  *   D[i][0] += dpbusd(lo, a_i), D[i][1] += dpbusd(hi, a_i)    16 chains (mr = 8)
- *   end of sub-block: S[i][h] += D[i][h] * sc_t[h]    (vpmulld; S in an L1 buffer)
+ *   end of sub-block: S[i][h] += D[i][h] * sc_t[h]    (vpmulld)
  *   end of record:    M[i][h] = sum_k dpwssd([m_2k, m_2k+1], [b_2k, b_2k+1] of x_i)
  *                     yb[i][h] += (f32(S) * d - f32(M) * dmin) * x_i.d
  *
@@ -26,18 +26,26 @@
  * record and row. Integer range (|qs| <= 127): |D| <= 32 * 15 * 127, |S| <=
  * 8 * 63 * 60960 < 2^25; |M| <= 8 * 63 * 4064.
  *
- * Measured choices (a micro-benchmark of one record and panel in L1, A/B in
- * one process, and the whole kernel A/B on [4096, 4096]; 2-core shared VM,
- * AMD EPYC, vpdpbusd about 4 cycles' latency and 2 per cycle):
+ * Measured choices (2-core shared VM, AMD EPYC: vpdpbusd about 4 cycles'
+ * latency, 2 per cycle; a micro-benchmark of one record and panel in L1 and
+ * the whole kernel with the weight in L2, A/B in one process, 5 runs each):
  *   - 32 rows (both nibbles of a load) x 8 rows of X: 16 independent dot
  *     chains, each unpacked vector used by 8 vpdpbusd, each broadcast by 2.
- *   - S in a 1 KB buffer: 16 chains and 16 sums do not fit in 32 registers;
- *     mr = 6 with S in registers measured 2% slower in the whole kernel
- *     (q6kx_gemm_avx512.c, with 16-value sub-blocks, chose the other way).
+ *     16 chains and 16 sums S do not fit in 32 registers: the compiler keeps
+ *     5 of the sums on the stack, as fast as (0-1%) all 16 in a 1 KB buffer;
+ *     6 rows of X per panel ran 2% slower.
  *   - activations broadcast straight from their rows (5% faster than copying
  *     a panel's qs into a contiguous buffer first).
  *   - the first panel of a record prefetches the next record into L1: without
  *     it n = 16 ran at 0.7x of the i8g kernel, with it 1.2-1.3x.
+ *   - the scale decode (pw__q4kx_scales_mins, vpermw to int32 lanes) costs
+ *     about 8% of one 8-row panel, so it runs once per record.
+ *
+ * Against q4_k_i8g32_avx512vnni (2.4x the bytes), same process, rounds
+ * interleaved, 1 thread, median of 7-11 rounds' ratios [range]: [4096, 4096]
+ * n = 16, 32, 128: 1.35 [1.28, 1.64], 1.30 [1.27, 1.51], 1.20 [1.17, 1.26]
+ * (577, 574, 544 GFLOP/s); [11008, 4096]: 1.62 [1.60, 1.74], 1.28 [1.18,
+ * 1.32], 1.23 [1.19, 1.27].
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
@@ -96,7 +104,9 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
         _mm_store_si128((__m128i *)pairs[i], _mm_packs_epi32(_mm256_castsi256_si128(bs),
                                                              _mm256_extracti128_si256(bs, 1)));
     }
-    int32_t sacc[Q4KXG_MR][2][16] __attribute__((aligned(64)));
+    __m512i sacc[Q4KXG_MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < mr; ++i) sacc[i][0] = sacc[i][1] = _mm512_setzero_si512();
     const __m512i m0f = _mm512_set1_epi8(0x0F);
     for (int t = 0; t < 8; ++t) {
         if (pf)
@@ -125,13 +135,9 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
             const __m512i sc = _mm512_load_si512(rs->sc[h][t]);
 #pragma GCC unroll 8
             for (int i = 0; i < mr; ++i) {
-                __m512i p = _mm512_mullo_epi32(dt[i][h], sc);
-                if (t) p = _mm512_add_epi32(p, _mm512_load_si512(sacc[i][h]));
-                _mm512_store_si512(sacc[i][h], p);
+                sacc[i][h] = _mm512_add_epi32(sacc[i][h], _mm512_mullo_epi32(dt[i][h], sc));
             }
         }
-        /* keep the sums in the buffer: in registers they would spill the dot chains */
-        __asm__ volatile("" : : "r"(sacc) : "memory");
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -142,7 +148,7 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
             for (int k = 0; k < 4; ++k)
                 m = _mm512_dpwssd_epi32(m, _mm512_load_si512(rs->mn[h][k]),
                                         _mm512_set1_epi32(pairs[i][k]));
-            const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sacc[i][h]));
+            const __m512 s = _mm512_cvtepi32_ps(sacc[i][h]);
             const __m512 f = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, _mm512_mul_ps(s, d));
             const __m512 xd = _mm512_set1_ps(((const pw__q8_256 *)x[i])->d);
             float *y = yb + 32 * i + 16 * h;

@@ -6,7 +6,7 @@
  * AVX-512 VNNI GEMM over the q6kx32k4 family (layout in kernel/q6kx.h): the
  * GEMV form, at the file's size, serving n >= 2 too. A record's 4- and 2-bit
  * fields are joined into 6-bit quants in registers once per panel of up to
- * Q6KXG_MR = 6 rows of X, its scales and d decoded once per record for all
+ * Q6KXG_MR = 8 rows of X, its scales and d decoded once per record for all
  * panels (the loop is x86/tile32_kgemm_avx512.h's). Activations are
  * pw__q8_256 rows.
  *
@@ -19,7 +19,7 @@
  *     B = C ? v >> 4 : ghi >> 2                 L1 | H1 << 4 = q of row r + 16
  *   step 2p + 1: the same with glo << 4 and ghi << 2  (11 ops per 2 steps)
  *   D[i][0] = c_s + sum_steps dpbusd(A, a_i),  D[i][1] likewise with B
- *   S[i][h] += D[i][h] * scales[s][h]           (vpmulld, S in registers)
+ *   S[i][h] += D[i][h] * scales[s][h]           (vpmulld)
  *   end of record: yb[i][h] += f32(S[i][h]) * d[h] * x_i.d
  *
  * with a_i = bcast(x_i.qs[4t .. 4t+3]) and c_s = -32 * x_i.bsums[s]: the
@@ -29,21 +29,38 @@
  * select or the masks discard. Integer range (|qs| <= 127): |D| <= 16 * 32 *
  * 127 = 65024, |S| <= 16 * 128 * 65024 < 2^27.
  *
- * Measured choices (a micro-benchmark of one record and panel in L1, A/B in
- * one process, and the whole kernel A/B on [4096, 4096]; 2-core shared VM,
- * AMD EPYC, vpdpbusd about 4 cycles' latency and 2 per cycle):
- *   - 32 rows x 6 rows of X, S in registers (12 chains + 12 sums): the
- *     scale step comes every 4 loads here (every 8 in Q4_K), and 8 rows of X
- *     with S in an L1 buffer (16 chains) ran 8% slower per row of X, in the
- *     whole kernel 6-9% slower at n = 16, 32 and 128. Per row of X, panels
- *     of 5, 4, 3, 2 rows run at 0.97, 0.93, 0.88, 0.75 of 6.
+ * Measured choices (2-core shared VM, AMD EPYC: vpdpbusd about 4 cycles'
+ * latency, 2 per cycle; a micro-benchmark of one record and panel in L1 and
+ * the whole kernel with the weight in L2, A/B in one process, 5 runs each):
+ *   - 32 rows x 8 rows of X, 16 dot chains. The scale step comes every 4
+ *     loads (every 8 in Q4_K) and costs: without it the panel runs 27%
+ *     faster, with an add in place of vpmulld 10% faster. The sums S are the
+ *     compiler's to place (a few on the stack); all 16 in an L1 buffer behind
+ *     a compiler barrier, with the first sub-block's store as a branch, ran
+ *     6-9% slower; 6 or 7 rows of X per panel 1-4% slower. Per row of X,
+ *     panels of 5, 4, 3, 2 rows run at 0.97, 0.93, 0.88, 0.75 of 6.
+ *   - not faster: the scale step in f32 (cvt + fma: 4% slower), half in f32
+ *     and half in int32 (the same), the activations as embedded broadcasts
+ *     of each vpdpbusd (8% slower) or as one 16-byte load and 4 vpshufd per
+ *     row and sub-block (10% slower), the quants joined once per record into
+ *     an 8 KB L1 buffer (n = 16 4% slower, n = 128 1% faster), chains carried
+ *     across sub-blocks (S summing them times scale differences, the offset
+ *     as 8 vpdpwssd per row and record; 20% slower).
  *   - the -32 offset as each chain's start (a broadcast per row and
- *     sub-block). Chains carried across sub-blocks instead (S summing the
- *     chain times scale differences, the offset as 8 vpdpwssd per row and
- *     half per record, S in an L1 buffer) ran 20% slower.
+ *     sub-block).
  *   - the first panel of a record prefetches the next record into L1 (two
  *     records ahead or into L2 measured the same or worse); prefetching the
  *     next panel's activations made it 6-11% slower.
+ *
+ * Against q6_k_i8g16_avx512vnni (1.8x the bytes), same process, rounds
+ * interleaved, 1 thread, median of 7-11 rounds' ratios [range]: [4096, 4096]
+ * n = 16, 32, 128: 1.30 [1.24, 1.38], 1.07 [1.04, 1.14], 1.00 [0.94, 1.08]
+ * (471, 478, 459 GFLOP/s); [11008, 4096]: 1.35 [1.19, 1.43], 1.08 [1.04,
+ * 1.20], 1.02 [0.98, 1.03]. At n = 128 both run the integer units at about
+ * the same rate: the i8g form reads its int8 values with no unpacking, this
+ * form spends 11 logic ops per 2 steps joining 4- and 2-bit fields and must
+ * apply a scale every 16 values to integer sums (the i8g kernel does the
+ * same in f32).
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
@@ -57,7 +74,7 @@
 
 #define Q6KXG_INLINE static inline __attribute__((always_inline))
 
-#define Q6KXG_MR 6 /* most rows of X per panel */
+#define Q6KXG_MR 8 /* most rows of X per panel */
 
 #define Q6KXG_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
 
@@ -94,6 +111,8 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
     const __m512i m0f = _mm512_set1_epi8(0x0F), m33 = _mm512_set1_epi8(0x33),
                   mcc = _mm512_set1_epi8((char)0xCC);
     __m512i sacc[Q6KXG_MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < mr; ++i) sacc[i][0] = sacc[i][1] = _mm512_setzero_si512();
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf)
@@ -132,7 +151,7 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
 #pragma GCC unroll 8
             for (int i = 0; i < mr; ++i) {
                 const __m512i q = _mm512_mullo_epi32(dt[i][h], sc);
-                sacc[i][h] = s ? _mm512_add_epi32(q, sacc[i][h]) : q;
+                sacc[i][h] = _mm512_add_epi32(q, sacc[i][h]);
             }
         }
     }
@@ -163,6 +182,8 @@ static void q6kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
         Q6KXG_CASE(4)
         Q6KXG_CASE(5)
         Q6KXG_CASE(6)
+        Q6KXG_CASE(7)
+        Q6KXG_CASE(8)
 #undef Q6KXG_CASE
     default: break;
     }

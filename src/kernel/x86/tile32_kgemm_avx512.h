@@ -20,15 +20,15 @@
  *                so a part tile (rows past o1) takes the same path;
  *   records      decoded once; the first panel prefetches the next record of
  *                the range's stream (tiles lie one after another);
- *   panels       ceil(rows / mr) of near-equal height (16 rows with mr 6:
- *                6, 5, 5), each the whole record.
+ *   panels       ceil(rows / mr) of near-equal height (20 rows with mr 8:
+ *                7, 7, 6), each the whole record.
  *
  * Why record-major (the Q4_0 and Q8_0 GEMM kernels of tile32_gemm_avx512.h
  * run panel-major over the records with f32 sums in registers): decoding the
  * packed scales costs about a tenth of a panel's work, and the integer sums
  * a K-quant panel keeps per sub-block take the registers the f32 sums would
  * need. Row-block sizes 32 to 128 measured alike (n = 128, [4096, 4096] and
- * [11008, 4096], within 1%).
+ * [11008, 4096], within 2%).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_KGEMM_AVX512_H
 #define PACKWISE_KERNEL_X86_TILE32_KGEMM_AVX512_H
