@@ -223,7 +223,26 @@ typedef struct pw_context_options {
     void *parallel_for_user;        /**< passed to @c parallel_for */
 } pw_context_options;
 
-/** Opaque context owned by the caller. Not for concurrent use by several threads. */
+/**
+ * Opaque context owned by the caller.
+ *
+ * Thread safety: a context is used by one thread at a time (its message, its
+ * thread pool and its settings are not locked); give each serving thread its own
+ * context. pw_context_create() and pw_context_destroy() may be called from any
+ * thread, concurrently with each other and with calls on other contexts: they
+ * share no state (the creation message is kept per thread). An object whose
+ * header says it may be shared (a weights cache, qc4w.h) may be used by several
+ * contexts at once; everything else belongs to one context at a time.
+ *
+ * Threads: a context with more than one thread and no parallel-for hook owns
+ * threads - 1 worker threads, created by pw_context_create() or
+ * pw_context_set_threads() and joined by pw_context_destroy() (or the next
+ * pw_context_set_threads()) before it returns; no thread outlives its context,
+ * and idle workers sleep rather than spin. Workers run only inside a call made
+ * with the context. Do not destroy a context from inside one of its own tasks
+ * or trace callbacks, and do not use a context in the child of a fork(): its
+ * workers exist only in the parent.
+ */
 typedef struct pw_context pw_context;
 
 /** Fill @p options with defaults (no cap, all cores, no trace, malloc). */
@@ -234,8 +253,10 @@ PW_API void pw_context_options_init(pw_context_options *options);
  * @p options and from the environment variable PACKWISE_ISA (the lower of the
  * two wins). @p options may be NULL for defaults. An unknown PACKWISE_ISA
  * value and a thread count above ::PW_MAX_THREADS are refused with
- * ::PW_ERR_INVALID_ARGUMENT (and *out is NULL; the message is available from
- * pw_last_create_message()).
+ * ::PW_ERR_INVALID_ARGUMENT; worker threads that cannot all be created (a limit
+ * on processes or address space) give ::PW_ERR_OUT_OF_MEMORY, after joining the
+ * ones that were. On failure *out is NULL and the message is available from
+ * pw_last_create_message().
  */
 PW_API pw_status pw_context_create(const pw_context_options *options, pw_context **out);
 
@@ -281,9 +302,10 @@ PW_API int pw_context_prepack_weights(const pw_context *ctx);
 PW_API int pw_context_threads(const pw_context *ctx);
 
 /**
- * Change the number of threads (0 = online cores, at most ::PW_MAX_THREADS;
- * a larger count is refused with ::PW_ERR_INVALID_ARGUMENT and the context
- * keeps its threads). Recreates the pool.
+ * Change the number of threads (0 = online cores, at most ::PW_MAX_THREADS).
+ * Creates the new pool before releasing the old one; on failure
+ * (::PW_ERR_INVALID_ARGUMENT above the cap, ::PW_ERR_OUT_OF_MEMORY when the
+ * threads cannot be created) the context keeps its previous threads.
  */
 PW_API pw_status pw_context_set_threads(pw_context *ctx, int threads);
 

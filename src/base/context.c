@@ -1,15 +1,12 @@
 /* The caller-owned context: CPU features, ISA cap, threads, allocator, trace sink. */
 #include "internal.h"
+#include "pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#ifdef PW_HAVE_PTHREADPOOL
-#include <pthreadpool.h>
-#endif
 
 static _Thread_local char create_message[PW__MESSAGE_CAPACITY];
 
@@ -119,22 +116,15 @@ static void apply_cap(pw_context *ctx) {
     ctx->usable_features = ctx->cpu_features & pw__features_for_isa(ctx->cap);
 }
 
-static void destroy_pool(pw_context *ctx) {
-#ifdef PW_HAVE_PTHREADPOOL
-    if (ctx->pool) pthreadpool_destroy((pthreadpool_t)ctx->pool);
-#endif
-    ctx->pool = NULL;
-}
-
-static pw_status make_pool(pw_context *ctx) {
-    destroy_pool(ctx);
-#ifdef PW_HAVE_PTHREADPOOL
-    if (ctx->parallel_for == NULL && ctx->threads > 1) {
-        ctx->pool = pthreadpool_create((size_t)ctx->threads);
-        PW__FAIL_IF(ctx->pool == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
-                    "cannot create a pool of %d threads", ctx->threads);
-    }
-#endif
+/* Run on `threads` threads: a new pool first, then the old one goes. On failure the
+ * context keeps its threads and pool, and ctx->message says why. */
+static pw_status set_pool(pw_context *ctx, int threads) {
+    pw__pool *pool = NULL;
+    if (ctx->parallel_for == NULL && threads > 1)
+        PW__TRY(pw__pool_create(ctx, PW__POOL_DEFAULT, threads, &pool));
+    pw__pool_destroy(ctx, ctx->pool);
+    ctx->pool = pool;
+    ctx->threads = threads;
     return PW_OK;
 }
 
@@ -207,16 +197,17 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
     ctx->cpu_features = pw__detect_cpu_features();
     ctx->cap = cap;
     apply_cap(ctx);
-    ctx->threads = o.threads ? o.threads : online_cores();
+    ctx->threads = 1;
     ctx->prepack_weights = o.prepack_weights != 0;
     ctx->trace = o.trace;
     ctx->trace_user = o.trace_user;
     ctx->parallel_for = o.parallel_for;
     ctx->parallel_for_user = o.parallel_for_user;
-    if (make_pool(ctx) != PW_OK) {
-        pw__strlcpy(create_message, ctx->message, sizeof create_message);
+    const pw_status st = set_pool(ctx, o.threads ? o.threads : online_cores());
+    if (st != PW_OK) {
+        snprintf(create_message, sizeof create_message, "pw_context_create: %.990s", ctx->message);
         alloc.free(alloc.user, ctx);
-        return PW_ERR_OUT_OF_MEMORY;
+        return st;
     }
     *out = ctx;
     return PW_OK;
@@ -224,7 +215,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
 
 void pw_context_destroy(pw_context *ctx) {
     if (ctx == NULL) return;
-    destroy_pool(ctx);
+    pw__pool_destroy(ctx, ctx->pool);
     pw_allocator a = ctx->allocator;
     a.free(a.user, ctx);
 }
@@ -273,21 +264,17 @@ pw_status pw_context_set_threads(pw_context *ctx, int threads) {
     PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_threads: ctx is NULL");
     PW__FAIL_IF(threads_refusal(threads)[0] != '\0', ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_context_set_threads: threads is %d; %s", threads, threads_refusal(threads));
-    ctx->threads = threads ? threads : online_cores();
-    return make_pool(ctx);
+    if (threads == 0) threads = online_cores();
+    if (threads == ctx->threads) return PW_OK;
+    const pw_status st = set_pool(ctx, threads);
+    if (st != PW_OK) {
+        char why[PW__MESSAGE_CAPACITY];
+        pw__strlcpy(why, ctx->message, sizeof why);
+        return pw__fail(ctx, st, "pw_context_set_threads: %s; the context keeps its %d thread%s",
+                        why, ctx->threads, ctx->threads == 1 ? "" : "s");
+    }
+    return PW_OK;
 }
-
-#ifdef PW_HAVE_PTHREADPOOL
-typedef struct pool_task {
-    pw_parallel_task task;
-    void *context;
-} pool_task;
-
-static void pool_trampoline(void *p, size_t i) {
-    const pool_task *t = p;
-    t->task(t->context, i);
-}
-#endif
 
 pw__task_grid pw__task_grid_plan(int threads, int64_t out, int64_t nr, int64_t n, int64_t mr,
                                  int64_t split_rows) {
@@ -331,15 +318,9 @@ void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context
         ctx->parallel_for(ctx->parallel_for_user, task, task_context, range);
         return;
     }
-#ifdef PW_HAVE_PTHREADPOOL
     if (ctx->pool != NULL && range > 1) {
-        pool_task t = {task, task_context};
-        /* Workers yield once the work is done instead of spinning for the next call: on a
-         * shared machine a spinning pool steals the cores other processes need. */
-        pthreadpool_parallelize_1d((pthreadpool_t)ctx->pool, pool_trampoline, &t, range,
-                                   PTHREADPOOL_FLAG_YIELD_WORKERS);
+        pw__pool_run(ctx->pool, task, task_context, range);
         return;
     }
-#endif
     for (size_t i = 0; i < range; ++i) task(task_context, i);
 }

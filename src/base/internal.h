@@ -25,7 +25,8 @@ struct pw_context {
     pw_allocator allocator;
     pw_parallel_for_fn parallel_for;
     void *parallel_for_user;
-    void *pool; /* packwise's own pool (pthreadpool_t) when parallel_for is NULL */
+    struct pw__pool *pool; /* packwise's own pool (base/pool.h) when parallel_for is NULL and
+                              threads > 1 */
     char message[PW__MESSAGE_CAPACITY];
 };
 

@@ -1,0 +1,79 @@
+/*
+ * packwise's own thread pool: the threads a context runs pw__parallel_for on
+ * when the caller gave no parallel-for hook.
+ *
+ * Two backends behind one interface:
+ * - Debian's pthreadpool, the default where it is found (the kernels' thread
+ *   figures were measured with it). Its pthreadpool_create ignores a failed
+ *   pthread_create and then waits forever for the missing worker to check in,
+ *   so pool.c first checks that the threads can exist (pw__threads_probe).
+ * - the plain pool (pool_plain.c): a mutex and two condition variables, every
+ *   thread creation checked. It serves builds without pthreadpool and the
+ *   ThreadSanitizer build (PW_TSAN), where pthreadpool's futex waits are not
+ *   instrumented and every hand-off through them would look like a race.
+ *
+ * Not installed; used by context.c and by the tests.
+ */
+#ifndef PACKWISE_POOL_H
+#define PACKWISE_POOL_H
+
+#include "internal.h"
+
+#include <pthread.h>
+
+typedef struct pw__pool pw__pool;
+
+/* Which backend a pool uses. */
+typedef enum pw__pool_backend {
+    PW__POOL_DEFAULT = 0,     /* pthreadpool where the build has it, else plain */
+    PW__POOL_PLAIN = 1,       /* pool_plain.c */
+    PW__POOL_PTHREADPOOL = 2  /* Debian's pthreadpool (refused in a build without it) */
+} pw__pool_backend;
+
+/*
+ * A pool of `threads` threads counting the caller (threads - 1 are created;
+ * 2 <= threads <= PW_MAX_THREADS). Memory comes from ctx's allocator; a
+ * failure (a thread that cannot be created, memory) leaves a message in ctx,
+ * creates nothing that outlives the call and returns PW_ERR_OUT_OF_MEMORY.
+ */
+pw_status pw__pool_create(pw_context *ctx, pw__pool_backend backend, int threads,
+                          pw__pool **out);
+
+/* Stop and join every worker, release the pool. Accepts NULL. */
+void pw__pool_destroy(pw_context *ctx, pw__pool *pool);
+
+/*
+ * task(task_context, i) once for every i in [0, range), on the caller and the
+ * workers; returns when every call has returned and no worker touches
+ * task_context any more. Calls on one pool are serialised.
+ */
+void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range);
+
+/* Threads of the pool, counting the caller. */
+int pw__pool_threads(const pw__pool *pool);
+
+/* "pthreadpool" or "plain". */
+const char *pw__pool_backend_name(const pw__pool *pool);
+
+/*
+ * Whether threads - 1 threads can exist at once beside the caller's: creates
+ * them (default attributes, as pthreadpool does), holds them until the last is
+ * up, then releases and joins them all. PW_ERR_OUT_OF_MEMORY with a message in
+ * ctx naming the thread that failed and pthread_create's reason.
+ */
+pw_status pw__threads_probe(pw_context *ctx, int threads);
+
+/* The plain backend (pool_plain.c), for pool.c. */
+typedef struct pw__plain_pool pw__plain_pool;
+pw_status pw__plain_pool_create(pw_context *ctx, int threads, pw__plain_pool **out);
+void pw__plain_pool_destroy(pw_context *ctx, pw__plain_pool *pool);
+void pw__plain_pool_run(pw__plain_pool *pool, pw_parallel_task task, void *task_context,
+                        size_t range);
+
+/*
+ * The failure of pthread_create (error err) for worker `index` (1-based, of
+ * threads - 1): PW_ERR_OUT_OF_MEMORY with a message in ctx.
+ */
+pw_status pw__thread_create_failed(pw_context *ctx, int index, int threads, int err);
+
+#endif
