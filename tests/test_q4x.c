@@ -70,6 +70,7 @@ int main(void) {
     pw_test_tiling_refusals(ctx, &q4x);
     pw_test_tiling_dispatch(ctx, &q4x);
     pw_test_tiling_family_kernels(ctx, &q4x);
+    pw_test_tiling_gemm_large(ctx, &q4x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

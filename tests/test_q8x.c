@@ -69,6 +69,7 @@ int main(void) {
     pw_test_tiling_refusals(ctx, &q8x);
     pw_test_tiling_dispatch(ctx, &q8x);
     pw_test_tiling_family_kernels(ctx, &q8x);
+    pw_test_tiling_gemm_large(ctx, &q8x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

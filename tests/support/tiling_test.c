@@ -1,6 +1,7 @@
 /* Checks shared by the GEMV tiling tests (tiling_test.h). */
 #include "tiling_test.h"
 
+#include "kernel_oracle.h"
 #include "pw_test.h"
 
 int pw_test_tiling_report(const pw_test_tiling_record *rec) { return (*rec->bad)++ < 5; }
@@ -230,4 +231,31 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
               pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
               want ? want->info.name : "none");
     }
+}
+
+void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
+    enum { OUT = 37, IN = 12288, N = 131 };
+    const pw__kernel *k = by_name(base, t->family_gemm_kernel);
+    pw_context_clear_message(base);
+    if (k == NULL || !pw__kernel_usable(base, k)) return;
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.max_isa = pw_context_isa(base);
+    o.threads = 1;
+    pw_context *ctx = NULL;
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    if (ctx == NULL) return;
+    uint8_t *bytes;
+    uint64_t nbytes;
+    make_weight(ctx, t, OUT, IN, 11, &bytes, &nbytes);
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    float *x = malloc(sizeof(float) * (size_t)N * IN);
+    pw_rng r = {12};
+    for (int64_t i = 0; i < (int64_t)N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+    pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "one call, two passes");
+    free(x);
+    free(bytes);
+    pw_context_destroy(ctx);
 }

@@ -94,4 +94,13 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
  */
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
 
+/*
+ * t->family_gemm_kernel, where ctx can run it, against the oracle
+ * (kernel_oracle.h) in one call on one thread (so no task split shortens its
+ * loops): [37, 12288] x n = 131, i.e. a row block of 128 rows whose
+ * activations (4.7 MB) take two passes over the input, then a 3-row block,
+ * and a part tile.
+ */
+void pw_test_tiling_gemm_large(pw_context *ctx, const pw_test_tiling *t);
+
 #endif

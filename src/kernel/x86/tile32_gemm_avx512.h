@@ -11,15 +11,31 @@
  * Loops, outermost first:
  *   row blocks    at most PW__T32G_MB rows of X;
  *   passes        ranges of blocks whose activations for the row block fit in
- *                 PW__T32G_XL2 bytes, so each pass reads them from L2 for every
- *                 tile (more passes re-read and re-write Y, which costs less than
- *                 re-streaming the weight for another row block);
+ *                 PW__T32G_XL2 bytes (4 MiB: one pass up to in = 10.9K at
+ *                 128 rows; test_kernels_large's in = 12288 takes two), so
+ *                 that each pass finds them in L3 for every tile. Every pass
+ *                 streams the whole weight range again and re-reads and
+ *                 re-writes Y: passes sized for L2 (512 KiB: 3 at [4096, 4096]
+ *                 n = 128, 9 at [4096, 11008]) measured 10-25% slower;
  *   tiles         32 outputs;
  *   panels        the row block cut into ceil(rows / PW__T32G_MR) panels of
  *                 near-equal height (16 rows: 6, 5, 5), each a pass over the
  *                 tile's records of this pass, which stay in L1/L2 for the next.
  * The first pass starts the sums at zero, the others from Y; every pass ends
  * with masked stores, so a part tile (rows past o1) takes the same path.
+ *
+ * The weight range is one stream from memory read tile by tile; the records
+ * that come next (the next tile of the pass, else the next pass's or row
+ * block's first, else the tile after the range, which the same thread most
+ * often runs next) are prefetched into L2 a few lines per record read, spread
+ * over every panel of the tile. [11008, 4096] n = 16, 1 thread: 442 GFLOP/s
+ * without, 502 with (same run, medians of 5).
+ *
+ * Measured and not kept (A/B in one process, many interleaved rounds on the
+ * shared machine): panels of at most 5 or 4 rows (no faster than 6 at n = 16
+ * or 128); chunks of 512 or 1024 input values per tile with the sums in an L1
+ * buffer between them, as the i8g kernel does (no faster: the q4x records of a
+ * whole pass are small enough to come from L2 for every panel).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
 #define PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
@@ -29,15 +45,9 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-#ifndef PW__T32G_MR
 #define PW__T32G_MR 6 /* most rows of X per panel: 2 x 6 int32 + 2 x 6 f32 accumulators */
-#endif
-#ifndef PW__T32G_MB
 #define PW__T32G_MB 128 /* most rows of X per row block */
-#endif
-#ifndef PW__T32G_XL2
-#define PW__T32G_XL2 (512u << 10) /* activation bytes of a row block per pass */
-#endif
+#define PW__T32G_XL2 (4096u << 10) /* activation bytes of a row block per pass */
 
 typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
                                   const int mr);
