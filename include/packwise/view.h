@@ -109,7 +109,12 @@ typedef struct pw_view {
 PW_API pw_status pw_view_init(pw_context *ctx, pw_view *out, pw_format format, int32_t rank,
                               const int64_t *shape, const void *data, uint64_t bytes);
 
-/** Check every invariant of a hand-made view (bounds included). */
+/**
+ * Check every invariant of a hand-made view (bounds included). The element
+ * count and the dense byte size (blocks x block bytes) must each fit int64,
+ * even for a view whose strides are 0 (a broadcast view reads one block but
+ * decodes to every element): ::PW_ERR_OVERFLOW otherwise.
+ */
 PW_API pw_status pw_view_check(pw_context *ctx, const pw_view *view);
 
 /**
@@ -131,11 +136,13 @@ PW_API const char *pw_order_name(pw_order order);
  */
 PW_API const char *pw_layout_name(pw_layout layout, char *buffer, size_t capacity);
 
-/** Number of elements (product of the shape). */
+/** Number of elements (product of the shape); -1 when it does not fit int64
+ *  (pw_view_check() refuses such a view). */
 PW_API int64_t pw_view_elements(const pw_view *view);
-/** Number of blocks (elements / block_size). */
+/** Number of blocks (elements / block_size); -1 as pw_view_elements(). */
 PW_API int64_t pw_view_blocks(const pw_view *view);
-/** Bytes the view's blocks occupy when packed densely (blocks * block_bytes). */
+/** Bytes the view's blocks occupy when packed densely (blocks * block_bytes);
+ *  UINT64_MAX when that does not fit int64 (pw_view_check() refuses such a view). */
 PW_API uint64_t pw_view_bytes(const pw_view *view);
 
 /**
@@ -223,7 +230,8 @@ typedef struct pw_block_grid {
  * @p target (the orders are defined in @ref layout_rules). The caller names both, so converting to the layout the bytes are
  * already in is a plain copy and a double permutation cannot happen.
  * @p src and @p dst must not overlap; both hold exactly
- * rows * blocks_per_row * block_bytes bytes (::PW_ERR_SHAPE otherwise).
+ * rows * blocks_per_row * block_bytes bytes (::PW_ERR_SHAPE otherwise), a
+ * product that must fit int64 (::PW_ERR_OVERFLOW otherwise).
  */
 PW_API pw_status pw_bytes_reorder(pw_context *ctx, const pw_block_grid *grid, const void *src,
                                   uint64_t src_bytes, pw_layout target, void *dst,
@@ -241,7 +249,9 @@ PW_API pw_status pw_bytes_to_canonical_order(pw_context *ctx, const pw_block_gri
 
 /**
  * Flat index of block (o, b) in @p layout for a grid of @p rows x
- * @p blocks_per_row; -1 when the arguments do not fit.
+ * @p blocks_per_row; -1 when the arguments do not fit: (o, b) outside the
+ * grid, a bad tile, ::PW_ORDER_STRIDED, or a grid of more than INT64_MAX
+ * blocks.
  */
 PW_API int64_t pw_layout_flat_index(pw_layout layout, int64_t rows, int64_t blocks_per_row,
                                     int64_t o, int64_t b);

@@ -11,7 +11,10 @@
 #include <string.h>
 
 int64_t pw_layout_flat_index(pw_layout l, int64_t rows, int64_t bpr, int64_t o, int64_t b) {
+    int64_t blocks;
     if (rows < 1 || bpr < 1 || o < 0 || o >= rows || b < 0 || b >= bpr) return -1;
+    /* Every index below is under rows * bpr, so no step overflows once that fits. */
+    if (pw__mul_overflow_i64(rows, bpr, &blocks)) return -1;
     switch (l.order) {
     case PW_ORDER_ROW_MAJOR: return o * bpr + b;
     case PW_ORDER_INPUT_BLOCK_MAJOR: return b * rows + o;
@@ -48,7 +51,7 @@ pw_status pw_bytes_reorder(pw_context *ctx, const pw_block_grid *g, const void *
     uint64_t total;
     PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)g->rows, (uint64_t)g->blocks_per_row, &total) ||
                     pw__mul_overflow_u64(total, (uint64_t)g->block_bytes, &total) ||
-                    total > SIZE_MAX,
+                    total > SIZE_MAX || total > INT64_MAX,
                 ctx, PW_ERR_OVERFLOW, "pw_bytes_reorder: rows x blocks x bytes overflows");
     PW__FAIL_IF(src_bytes != total, ctx, PW_ERR_SHAPE,
                 "pw_bytes_reorder: source holds %" PRIu64 " bytes but %" PRId64 " rows x %" PRId64

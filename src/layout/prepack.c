@@ -92,7 +92,10 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
         *out = *src;
         return PW_OK;
     }
-    uint64_t bytes = pw_view_bytes(src);
+    const uint64_t bytes = pw_view_bytes(src); /* fits int64: pw_view_check */
+    PW__FAIL_IF(bytes > SIZE_MAX, ctx, PW_ERR_OVERFLOW,
+                "pw_view_prepack '%s': %" PRIu64 " bytes do not fit this machine's address space", view_name(src),
+                bytes);
     uint8_t *dst = pw_arena_alloc(arena, (size_t)bytes);
     PW__FAIL_IF(dst == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "pw_view_prepack '%s': cannot allocate %" PRIu64 " bytes in the arena",
@@ -128,7 +131,10 @@ pw_status pw_view_materialize(pw_context *ctx, const pw_view *src, pw_arena *are
                 "requantization along the other axis; to compute x*W^T keep W as [out, in] and "
                 "call pw_matmul_wt",
                 view_name(src), t->info.name);
-    const uint64_t bytes = pw_view_bytes(src);
+    const uint64_t bytes = pw_view_bytes(src); /* fits int64: pw_view_check */
+    PW__FAIL_IF(bytes > SIZE_MAX, ctx, PW_ERR_OVERFLOW,
+                "pw_view_materialize '%s': %" PRIu64 " bytes do not fit this machine's address space",
+                view_name(src), bytes);
     uint8_t *dst = pw_arena_alloc(arena, (size_t)bytes);
     PW__FAIL_IF(dst == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "pw_view_materialize '%s': cannot allocate %" PRIu64 " bytes", view_name(src),

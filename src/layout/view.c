@@ -32,6 +32,19 @@ int64_t pw__view_block_index(const pw_view *v, const int64_t *c) {
     return a;
 }
 
+/* Element count and dense byte size (blocks x block bytes) of a view whose rank and
+ * format are valid; false when either does not fit int64 (a stride-0 broadcast view
+ * can be that large while reading one block). */
+static bool view_sizes(const pw_view *v, const pw__format_traits *t, int64_t *elements, int64_t *bytes) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; ++i)
+        if (v->shape[i] < 0 || pw__mul_overflow_i64(n, v->shape[i], &n)) return false;
+    if (bytes != NULL && pw__mul_overflow_i64(n / t->info.block_size, (int64_t)t->info.block_bytes, bytes))
+        return false;
+    if (elements != NULL) *elements = n;
+    return true;
+}
+
 pw_status pw_view_check(pw_context *ctx, const pw_view *v) {
     PW__FAIL_IF(v == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "view is NULL");
     const pw__format_traits *t = pw__format(v->format);
@@ -49,6 +62,12 @@ pw_status pw_view_check(pw_context *ctx, const pw_view *v) {
         PW__FAIL_IF(v->strides[i] < 0, ctx, PW_ERR_SHAPE, "view '%s': strides[%d] is %" PRId64,
                     view_name(v), i, v->strides[i]);
     }
+    int64_t elements, bytes;
+    PW__FAIL_IF(!view_sizes(v, t, &elements, &bytes), ctx, PW_ERR_OVERFLOW,
+                "view '%s': shape [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] (rank %d) has more elements, "
+                "or more bytes as %s, than int64 holds",
+                view_name(v), v->shape[0], v->rank > 1 ? v->shape[1] : 1, v->rank > 2 ? v->shape[2] : 1,
+                v->rank > 3 ? v->shape[3] : 1, (int)v->rank, t->info.name);
     PW__FAIL_IF(v->shape[v->block_axis] % bs != 0, ctx, PW_ERR_SHAPE,
                 "view '%s': axis %d has %" PRId64 " elements, not a whole number of %s blocks (%" PRId64 ")",
                 view_name(v), (int)v->block_axis, v->shape[v->block_axis], t->info.name, bs);
@@ -172,20 +191,26 @@ const char *pw_layout_name(pw_layout l, char *buffer, size_t capacity) {
 }
 
 int64_t pw_view_elements(const pw_view *v) {
-    int64_t n = 1;
     if (v == NULL) return 0;
-    for (int i = 0; i < v->rank; ++i) n *= v->shape[i];
+    const pw__format_traits *t = pw__format(v->format);
+    int64_t n;
+    if (t == NULL || v->rank < 1 || v->rank > PW_MAX_RANK || !view_sizes(v, t, &n, NULL)) return -1;
     return n;
 }
 
 int64_t pw_view_blocks(const pw_view *v) {
     const pw__format_traits *t = v ? pw__format(v->format) : NULL;
-    return t ? pw_view_elements(v) / t->info.block_size : 0;
+    if (t == NULL) return 0;
+    const int64_t n = pw_view_elements(v);
+    return n < 0 ? -1 : n / t->info.block_size;
 }
 
 uint64_t pw_view_bytes(const pw_view *v) {
     const pw__format_traits *t = v ? pw__format(v->format) : NULL;
-    return t ? (uint64_t)pw_view_blocks(v) * (uint64_t)t->info.block_bytes : 0;
+    int64_t bytes;
+    if (t == NULL) return 0;
+    if (v->rank < 1 || v->rank > PW_MAX_RANK || !view_sizes(v, t, NULL, &bytes)) return UINT64_MAX;
+    return (uint64_t)bytes;
 }
 
 pw_status pw_view_narrow(pw_context *ctx, const pw_view *src, int32_t axis, int64_t start,
@@ -196,9 +221,9 @@ pw_status pw_view_narrow(pw_context *ctx, const pw_view *src, int32_t axis, int6
                 "pw_view_narrow '%s': axis %d is outside 0..%d", view_name(src), (int)axis,
                 (int)src->rank - 1);
     PW__FAIL_IF(start < 0 || length < 1 || start > src->shape[axis] - length, ctx, PW_ERR_SHAPE,
-                "pw_view_narrow '%s': range [%" PRId64 ", %" PRId64 ") is outside axis %d of "
+                "pw_view_narrow '%s': range of %" PRId64 " elements from %" PRId64 " is outside axis %d of "
                 "size %" PRId64,
-                view_name(src), start, start + length, (int)axis, src->shape[axis]);
+                view_name(src), length, start, (int)axis, src->shape[axis]);
     const pw__format_traits *t = pw__format(src->format);
     pw_view v = *src;
     if (axis == src->block_axis) {
