@@ -87,7 +87,17 @@ static void k4_split(uint16_t d16, uint16_t dmin16, const uint8_t *scales, const
     }
 }
 
-void pw__i8g_split(pw_format f, const void *blk, int8_t *q, float *s, float *m) {
+void pw__i8g_split(pw_format f, const void *block, int8_t *q, float *s, float *m) {
+    /* Read a copy: the block may sit at any address (a GGUF with alignment 1), and its
+     * struct's uint16_t fields need 2-byte alignment. The largest block is Q8_K's. */
+    union {
+        pw__block_q8_K largest;
+        uint8_t bytes[sizeof(pw__block_q8_K)];
+    } copy;
+    const pw__format_traits *t = pw__format(f);
+    if (t == NULL || (size_t)t->info.block_bytes > sizeof copy) return;
+    memcpy(copy.bytes, block, (size_t)t->info.block_bytes);
+    const void *blk = copy.bytes;
     switch (f) {
     case PW_FORMAT_Q4_0: {
         const pw__block_q4_0 *b = blk;

@@ -25,21 +25,22 @@ void pw__q4kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
         memset(tile, 0, (size_t)d->tile_bytes);
         for (int r = 0; r < PW__Q4KX_NR && t0 + r < d->out; ++r) {
             for (int64_t b = 0; b < nb; ++b) {
-                const pw__block_q4_K *blk =
-                    (const pw__block_q4_K *)pw_view_block_ptr(w, t0 + r, b);
+                /* A copy: file bytes sit at any address (a GGUF with alignment 1). */
+                pw__block_q4_K blk;
+                memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
                 uint8_t *rec = tile + (uint64_t)b * PW__Q4KX_RECORD;
                 for (int e = 0; e < PW__QK_K; ++e) {
                     /* Q4_K: 64-element chunk e / 64 in bytes [32 (e / 64), +32), its first
                      * 32 elements in the low nibbles, its last 32 in the high nibbles */
-                    const uint8_t src = blk->qs[32 * (e / 64) + e % 32];
+                    const uint8_t src = blk.qs[32 * (e / 64) + e % 32];
                     const int q = e % 64 < 32 ? src & 15 : src >> 4;
                     uint8_t *byte = rec + 64 * (e / 4) + 4 * (r % 16) + e % 4;
                     *byte |= (uint8_t)(r < 16 ? q : q << 4);
                 }
-                memcpy(rec + PW__Q4KX_D + 2 * r, &blk->d, 2);
-                memcpy(rec + PW__Q4KX_DMIN + 2 * r, &blk->dmin, 2);
+                memcpy(rec + PW__Q4KX_D + 2 * r, &blk.d, 2);
+                memcpy(rec + PW__Q4KX_DMIN + 2 * r, &blk.dmin, 2);
                 for (int i = 0; i < PW__K_SCALE_SIZE; ++i)
-                    rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] = blk->scales[i];
+                    rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] = blk.scales[i];
             }
         }
     }

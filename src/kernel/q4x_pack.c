@@ -25,15 +25,17 @@ void pw__q4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t 
         memset(tile, 0, (size_t)d->tile_bytes);
         for (int r = 0; r < PW__Q4X_NR && t0 + r < d->out; ++r) {
             for (int64_t b = 0; b < nb; ++b) {
-                const pw__block_q4_0 *blk = (const pw__block_q4_0 *)pw_view_block_ptr(w, t0 + r, b);
+                /* A copy: file bytes sit at any address (a GGUF with alignment 1). */
+                pw__block_q4_0 blk;
+                memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
                 uint8_t *rec = tile + (uint64_t)b * PW__Q4X_RECORD;
                 for (int k = 0; k < 32; ++k) {
                     /* Q4_0: byte j holds element j (low) and j + 16 (high) */
-                    const int q = k < 16 ? blk->qs[k] & 15 : blk->qs[k - 16] >> 4;
+                    const int q = k < 16 ? blk.qs[k] & 15 : blk.qs[k - 16] >> 4;
                     uint8_t *byte = rec + 64 * (k / 4) + 4 * (r % 16) + k % 4;
                     *byte |= (uint8_t)(r < 16 ? q : q << 4);
                 }
-                memcpy(rec + PW__Q4X_SCALES + 2 * r, &blk->d, 2);
+                memcpy(rec + PW__Q4X_SCALES + 2 * r, &blk.d, 2);
             }
         }
     }

@@ -37,20 +37,22 @@ void pw__q6kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
         memset(tile, 0, (size_t)d->tile_bytes);
         for (int r = 0; r < PW__Q6KX_NR && t0 + r < d->out; ++r) {
             for (int64_t b = 0; b < nb; ++b) {
-                const pw__block_q6_K *blk = (const pw__block_q6_K *)pw_view_block_ptr(w, t0 + r, b);
+                /* A copy: file bytes sit at any address (a GGUF with alignment 1). */
+                pw__block_q6_K blk;
+                memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
                 uint8_t *rec = tile + (uint64_t)b * PW__Q6KX_RECORD;
                 for (int e = 0; e < 256; ++e) {
                     /* blocks.h: half h, lane l, group g of value e */
                     const int h = e / 128, l = e % 32, g = e % 128 / 32;
-                    const int ql = blk->ql[64 * h + 32 * (g % 2) + l];
+                    const int ql = blk.ql[64 * h + 32 * (g % 2) + l];
                     const int low4 = g < 2 ? ql & 15 : ql >> 4;
-                    const int high2 = blk->qh[32 * h + l] >> (2 * g) & 3;
+                    const int high2 = blk.qh[32 * h + l] >> (2 * g) & 3;
                     rec[q6kx_low_byte(r, e)] |= (uint8_t)(low4 << q6kx_low_shift(r));
                     rec[q6kx_high_byte(r, e)] |= (uint8_t)(high2 << q6kx_high_shift(r, e));
                 }
                 for (int s = 0; s < 16; ++s)
-                    rec[PW__Q6KX_SCALES + 32 * s + r] = (uint8_t)blk->scales[s];
-                memcpy(rec + PW__Q6KX_D + 2 * r, &blk->d, 2);
+                    rec[PW__Q6KX_SCALES + 32 * s + r] = (uint8_t)blk.scales[s];
+                memcpy(rec + PW__Q6KX_D + 2 * r, &blk.d, 2);
             }
         }
     }

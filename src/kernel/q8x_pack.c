@@ -32,16 +32,17 @@ void pw__q8x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t 
         for (int64_t b = 0; b < nb; ++b) {
             uint8_t *rec = tile + (uint64_t)b * PW__Q8X_RECORD;
             for (int r = 0; r < PW__Q8X_NR; ++r) {
-                const pw__block_q8_0 *blk =
-                    t0 + r < d->out ? (const pw__block_q8_0 *)pw_view_block_ptr(w, t0 + r, b) : &zero;
+                /* A copy: file bytes sit at any address (a GGUF with alignment 1). */
+                pw__block_q8_0 blk = zero;
+                if (t0 + r < d->out) memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
                 /* 4 values a step: one 32-bit word, each byte's sign bit flipped */
                 for (int k = 0; k < 32; k += 4) {
                     uint32_t v;
-                    memcpy(&v, blk->qs + k, 4);
+                    memcpy(&v, blk.qs + k, 4);
                     v ^= 0x80808080u;
                     memcpy(rec + q8x_at(r, k), &v, 4);
                 }
-                memcpy(rec + PW__Q8X_SCALES + 2 * r, &blk->d, 2);
+                memcpy(rec + PW__Q8X_SCALES + 2 * r, &blk.d, 2);
             }
         }
     }
