@@ -1,14 +1,17 @@
 /*
  * How to use packwise in an engine: open a GGUF with its weights labelled
- * [out, in], prepare every 2-D weight once (from a weights-cache file made by
- * `packwise prepack` when there is one), run x * W^T for a few inputs with the
- * trace printed, and free everything.
+ * [out, in], prepare every 2-D weight once at load (from a weights-cache file
+ * made by `packwise prepack` when there is one), run x * W^T for a few inputs
+ * with the trace printed, and free everything.
  *
  *   gguf_matmul MODEL.gguf [INPUTS [MODEL.pwc]]
  *
- * Without a cache, the first product of each weight packs it (one adapter
- * event per weight); with a matching cache nothing is packed (a cache event
- * per weight says it was served from the file). Later products reuse it.
+ * Each weight holds one form for every batch size (the compact memory
+ * policy): its packed form at the file's size, or the file's own bytes where
+ * kernels read them in place. Without a cache, preparing a weight that needs a
+ * packed form packs it (one adapter event) and hands the file's pages back;
+ * with a matching cache nothing is packed (a cache event per weight says it
+ * was served from the file). The decode steps pack nothing.
  */
 #include <packwise.h>
 
@@ -63,7 +66,8 @@ int main(int argc, char **argv) {
         pw_weight_options wo;
         pw_weight_options_init(&wo);
         wo.cache = cache;
-        if (pw_gguf_tensor_view(ctx, g, i, &w) != PW_OK || pw_weight_create(ctx, &w, &wo, &weights[i]) != PW_OK) {
+        if (pw_gguf_tensor_view(ctx, g, i, &w) != PW_OK || pw_weight_create(ctx, &w, &wo, &weights[i]) != PW_OK ||
+            pw_weight_prepare(ctx, weights[i]) != PW_OK) {
             fprintf(stderr, "%s: %s\n", info.name, pw_context_message(ctx));
             rc = 1;
         }

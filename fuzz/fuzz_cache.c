@@ -10,7 +10,7 @@
  * Built into the replay driver too (replay.c), so the corpus replays in ctest.
  */
 #include "packwise.h"
-#include "cache/cache_format.h"
+#include "cache/cache_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,10 +60,10 @@ static void run_one(const uint8_t *data, size_t size) {
                 PROPERTY(pw_cache_entry_get(ctx, c, j, &f) == PW_OK);
                 if (!f.refused) PROPERTY(e.offset >= f.offset + f.bytes || f.offset >= e.offset + e.bytes);
             }
-            const pw__cache_entry *found = pw__cache_find(c, e.name, e.family);
+            const pw__cache_entry *found = pw__cache_file_entry(pw__cache_file_of(c), i);
             PROPERTY(found != NULL && !found->info.refused);
             char why[256];
-            (void)pw__cache_entry_data(c, found, why, sizeof why);
+            (void)pw__cache_file_data(pw__cache_file_of(c), found, why, sizeof why);
         }
         pw_cache_entry_info e;
         PROPERTY(pw_cache_entry_get(ctx, c, n, &e) == PW_ERR_NOT_FOUND);

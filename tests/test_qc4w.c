@@ -20,7 +20,7 @@
 #include "pw_test.h"
 
 #include "format/blocks.h"
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <math.h>
 
@@ -115,12 +115,12 @@ static uint8_t *make_lhs_int(int64_t batch, int64_t k, int64_t kp, pw_rng *r) {
 static int same_f32(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 
 /* Pack for kernel k, run it, compare with the oracle; returns mismatches. */
-static int check_kernel(pw_context *ctx, const pw__qc4w_kernel *k, const weights *t, const uint8_t *lhs,
+static int check_kernel(pw_context *ctx, const pw__kernel *k, const weights *t, const uint8_t *lhs,
                         int64_t batch, float mn, float mx, int f16, const void *want,
                         const char *what) {
     const int64_t n = t->w.out, kk = t->w.in;
     pw__pack_desc d;
-    CHECK_OK(pw__qc4w_kernel_plan(ctx, k, n, kk, &d), ctx);
+    CHECK_OK(k->pack_plan(ctx, k, PW_FORMAT_COUNT, n, kk, &d), ctx);
     uint8_t *p = aligned_alloc(64, (size_t)(d.bytes + 63) / 64 * 64);
     pw__qc4w_pack(&d, t->nk, t->w.zero_point, t->w.scale, t->w.bias, 0, n, p);
     const size_t esz = f16 ? 2 : 4;
@@ -128,13 +128,15 @@ static int check_kernel(pw_context *ctx, const pw__qc4w_kernel *k, const weights
     memset(y, 0xFF, esz * (size_t)(batch * n)); /* NaN in both widths */
     const size_t rb = pw__qd8_row_bytes(d.in_padded);
     uint8_t *panels = NULL;
-    if (k->lhs_panel > 0) {
-        panels = malloc(pw__qd8_panels_bytes(batch, d.in_padded, k->lhs_panel));
-        pw__qd8_panel_rows(lhs, rb, d.in_padded, k->lhs_panel, 0, batch, panels);
+    if (k->xq_panel > 0) {
+        panels = malloc(pw__qd8_panels_bytes(batch, d.in_padded, k->xq_panel));
+        pw__qd8_panel_rows(lhs, rb, d.in_padded, k->xq_panel, 0, batch, panels);
     }
-    pw__qc4w_call c = {.packed = p, .desc = &d, .lhs = lhs, .lhs_row_bytes = rb, .panels = panels,
-                       .y = y, .ldy = n, .f16 = f16, .min = mn, .max = mx};
-    CHECK_OK(pw__qc4w_gemm(ctx, k, &c, n, batch), ctx);
+    pw__mm_call c = {.out = n, .in = kk, .n = batch, .packed = p, .pack_desc = &d, .xq = lhs,
+                     .xq_row_bytes = rb, .xq_panels = panels, .y = f16 ? NULL : (float *)(void *)y,
+                     .y16 = f16 ? (uint16_t *)(void *)y : NULL, .ldy = n, .min = mn, .max = mx};
+    CHECK_OK(pw__kernel_check_family(ctx, k, &d), ctx);
+    pw__kernel_run(ctx, k, &c, NULL, NULL);
     free(panels);
     int bad = 0;
     for (int64_t m = 0; m < batch && bad < 3; ++m) {
@@ -156,7 +158,7 @@ static int check_kernel(pw_context *ctx, const pw__qc4w_kernel *k, const weights
             if (!ok) {
                 ++bad;
                 CHECK(0, "%s %s: N=%lld K=%lld batch=%lld zp=%d%s%s%s y[%lld,%lld] = %.9g, oracle %.9g",
-                      k->name, what, (long long)n, (long long)kk, (long long)batch,
+                      k->info.name, what, (long long)n, (long long)kk, (long long)batch,
                       (int)t->w.zero_point, t->w.flags ? " transposed" : "",
                       t->w.bias ? " bias" : "", f16 ? " f16" : "", (long long)m, (long long)o, got, ref);
             }
@@ -169,7 +171,7 @@ static int check_kernel(pw_context *ctx, const pw__qc4w_kernel *k, const weights
 }
 
 /* Integer sums: unit scales, zero bias, no clamp -> y is the exact sum. */
-static void integer_case(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int64_t kk,
+static void integer_case(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t kk,
                          int64_t batch, int zp, int transposed, pw_rng *r) {
     weights t;
     make_weights(&t, n, kk, zp, transposed, 0, 1, r);
@@ -205,7 +207,7 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* One case of the matrix against every kernel with this nr and mr. */
-static void matrix_case(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int64_t kk,
+static void matrix_case(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t kk,
                         int64_t batch, int zp, int transposed, int with_bias, int f16, pw_rng *r) {
     weights t;
     make_weights(&t, n, kk, zp, transposed, with_bias, 0, r);
@@ -259,8 +261,8 @@ static void matrix_case(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, in
  * w = 7 (q = 127 and -128; zero points -128 and 127), so that 16 * sum u w
  * reaches -2^31 + 2^23 and the int32 lanes are used to the edge.
  */
-static void extreme_case(pw_context *ctx, const pw__qc4w_kernel *k) {
-    const int64_t kk = k->max_k < 65536 ? k->max_k : 65536, n = k->nr, batch = 3;
+static void extreme_case(pw_context *ctx, const pw__kernel *k) {
+    const int64_t kk = k->max_in < 65536 ? k->max_in : 65536, n = k->nr, batch = 3;
     weights t;
     pw_qc4w_weights_init(&t.w);
     t.w.out = n;
@@ -307,12 +309,12 @@ int main(void) {
     pw_rng r = {2024};
     const int64_t ks[] = {1, 31, 32, 33, 100, 4096};
     int kernels = 0;
-    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
-        const pw__qc4w_kernel *k = pw__qc4w_kernel_get(i);
-        if (!pw__qc4w_kernel_usable(ctx, k)) continue;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.kind != PW_WEIGHT_QC4W || !pw__kernel_usable(ctx, k)) continue;
         ++kernels;
         extreme_case(ctx, k);
-        const int64_t nr = k->nr, mr = k->mr;
+        const int64_t nr = k->nr, mr = k->info.tile_batch;
         const int64_t ns[] = {1, nr - 1 > 0 ? nr - 1 : 1, nr, nr + 1, 3 * nr + 5};
         const int64_t bs[] = {1, mr - 1 > 0 ? mr - 1 : 1, mr, mr + 1, 37};
         for (int threads = 1; threads <= 2; ++threads) {

@@ -1,9 +1,9 @@
 /*
- * One key scheme for the in-memory weights cache and cache files: QC4W
- * operators packed into a cache are saved to a file; a new cache attached to
- * that file serves an operator created over the same raw weights with no
- * packing (a hit, no adapter event) and bit-identical outputs. A corrupted
- * entry is skipped at attach and the operator packs again, same outputs.
+ * One cache, two sides: QC4W weights packed into a cache's memory side are
+ * saved to a file; a cache opened on that file serves a weight created over
+ * the same raw weights with no packing (a hit from the file side, no adapter
+ * event) and bit-identical outputs. A corrupted entry fails its checksum when
+ * first served: the weight packs again, same outputs.
  */
 #include "pw_test.h"
 
@@ -22,7 +22,7 @@ static void on_event(void *user, const pw_trace_event *e) {
 static uint8_t nibbles[N * ((K + 1) / 2)];
 static float scale[N], bias[N], x[B * K];
 
-static void run_op(pw_context *ctx, pw_weights_cache *cache, float *y) {
+static void run_op(pw_context *ctx, pw_cache *cache, float *y) {
     pw_qc4w_weights w;
     pw_qc4w_weights_init(&w);
     w.out = N;
@@ -32,13 +32,13 @@ static void run_op(pw_context *ctx, pw_weights_cache *cache, float *y) {
     w.bias = bias;
     w.zero_point = 8;
     w.name = "fc";
-    pw_qc4w_fc_options o;
-    pw_qc4w_fc_options_init(&o);
+    pw_weight_options o;
+    pw_weight_options_init(&o);
     o.cache = cache;
-    pw_qc4w_fc *op = NULL;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &op), ctx);
-    CHECK_OK(pw_qc4w_fc_run(ctx, op, B, x, y), ctx);
-    pw_qc4w_fc_destroy(op);
+    pw_weight *op = NULL;
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &op), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, B, op, y), ctx);
+    pw_weight_destroy(op);
 }
 
 int main(void) {
@@ -60,14 +60,14 @@ int main(void) {
     snprintf(path, sizeof path, "%s/test_qc4w_cache_%d.pwc", PW_TEST_BINARY_DIR, (int)getpid());
 
     float y0[B * N], y1[B * N], y2[B * N];
-    pw_weights_cache *a = NULL;
-    CHECK_OK(pw_weights_cache_create(ctx, &a), ctx);
+    pw_cache *a = NULL;
+    CHECK_OK(pw_cache_create(ctx, &a), ctx);
     run_op(ctx, a, y0);
-    CHECK(ev.adapters >= 1, "first operator did not pack (%d adapters)", ev.adapters);
-    CHECK_OK(pw_weights_cache_save(ctx, a, path), ctx);
-    pw_weights_cache_destroy(a);
+    CHECK(ev.adapters >= 1, "first weight did not pack (%d adapters)", ev.adapters);
+    CHECK_OK(pw_cache_save(ctx, a, path), ctx);
+    pw_cache_close(a);
 
-    /* A new process's view: open the file, attach it to a fresh cache. */
+    /* A new process's view: open the file as a cache. */
     pw_cache *file = NULL;
     CHECK_OK(pw_cache_open(ctx, path, &file), ctx);
     REQUIRE(file != NULL, "cannot open the saved cache");
@@ -75,25 +75,21 @@ int main(void) {
     pw_cache_entry_info info;
     CHECK_OK(pw_cache_entry_get(ctx, file, 0, &info), ctx);
     const uint64_t data_offset = info.offset;
-    CHECK(info.qc4w && info.rows == N && info.in == K && !info.refused && strncmp(info.name, "qc4w:", 5) == 0,
-          "entry: %s qc4w=%d %lldx%lld", info.name, info.qc4w, (long long)info.rows, (long long)info.in);
-    pw_weights_cache *b = NULL;
-    CHECK_OK(pw_weights_cache_create(ctx, &b), ctx);
-    int64_t attached = -1, skipped = -1;
-    CHECK_OK(pw_weights_cache_attach(ctx, b, file, &attached, &skipped), ctx);
-    CHECK(attached == 1 && skipped == 0, "attached %lld, skipped %lld", (long long)attached, (long long)skipped);
+    CHECK(info.kind == PW_WEIGHT_QC4W && info.rows == N && info.in == K && !info.refused &&
+              strncmp(info.name, "qc4w:", 5) == 0,
+          "entry: %s kind=%d %lldx%lld", info.name, (int)info.kind, (long long)info.rows, (long long)info.in);
     ev.adapters = 0;
-    run_op(ctx, b, y1);
-    pw_weights_cache_stats st;
-    pw_weights_cache_get_stats(b, &st);
-    CHECK(st.hits == 1 && st.misses == 0 && ev.adapters == 0,
-          "operator over the attached cache: %llu hits, %llu misses, %d adapters", (unsigned long long)st.hits,
-          (unsigned long long)st.misses, ev.adapters);
+    run_op(ctx, file, y1);
+    pw_cache_stats st;
+    pw_cache_get_stats(file, &st);
+    CHECK(st.hits == 1 && st.file_served == 1 && st.misses == 0 && ev.adapters == 0,
+          "weight over the file: %llu hits (%llu from the file), %llu misses, %d adapters",
+          (unsigned long long)st.hits, (unsigned long long)st.file_served, (unsigned long long)st.misses,
+          ev.adapters);
     CHECK(memcmp(y0, y1, sizeof y0) == 0, "outputs differ between packed and file-served weights");
-    pw_weights_cache_destroy(b);
     pw_cache_close(file);
 
-    /* A flipped data byte: the entry is skipped, the operator packs again, same numbers. */
+    /* A flipped data byte: the entry fails its checksum, the weight packs again, same numbers. */
     size_t n;
     unsigned char *img = pw_test_read_file(path, &n);
     REQUIRE(img != NULL && n > data_offset + 10, "cannot read the saved cache");
@@ -103,16 +99,12 @@ int main(void) {
     fclose(f);
     free(img);
     CHECK_OK(pw_cache_open(ctx, path, &file), ctx);
-    CHECK_OK(pw_weights_cache_create(ctx, &b), ctx);
-    CHECK_OK(pw_weights_cache_attach(ctx, b, file, &attached, &skipped), ctx);
-    CHECK(attached == 0 && skipped == 1, "corrupt: attached %lld, skipped %lld", (long long)attached, (long long)skipped);
     ev.adapters = 0;
-    run_op(ctx, b, y2);
-    pw_weights_cache_get_stats(b, &st);
-    CHECK(st.misses == 1 && ev.adapters >= 1, "corrupt: %llu misses, %d adapters", (unsigned long long)st.misses,
-          ev.adapters);
+    run_op(ctx, file, y2);
+    pw_cache_get_stats(file, &st);
+    CHECK(st.misses == 1 && st.file_served == 0 && ev.adapters >= 1, "corrupt: %llu misses, %d adapters",
+          (unsigned long long)st.misses, ev.adapters);
     CHECK(memcmp(y0, y2, sizeof y0) == 0, "corrupt: outputs changed");
-    pw_weights_cache_destroy(b);
     pw_cache_close(file);
     unlink(path);
     pw_context_destroy(ctx);

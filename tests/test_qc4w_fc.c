@@ -1,5 +1,6 @@
 /*
- * The QC4W fully-connected operator and the weights cache:
+ * QC4W weights through the one operator (pw_weight_create_qc4w) and the
+ * weights cache:
  * - end to end against f64 math on the dequantized weights, within the QD8
  *   activation error: |y - ref| <= sum_k |w_real| * a_scale / 2 * 1.001
  *   + 1e-5 * (|ref| + |bias|) (f32 rounding of K-term sums is far below it);
@@ -11,13 +12,17 @@
  *   one packed copy), other bias / packer / content miss, a stray nibble past
  *   an odd K does not; operators outlive the cache's owner;
  * - 100 runs allocate nothing and pack nothing (counting allocator, trace);
- * - four threads creating operators over one cache at once pack once;
- * - bad input: a status, a message naming the field, nothing written.
+ * - four threads creating weights over one cache at once pack once;
+ * - bad input: a status, a message naming the field, nothing written;
+ * - a row of X with a NaN or an infinity gives a row of NaN, the others are
+ *   the clean run's bits (the operator's policy for every weight kind);
+ * - a weight runs from another context with the same bits (weights are shared).
  */
 #include "pw_test.h"
 
 #include "format/blocks.h"
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
+#include "op/op.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -121,18 +126,33 @@ static float *make_x(int64_t batch, int64_t k, uint64_t seed) {
 
 static int same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
 
+static pw_status run_f16(pw_context *ctx, const pw_weight *w, int64_t batch, const float *x, uint16_t *y) {
+    pw_run_args a;
+    pw_run_args_init(&a);
+    a.n = batch;
+    a.x = x;
+    a.y = y;
+    a.y_type = PW_DTYPE_F16;
+    return pw_weight_run(ctx, w, &a);
+}
+
+static const pw__kernel *kernel_named(const char *name) {
+    size_t i;
+    return pw_kernel_find(NULL, name, &i) == PW_OK ? pw__kernel_list_get(i) : NULL;
+}
+
 static void end_to_end(pw_context *ctx) {
     const int64_t n = 37, k = 300, batch = 13;
     raw r;
     make_raw(&r, n, k, 5);
     float *x = make_x(batch, k, 6);
-    pw_qc4w_fc *op[3] = {NULL, NULL, NULL};
+    pw_weight *op[3] = {NULL, NULL, NULL};
     float *y[3];
     for (int form = 0; form < 3; ++form) {
         const pw_qc4w_weights w = weights_of(&r, form);
-        CHECK_OK(pw_qc4w_fc_create(ctx, &w, NULL, &op[form]), ctx);
+        CHECK_OK(pw_weight_create_qc4w(ctx, &w, NULL, &op[form]), ctx);
         y[form] = malloc(sizeof(float) * (size_t)(batch * n));
-        CHECK_OK(pw_qc4w_fc_run(ctx, op[form], batch, x, y[form]), ctx);
+        CHECK_OK(pw_matmul_wt(ctx, x, batch, op[form], y[form]), ctx);
     }
     REQUIRE(op[0] != NULL, "create failed");
     CHECK(same_bits(y[0], y[1], sizeof(float) * (size_t)(batch * n)), "zero point 8 form differs");
@@ -181,20 +201,20 @@ static void end_to_end(pw_context *ctx) {
 
     /* f16 out is the f32 result rounded; threads do not change bits. */
     uint16_t *h16 = malloc(sizeof(uint16_t) * (size_t)(batch * n));
-    CHECK_OK(pw_qc4w_fc_run_f16(ctx, op[0], batch, x, h16), ctx);
+    CHECK_OK(run_f16(ctx, op[0], batch, x, h16), ctx);
     int f16_ok = 1;
     for (int64_t i = 0; i < batch * n; ++i) f16_ok &= h16[i] == pw__f32_to_f16(y[0][i]);
     CHECK(f16_ok, "f16 out is not the f32 out rounded to nearest even");
     const int threads = pw_context_threads(ctx);
     CHECK_OK(pw_context_set_threads(ctx, threads == 1 ? 2 : 1), ctx);
-    CHECK_OK(pw_qc4w_fc_run(ctx, op[0], batch, x, y[1]), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, batch, op[0], y[1]), ctx);
     CHECK(same_bits(y[0], y[1], sizeof(float) * (size_t)(batch * n)), "thread count changes bits");
     /* A smaller batch after a larger one reuses the scratch and gives the same rows. */
-    CHECK_OK(pw_qc4w_fc_run(ctx, op[0], 1, x + 2 * k, y[1]), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x + 2 * k, 1, op[0], y[1]), ctx);
     CHECK(same_bits(y[0] + 2 * n, y[1], sizeof(float) * (size_t)n), "batch 1 differs from row 2");
     CHECK_OK(pw_context_set_threads(ctx, threads), ctx);
     for (int form = 0; form < 3; ++form) {
-        pw_qc4w_fc_destroy(op[form]);
+        pw_weight_destroy(op[form]);
         free(y[form]);
     }
     free(h16);
@@ -208,21 +228,21 @@ static void end_to_end(pw_context *ctx) {
 static void cache_and_steady_state(void) {
     counts cnt = {0, 0, 0, 0};
     pw_context *ctx = counting_context(&cnt);
-    pw_weights_cache *cache = NULL;
-    CHECK_OK(pw_weights_cache_create(ctx, &cache), ctx);
+    pw_cache *cache = NULL;
+    CHECK_OK(pw_cache_create(ctx, &cache), ctx);
     REQUIRE(cache != NULL, "no cache");
     const int64_t n = 45, k = 129, batch = 7;
     raw r;
     make_raw(&r, n, k, 9);
-    pw_qc4w_fc_options o;
-    pw_qc4w_fc_options_init(&o);
+    pw_weight_options o;
+    pw_weight_options_init(&o);
     o.cache = cache;
     o.min = -1.0f;
     o.max = 1.0f;
     pw_qc4w_weights w = weights_of(&r, 0);
-    pw_qc4w_fc *a = NULL, *b = NULL;
+    pw_weight *a = NULL, *b = NULL;
     cnt.adapters = 0;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &a), ctx);
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &a), ctx);
     CHECK(cnt.adapters == 1 && cnt.caches == 1 && cnt.kernels == 1, "first create: %d adapters, %d "
           "cache events, %d kernel events", cnt.adapters, cnt.caches, cnt.kernels);
     /* The same content in another buffer, with a stray bit in the unused nibble past odd K. */
@@ -230,67 +250,69 @@ static void cache_and_steady_state(void) {
     memcpy(copy, r.nk, (size_t)(n * ((k + 1) / 2)));
     copy[(k + 1) / 2 - 1] |= 0x50;
     w.data = copy;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &b), ctx);
-    pw_weights_cache_stats st;
-    pw_weights_cache_get_stats(cache, &st);
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &b), ctx);
+    pw_cache_stats st;
+    pw_cache_get_stats(cache, &st);
     CHECK(st.misses == 1 && st.hits == 1 && st.entries == 1, "stats: %llu misses %llu hits %llu entries",
           (unsigned long long)st.misses, (unsigned long long)st.hits, (unsigned long long)st.entries);
     CHECK(cnt.adapters == 1, "the second operator packed (%d adapter events)", cnt.adapters);
-    CHECK(a && b && pw__qc4w_fc_packed(a) == pw__qc4w_fc_packed(b), "two packed copies");
-    CHECK(st.bytes == pw_qc4w_fc_packed_bytes(a), "cache bytes %llu", (unsigned long long)st.bytes);
+    CHECK(a && b && pw__weight_form_data(a, 0) == pw__weight_form_data(b, 0), "two packed copies");
+    CHECK(st.bytes == pw_test_weight_info(a).packed_bytes && pw_weight_bytes(a) == 0, "cache bytes %llu",
+          (unsigned long long)st.bytes);
 
     /* Misses: other bias, other packer, other content. */
-    pw_qc4w_fc *c1 = NULL, *c2 = NULL, *c3 = NULL;
+    pw_weight *c1 = NULL, *c2 = NULL, *c3 = NULL;
     w.data = r.nk;
     w.bias = NULL;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &c1), ctx);
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &c1), ctx);
     w.bias = r.bias;
     /* A kernel of another family than the one chosen: another packer identity. */
-    for (size_t i = 0; i < pw__qc4w_kernel_count() && o.kernel == NULL; ++i) {
-        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
-        if (strcmp(kd->family, pw__qc4w_kernel_find(pw_qc4w_fc_kernel(a))->family) != 0 &&
-            pw__qc4w_kernel_usable(ctx, kd))
-            o.kernel = kd->name;
+    for (size_t i = 0; i < pw__kernel_list_count() && o.kernel == NULL; ++i) {
+        const pw__kernel *kd = pw__kernel_list_get(i);
+        if (kd->info.kind == PW_WEIGHT_QC4W &&
+            strcmp(kd->info.family, kernel_named(pw_test_weight_info(a).kernel_gemm)->info.family) != 0 &&
+            pw__kernel_usable(ctx, kd))
+            o.kernel = kd->info.name;
     }
     REQUIRE(o.kernel != NULL, "no second family");
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &c2), ctx);
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &c2), ctx);
     o.kernel = NULL;
     copy[3] ^= 0x01;
     w.data = copy;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, &o, &c3), ctx);
-    pw_weights_cache_get_stats(cache, &st);
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, &o, &c3), ctx);
+    pw_cache_get_stats(cache, &st);
     CHECK(st.misses == 4 && st.hits == 1 && st.entries == 4, "after misses: %llu misses %llu hits",
           (unsigned long long)st.misses, (unsigned long long)st.hits);
 
     /* Steady state: 100 runs allocate nothing, pack nothing, touch no cache counter. */
     float *x = make_x(batch, k, 10), *y = malloc(sizeof(float) * (size_t)(batch * n));
     float *y1 = malloc(sizeof(float) * (size_t)(batch * n));
-    CHECK_OK(pw_qc4w_fc_run(ctx, a, batch, x, y1), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, batch, a, y1), ctx);
     const int allocs = cnt.allocs, adapters = cnt.adapters;
     int same = 1;
     for (int i = 0; i < 100; ++i) {
-        CHECK_OK(pw_qc4w_fc_run(ctx, i % 2 ? a : b, batch - i % 3, x, y), ctx);
+        CHECK_OK(pw_matmul_wt(ctx, x, batch - i % 3, i % 2 ? a : b, y), ctx);
         if (i % 3 == 0) same &= same_bits(y, y1, sizeof(float) * (size_t)(batch * n));
     }
-    CHECK(cnt.allocs == allocs + 1, "100 runs made %d allocations (b's first run: 1 expected)",
-          cnt.allocs - allocs);
+    CHECK(cnt.allocs == allocs, "100 runs made %d allocations (the context's scratch serves both "
+          "weights)", cnt.allocs - allocs);
     CHECK(cnt.adapters == adapters, "runs packed (%d adapter events)", cnt.adapters - adapters);
     CHECK(same, "runs over the shared copy differ");
     int clamped = 0;
     for (int64_t i = 0; i < batch * n; ++i) clamped += y1[i] == 1.0f || y1[i] == -1.0f;
     CHECK(clamped > 0, "the clamp [-1, 1] never applied");
-    pw_weights_cache_get_stats(cache, &st);
+    pw_cache_get_stats(cache, &st);
     CHECK(st.misses == 4 && st.hits == 1, "runs touched the cache");
 
-    /* The owner lets go first; the operators keep working. */
-    pw_weights_cache_destroy(cache);
-    CHECK_OK(pw_qc4w_fc_run(ctx, b, batch, x, y), ctx);
+    /* The owner lets go first; the weights keep working. */
+    pw_cache_close(cache);
+    CHECK_OK(pw_matmul_wt(ctx, x, batch, b, y), ctx);
     CHECK(same_bits(y, y1, sizeof(float) * (size_t)(batch * n)), "run after cache destroy differs");
-    pw_qc4w_fc_destroy(a);
-    pw_qc4w_fc_destroy(b);
-    pw_qc4w_fc_destroy(c1);
-    pw_qc4w_fc_destroy(c2);
-    pw_qc4w_fc_destroy(c3);
+    pw_weight_destroy(a);
+    pw_weight_destroy(b);
+    pw_weight_destroy(c1);
+    pw_weight_destroy(c2);
+    pw_weight_destroy(c3);
     free(copy);
     free(x);
     free(y);
@@ -300,7 +322,7 @@ static void cache_and_steady_state(void) {
 }
 
 typedef struct racer {
-    pw_weights_cache *cache;
+    pw_cache *cache;
     const raw *r;
     const uint8_t *packed;
     pw_status st;
@@ -310,21 +332,21 @@ static void *race(void *p) {
     racer *rc = p;
     pw_context *ctx = NULL;
     if (pw_context_create(NULL, &ctx) != PW_OK) return NULL;
-    pw_qc4w_fc_options o;
-    pw_qc4w_fc_options_init(&o);
+    pw_weight_options o;
+    pw_weight_options_init(&o);
     o.cache = rc->cache;
     const pw_qc4w_weights w = weights_of(rc->r, 2);
-    pw_qc4w_fc *op = NULL;
-    rc->st = pw_qc4w_fc_create(ctx, &w, &o, &op);
-    if (rc->st == PW_OK) rc->packed = pw__qc4w_fc_packed(op);
-    pw_qc4w_fc_destroy(op);
+    pw_weight *op = NULL;
+    rc->st = pw_weight_create_qc4w(ctx, &w, &o, &op);
+    if (rc->st == PW_OK) rc->packed = pw__weight_form_data(op, 0);
+    pw_weight_destroy(op);
     pw_context_destroy(ctx);
     return NULL;
 }
 
 static void cache_threads(pw_context *ctx) {
-    pw_weights_cache *cache = NULL;
-    CHECK_OK(pw_weights_cache_create(ctx, &cache), ctx);
+    pw_cache *cache = NULL;
+    CHECK_OK(pw_cache_create(ctx, &cache), ctx);
     raw r;
     make_raw(&r, 300, 512, 11);
     racer rc[4];
@@ -334,14 +356,14 @@ static void cache_threads(pw_context *ctx) {
         REQUIRE(pthread_create(&t[i], NULL, race, &rc[i]) == 0, "pthread_create");
     }
     for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
-    pw_weights_cache_stats st;
-    pw_weights_cache_get_stats(cache, &st);
+    pw_cache_stats st;
+    pw_cache_get_stats(cache, &st);
     CHECK(st.misses == 1 && st.hits == 3 && st.entries == 1, "4 threads: %llu misses %llu hits",
           (unsigned long long)st.misses, (unsigned long long)st.hits);
     for (int i = 0; i < 4; ++i)
         CHECK(rc[i].st == PW_OK && rc[i].packed == rc[0].packed, "thread %d: %s", i,
               pw_status_name(rc[i].st));
-    pw_weights_cache_destroy(cache);
+    pw_cache_close(cache);
     free_raw(&r);
 }
 
@@ -349,11 +371,11 @@ static void cache_threads(pw_context *ctx) {
 static void bad_input(pw_context *ctx) {
     raw r;
     make_raw(&r, 5, 7, 12);
-    pw_qc4w_fc *op = NULL;
+    pw_weight *op = NULL;
     pw_qc4w_weights w = weights_of(&r, 0);
 #define REFUSED(status, needle)                                                             \
     do {                                                                                    \
-        CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, NULL, &op), status, ctx);                   \
+        CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, NULL, &op), status, ctx);                   \
         CHECK(op == NULL && strstr(pw_context_message(ctx), needle) != NULL,                \
               "message '%s' lacks '%s'", pw_context_message(ctx), needle);                  \
         w = weights_of(&r, 0);                                                              \
@@ -388,87 +410,120 @@ static void bad_input(pw_context *ctx) {
     w.struct_size = 0;
     REFUSED(PW_ERR_INVALID_ARGUMENT, "struct_size");
 #undef REFUSED
-    pw_qc4w_fc_options o;
-    pw_qc4w_fc_options_init(&o);
+    pw_weight_options o;
+    pw_weight_options_init(&o);
     o.min = 2.0f;
     o.max = 1.0f;
-    CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, &o, &op), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o, &op), PW_ERR_INVALID_ARGUMENT, ctx);
     o.min = NAN;
-    CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, &o, &op), PW_ERR_INVALID_ARGUMENT, ctx);
-    pw_qc4w_fc_options_init(&o);
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o, &op), PW_ERR_INVALID_ARGUMENT, ctx);
+    pw_weight_options_init(&o);
     o.kernel = "qc4w_nope";
-    CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, &o, &op), PW_ERR_NOT_FOUND, ctx);
-    CHECK_STATUS(pw_qc4w_fc_create(ctx, NULL, NULL, &op), PW_ERR_INVALID_ARGUMENT, ctx);
-    CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, NULL, NULL), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o, &op), PW_ERR_NOT_FOUND, ctx);
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, NULL, NULL, &op), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, NULL, NULL), PW_ERR_INVALID_ARGUMENT, ctx);
 
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, NULL, &op), ctx);
-    float x[3 * 7], y[3 * 5];
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, NULL, &op), ctx);
+    float x[3 * 7], y[3 * 5], clean[3 * 5];
     for (int i = 0; i < 21; ++i) x[i] = (float)i;
-    x[15] = NAN;
+    CHECK_OK(pw_matmul_wt(ctx, x, 3, op, clean), ctx);
+    /* A row with a NaN (then an infinity) gives a row of NaN; the other rows are the clean
+     * run's bits, f32 and f16 alike. */
+    for (int bad = 0; bad < 2; ++bad) {
+        x[15] = bad ? -INFINITY : NAN;
+        for (int i = 0; i < 15; ++i) y[i] = -123.0f;
+        CHECK_OK(pw_matmul_wt(ctx, x, 3, op, y), ctx);
+        int row2_nan = 1, others = 1;
+        for (int i = 0; i < 15; ++i) {
+            if (i >= 10) row2_nan &= isnan(y[i]);
+            else others &= same_bits(&y[i], &clean[i], sizeof(float));
+        }
+        CHECK(row2_nan && others, "x[2, 1] = %g: row 2 must be NaN, rows 0-1 unchanged", (double)x[15]);
+        uint16_t h[15];
+        CHECK_OK(run_f16(ctx, op, 3, x, h), ctx);
+        int h_nan = 1;
+        for (int i = 10; i < 15; ++i) h_nan &= (h[i] & 0x7C00) == 0x7C00 && (h[i] & 0x03FF) != 0;
+        CHECK(h_nan, "f16 out: row 2 is not NaN");
+    }
+    x[15] = 15.0f;
     for (int i = 0; i < 15; ++i) y[i] = -123.0f;
-    CHECK_STATUS(pw_qc4w_fc_run(ctx, op, 3, x, y), PW_ERR_INVALID_ARGUMENT, ctx);
-    CHECK(strstr(pw_context_message(ctx), "x[2, 1]") != NULL, "names x[2, 1]: %s", pw_context_message(ctx));
-    x[15] = -INFINITY;
-    CHECK_STATUS(pw_qc4w_fc_run_f16(ctx, op, 3, x, (uint16_t *)y), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_matmul_wt(ctx, x, 0, op, y), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_matmul_wt(ctx, NULL, 3, op, y), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_matmul_wt(ctx, x, 3, op, NULL), PW_ERR_INVALID_ARGUMENT, ctx);
+    CHECK_STATUS(pw_matmul_wt(ctx, x, 3, NULL, y), PW_ERR_INVALID_ARGUMENT, ctx);
     int untouched = 1;
     for (int i = 0; i < 15; ++i) untouched &= y[i] == -123.0f;
     CHECK(untouched, "a refused run wrote output");
-    x[15] = 1.0f;
-    CHECK_STATUS(pw_qc4w_fc_run(ctx, op, 0, x, y), PW_ERR_INVALID_ARGUMENT, ctx);
-    CHECK_STATUS(pw_qc4w_fc_run(ctx, op, 3, NULL, y), PW_ERR_INVALID_ARGUMENT, ctx);
-    CHECK_STATUS(pw_qc4w_fc_run(ctx, op, 3, x, NULL), PW_ERR_INVALID_ARGUMENT, ctx);
-    CHECK_STATUS(pw_qc4w_fc_run(ctx, NULL, 3, x, y), PW_ERR_INVALID_ARGUMENT, ctx);
+    /* Another context runs the same weight: weights are shared, read-only. */
     pw_context *other = pw_test_context();
-    CHECK_STATUS(pw_qc4w_fc_run(other, op, 3, x, y), PW_ERR_INVALID_ARGUMENT, other);
+    CHECK_OK(pw_matmul_wt(other, x, 3, op, y), other);
+    CHECK(same_bits(y, clean, sizeof y), "another context's run differs");
     pw_context_destroy(other);
-    CHECK_OK(pw_qc4w_fc_run(ctx, op, 3, x, y), ctx);
-    CHECK(strcmp(pw_qc4w_fc_kernel(op), pw__qc4w_kernel_best(ctx, 7)->name) == 0, "kernel %s",
-          pw_qc4w_fc_kernel(op));
-    pw_qc4w_fc_destroy(op);
-    pw_qc4w_fc_destroy(NULL);
-    pw_weights_cache_destroy(NULL);
+    /* A best kernel at this ISA level (among equals, the plan takes the smaller form), the same
+     * for every batch size. */
+    const pw__kernel *best = pw__kernel_pick(ctx, PW_WEIGHT_QC4W, PW_FORMAT_COUNT, 7, 1, NULL, NULL);
+    const pw__kernel *chosen = kernel_named(pw_test_weight_info(op).kernel_gemv);
+    CHECK(best != NULL && chosen != NULL && chosen->priority == best->priority &&
+              strcmp(pw_test_weight_info(op).kernel_gemm, chosen->info.name) == 0,
+          "kernel %s, the best is %s", pw_test_weight_info(op).kernel_gemv, best ? best->info.name : "none");
+    pw_weight_options o2;
+    pw_weight_options_init(&o2);
+    o2.policy = PW_MEMORY_IN_PLACE;
+    pw_weight *refused = NULL;
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o2, &refused), PW_ERR_UNSUPPORTED, ctx);
+    CHECK(refused == NULL && strstr(pw_context_message(ctx), "in_place") != NULL,
+          "names the policy: %s", pw_context_message(ctx));
+    pw_weight_options_init(&o2);
+    o2.bias = r.bias;
+    CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o2, &refused), PW_ERR_INVALID_ARGUMENT, ctx);
+    pw_weight_destroy(op);
+    pw_weight_destroy(NULL);
+    pw_cache_close(NULL);
     free_raw(&r);
 }
 
-/* Every kernel's own QD8 quantizer gives the portable one's bytes (header, q, u). */
+/* Every SIMD QD8 quantizer gives the portable one's bytes (header, q, u). */
 static void quantizers(pw_context *ctx) {
     pw_rng g = {21};
     const int64_t ks[] = {1, 3, 15, 16, 17, 31, 33, 64, 100, 4099};
     int compared = 0;
-    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
-        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
-        if (kd->quantize == NULL || !pw__qc4w_kernel_usable(ctx, kd)) continue;
-        for (size_t a = 0; a < sizeof ks / sizeof ks[0]; ++a) {
-            const int64_t k = ks[a], kp = (k + 31) / 32 * 32;
-            const size_t rb = pw__qd8_row_bytes(kp);
-            float *x = malloc(sizeof(float) * (size_t)k);
-            uint8_t *r1 = malloc(rb), *r2 = malloc(rb);
-            for (int kind = 0; kind < 9; ++kind) {
-                for (int64_t j = 0; j < k; ++j) {
-                    const double v = (double)(int32_t)(pw_rng_next(&g) >> 32) * 0x1p-31;
-                    x[j] = kind == 0   ? 0.0f
-                           : kind == 1 ? (float)fabs(v) * 3.0f                 /* all >= 0 */
-                           : kind == 2 ? -(float)fabs(v) * 1e-3f               /* all <= 0 */
-                           : kind == 3 ? (float)v * 1e30f                      /* huge */
-                           : kind == 4 ? (float)v * 1e-40f                     /* subnormal */
-                           : kind == 5 ? (j % 2 ? -0.0f : 0.5f)                /* signed zeros */
-                           : kind == 6 ? (float)((int)(v * 300) / 2) * 0.5f   /* exact halves */
-                                       : (float)v * 7.0f;
-                }
-                if (kind == 8) x[k / 2] = (k % 2) ? NAN : INFINITY; /* a bad row */
-                memset(r1, 0xAB, rb);
-                memset(r2, 0xCD, rb);
-                pw__qd8_quantize_row(x, k, kp, r1);
-                kd->quantize(x, k, kp, r2);
-                const size_t cmp = pw__qd8_hdr(r1)->bad ? sizeof(pw__qd8_header) : rb;
-                CHECK(memcmp(r1, r2, cmp) == 0, "%s quantizer differs: K=%lld kind %d", kd->name,
-                      (long long)k, kind);
-                ++compared;
+    pw__qd8_row_fn simd = NULL;
+#if defined(__x86_64__)
+    const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
+    if ((pw_context_usable_features(ctx) & need) == need) simd = pw__qd8_quantize_row_avx512;
+#else
+    (void)ctx;
+#endif
+    for (size_t a = 0; simd != NULL && a < sizeof ks / sizeof ks[0]; ++a) {
+        const int64_t k = ks[a], kp = (k + 31) / 32 * 32;
+        const size_t rb = pw__qd8_row_bytes(kp);
+        float *x = malloc(sizeof(float) * (size_t)k);
+        uint8_t *r1 = malloc(rb), *r2 = malloc(rb);
+        for (int kind = 0; kind < 9; ++kind) {
+            for (int64_t j = 0; j < k; ++j) {
+                const double v = (double)(int32_t)(pw_rng_next(&g) >> 32) * 0x1p-31;
+                x[j] = kind == 0   ? 0.0f
+                       : kind == 1 ? (float)fabs(v) * 3.0f                 /* all >= 0 */
+                       : kind == 2 ? -(float)fabs(v) * 1e-3f               /* all <= 0 */
+                       : kind == 3 ? (float)v * 1e30f                      /* huge */
+                       : kind == 4 ? (float)v * 1e-40f                     /* subnormal */
+                       : kind == 5 ? (j % 2 ? -0.0f : 0.5f)                /* signed zeros */
+                       : kind == 6 ? (float)((int)(v * 300) / 2) * 0.5f   /* exact halves */
+                                   : (float)v * 7.0f;
             }
-            free(x);
-            free(r1);
-            free(r2);
+            if (kind == 8) x[k / 2] = (k % 2) ? NAN : INFINITY; /* a bad row */
+            memset(r1, 0xAB, rb);
+            memset(r2, 0xCD, rb);
+            pw__qd8_quantize_row(x, k, kp, r1);
+            simd(x, k, kp, r2);
+            const size_t cmp = pw__qd8_hdr(r1)->bad ? sizeof(pw__qd8_header) : rb;
+            CHECK(memcmp(r1, r2, cmp) == 0, "SIMD QD8 quantizer differs: K=%lld kind %d", (long long)k,
+                  kind);
+            ++compared;
         }
+        free(x);
+        free(r1);
+        free(r2);
     }
     printf("%d rows compared with the portable quantizer\n", compared);
 }
@@ -479,13 +534,14 @@ static void long_k(pw_context *ctx) {
     raw r;
     make_raw(&r, n, k, 13);
     const pw_qc4w_weights w = weights_of(&r, 0);
-    pw_qc4w_fc *op = NULL;
-    CHECK_OK(pw_qc4w_fc_create(ctx, &w, NULL, &op), ctx);
+    pw_weight *op = NULL;
+    CHECK_OK(pw_weight_create_qc4w(ctx, &w, NULL, &op), ctx);
     REQUIRE(op != NULL, "create");
-    CHECK(pw__qc4w_kernel_find(pw_qc4w_fc_kernel(op))->max_k >= k, "%s cannot sum K = 70001",
-          pw_qc4w_fc_kernel(op));
+    const pw__kernel *chosen = kernel_named(pw_test_weight_info(op).kernel_gemm);
+    CHECK(chosen != NULL && (chosen->max_in == 0 || chosen->max_in >= k), "%s cannot sum K = 70001",
+          pw_test_weight_info(op).kernel_gemm);
     float *x = make_x(batch, k, 14), y[6], want[6];
-    CHECK_OK(pw_qc4w_fc_run(ctx, op, batch, x, y), ctx);
+    CHECK_OK(pw_matmul_wt(ctx, x, batch, op, y), ctx);
     const int64_t kp = (k + 31) / 32 * 32;
     const size_t rb = pw__qd8_row_bytes(kp);
     uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
@@ -493,14 +549,16 @@ static void long_k(pw_context *ctx) {
     int8_t *scratch = malloc((size_t)k);
     pw__qc4w_reference(&w, lhs, rb, batch, -INFINITY, INFINITY, 0, want, n, scratch);
     CHECK(same_bits(y, want, sizeof y), "K = 70001 differs from the oracle");
-    pw_qc4w_fc_destroy(op);
-    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
-        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
-        if (kd->max_k >= k || !pw__qc4w_kernel_usable(ctx, kd)) continue;
-        pw_qc4w_fc_options o;
-        pw_qc4w_fc_options_init(&o);
-        o.kernel = kd->name;
-        CHECK_STATUS(pw_qc4w_fc_create(ctx, &w, &o, &op), PW_ERR_UNSUPPORTED, ctx);
+    pw_weight_destroy(op);
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *kd = pw__kernel_list_get(i);
+        if (kd->info.kind != PW_WEIGHT_QC4W || kd->max_in == 0 || kd->max_in >= k ||
+            !pw__kernel_usable(ctx, kd))
+            continue;
+        pw_weight_options o;
+        pw_weight_options_init(&o);
+        o.kernel = kd->info.name;
+        CHECK_STATUS(pw_weight_create_qc4w(ctx, &w, &o, &op), PW_ERR_UNSUPPORTED, ctx);
     }
     free(scratch);
     free(lhs);

@@ -13,7 +13,7 @@
 // pw-test: once
 #include "pw_test.h"
 
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <math.h>
 
@@ -23,17 +23,17 @@ static int raw_value(const uint8_t *row, int64_t k, int zp) {
     return zp == 8 ? nib - 8 : (nib >= 8 ? nib - 16 : nib);
 }
 
-static uint8_t *pack_new(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int64_t kk,
+static uint8_t *pack_new(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t kk,
                          const uint8_t *raw, int zp, const float *scale, const float *bias,
                          pw__pack_desc *d) {
-    CHECK_OK(pw__qc4w_kernel_plan(ctx, k, n, kk, d), ctx);
+    CHECK_OK(k->pack_plan(ctx, k, PW_FORMAT_COUNT, n, kk, d), ctx);
     uint8_t *p = aligned_alloc(64, (size_t)(d->bytes + 63) / 64 * 64);
     memset(p, 0xEE, (size_t)d->bytes); /* the packer must write every byte */
     pw__qc4w_pack(d, raw, zp, scale, bias, 0, n, p);
     return p;
 }
 
-static void round_trip(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int64_t kk, int zp,
+static void round_trip(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t kk, int zp,
                        int with_bias, uint64_t seed) {
     pw_rng r = {seed};
     const int64_t stride = (kk + 1) / 2;
@@ -47,8 +47,8 @@ static void round_trip(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int
     pw__pack_desc d;
     uint8_t *p = pack_new(ctx, k, n, kk, raw, zp, scale, with_bias ? bias : NULL, &d);
     CHECK(d.in_padded % 32 == 0 && d.in_padded >= kk && d.in_padded < kk + 32,
-          "%s K=%lld: Kp=%lld", k->name, (long long)kk, (long long)d.in_padded);
-    CHECK(d.tile_bytes == (uint64_t)(d.in_padded * k->nr / 2 + 12 * k->nr), "%s tile bytes", k->name);
+          "%s K=%lld: Kp=%lld", k->info.name, (long long)kk, (long long)d.in_padded);
+    CHECK(d.tile_bytes == (uint64_t)(d.in_padded * k->nr / 2 + 12 * k->nr), "%s tile bytes", k->info.name);
 
     /* Unpack: the raw bytes with the unused nibble cleared, scales and bias bit for bit. */
     uint8_t *back = malloc((size_t)(n * stride));
@@ -62,16 +62,16 @@ static void round_trip(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int
             if (back[row * stride + b] != want) {
                 ++bad;
                 CHECK(0, "%s N=%lld K=%lld zp=%d: unpacked row %lld byte %lld = 0x%02x, raw 0x%02x",
-                      k->name, (long long)n, (long long)kk, zp, (long long)row, (long long)b,
+                      k->info.name, (long long)n, (long long)kk, zp, (long long)row, (long long)b,
                       back[row * stride + b], want);
             }
         }
     }
-    CHECK(memcmp(s2, scale, sizeof(float) * (size_t)n) == 0, "%s: scales round trip", k->name);
+    CHECK(memcmp(s2, scale, sizeof(float) * (size_t)n) == 0, "%s: scales round trip", k->info.name);
     if (with_bias) {
-        CHECK(memcmp(b2, bias, sizeof(float) * (size_t)n) == 0, "%s: bias round trip", k->name);
+        CHECK(memcmp(b2, bias, sizeof(float) * (size_t)n) == 0, "%s: bias round trip", k->info.name);
     } else {
-        for (int64_t i = 0; i < n; ++i) CHECK(b2[i] == 0.0f, "%s: no bias packs zeros", k->name);
+        for (int64_t i = 0; i < n; ++i) CHECK(b2[i] == 0.0f, "%s: no bias packs zeros", k->info.name);
     }
 
     /* Weight sums, from the raw bytes here; padding channels and k are zero. */
@@ -86,12 +86,12 @@ static void round_trip(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int
             int32_t got;
             memcpy(&got, tile + sums + 4u * (uint64_t)c, 4);
             CHECK(got == want, "%s N=%lld K=%lld zp=%d: weight_sum[%lld] = %d, expected %d",
-                  k->name, (long long)n, (long long)kk, zp, (long long)ch, (int)got, (int)want);
+                  k->info.name, (long long)n, (long long)kk, zp, (long long)ch, (int)got, (int)want);
             if (ch >= n) {
                 float sc, bi;
                 memcpy(&sc, tile + sums + 4u * (uint64_t)(k->nr + c), 4);
                 memcpy(&bi, tile + sums + 4u * (uint64_t)(2 * k->nr + c), 4);
-                CHECK(sc == 0.0f && bi == 0.0f, "%s: padding channel %lld has scale/bias", k->name,
+                CHECK(sc == 0.0f && bi == 0.0f, "%s: padding channel %lld has scale/bias", k->info.name,
                       (long long)ch);
             }
             /* Every slot of a padding channel, and k >= K of a real one, is signed zero. */
@@ -102,7 +102,7 @@ static void round_trip(pw_context *ctx, const pw__qc4w_kernel *k, int64_t n, int
                 const uint8_t v = tile[((uint64_t)(q / k->kr) * (uint64_t)k->nr + (uint64_t)c) *
                                            (uint64_t)(k->kr / 2) + (uint64_t)byte];
                 if (((v >> (4 * hi)) & 15) != 0) {
-                    CHECK(0, "%s: padding k=%lld of channel %lld is not zero", k->name,
+                    CHECK(0, "%s: padding k=%lld of channel %lld is not zero", k->info.name,
                           (long long)q, (long long)ch);
                     break;
                 }
@@ -166,21 +166,22 @@ static void golden(pw_context *ctx) {
     memcpy(scale, in + 12 + raw_bytes, sizeof(float) * (size_t)n);
     memcpy(bias, in + 12 + raw_bytes + 4 * (size_t)n, sizeof(float) * (size_t)n);
     int families = 0;
-    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
-        const pw__qc4w_kernel *kd = pw__qc4w_kernel_get(i);
-        if (strcmp(kd->isa, "scalar") != 0) continue; /* one portable kernel per family */
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *kd = pw__kernel_list_get(i);
+        if (kd->info.kind != PW_WEIGHT_QC4W) continue;
+        if (strcmp(kd->info.isa, "scalar") != 0) continue; /* one portable kernel per family */
         char name[96];
-        snprintf(name, sizeof name, "qc4w/golden_%s.bin", kd->family);
+        snprintf(name, sizeof name, "qc4w/golden_%s.bin", kd->info.family);
         size_t gsz = 0;
         uint8_t *g = read_golden(name, &gsz);
         pw__pack_desc d;
         uint8_t *p = pack_new(ctx, kd, n, k, raw, zp, scale, bias, &d);
-        CHECK(gsz == d.bytes, "%s: golden has %zu bytes, packer %llu", kd->family, gsz,
+        CHECK(gsz == d.bytes, "%s: golden has %zu bytes, packer %llu", kd->info.family, gsz,
               (unsigned long long)d.bytes);
         for (size_t b = 0; b < gsz && b < d.bytes; ++b) {
             if (p[b] != g[b]) {
                 CHECK(0, "%s: packed byte %zu (tile %llu, offset %llu) = 0x%02x, golden 0x%02x",
-                      kd->family, b, (unsigned long long)(b / d.tile_bytes),
+                      kd->info.family, b, (unsigned long long)(b / d.tile_bytes),
                       (unsigned long long)(b % d.tile_bytes), p[b], g[b]);
                 break;
             }
@@ -195,6 +196,13 @@ static void golden(pw_context *ctx) {
     free(bias);
 }
 
+/* The operator's run of a kernel over a packed buffer: the family check, then the run. */
+static pw_status run_checked(pw_context *ctx, const pw__kernel *k, const pw__mm_call *c) {
+    const pw_status st = pw__kernel_check_family(ctx, k, c->pack_desc);
+    if (st == PW_OK) pw__kernel_run(ctx, k, c, NULL, NULL);
+    return st;
+}
+
 /* A buffer packed for one family (or tile shape) is refused by every other kernel. */
 static void refusal(pw_context *ctx) {
     const int64_t n = 21, k = 64;
@@ -207,54 +215,57 @@ static void refusal(pw_context *ctx) {
     for (int i = 0; i < 64; ++i) x[i] = (float)i - 20.0f;
     pw__qd8_quantize_row(x, k, k, lhs);
     int refused = 0;
-    for (size_t a = 0; a < pw__qc4w_kernel_count(); ++a) {
-        const pw__qc4w_kernel *ka = pw__qc4w_kernel_get(a);
+    for (size_t a = 0; a < pw__kernel_list_count(); ++a) {
+        const pw__kernel *ka = pw__kernel_list_get(a);
+        if (ka->info.kind != PW_WEIGHT_QC4W) continue;
         pw__pack_desc d;
         uint8_t *p = pack_new(ctx, ka, n, k, raw, 0, scale, NULL, &d);
-        for (size_t b = 0; b < pw__qc4w_kernel_count(); ++b) {
-            const pw__qc4w_kernel *kb = pw__qc4w_kernel_get(b);
-            if (!pw__qc4w_kernel_usable(ctx, kb)) continue;
+        for (size_t b = 0; b < pw__kernel_list_count(); ++b) {
+            const pw__kernel *kb = pw__kernel_list_get(b);
+            if (kb->info.kind != PW_WEIGHT_QC4W || !pw__kernel_usable(ctx, kb)) continue;
             float y[21];
             for (int i = 0; i < 21; ++i) y[i] = NAN;
-            pw__qc4w_call c = {.packed = p, .desc = &d, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+            pw__mm_call c = {.out = n, .in = k, .n = 1, .packed = p, .pack_desc = &d, .xq = lhs, .xq_row_bytes = pw__qd8_row_bytes(k),
                               .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
-            const pw_status st = pw__qc4w_gemm(ctx, kb, &c, n, 1);
-            if (strcmp(ka->family, kb->family) == 0) {
-                CHECK(st == PW_OK, "%s on %s's buffer: %s", kb->name, ka->name, pw_context_message(ctx));
+            const pw_status st = run_checked(ctx, kb, &c);
+            if (strcmp(ka->info.family, kb->info.family) == 0) {
+                CHECK(st == PW_OK, "%s on %s's buffer: %s", kb->info.name, ka->info.name, pw_context_message(ctx));
                 continue;
             }
             ++refused;
-            CHECK(st == PW_ERR_FAMILY, "%s accepted %s's buffer", kb->name, ka->name);
+            CHECK(st == PW_ERR_FAMILY, "%s accepted %s's buffer", kb->info.name, ka->info.name);
             const char *msg = pw_context_message(ctx);
-            CHECK(strstr(msg, ka->family) && strstr(msg, kb->family) && strstr(msg, kb->name),
+            CHECK(strstr(msg, ka->info.family) && strstr(msg, kb->info.family) && strstr(msg, kb->info.name),
                   "message names both families: %s", msg);
             int untouched = 1;
             for (int i = 0; i < 21; ++i) untouched &= isnan(y[i]);
-            CHECK(untouched, "%s wrote output for a refused buffer", kb->name);
+            CHECK(untouched, "%s wrote output for a refused buffer", kb->info.name);
         }
         /* Same family name, other tile parameters or packer version. */
         pw__pack_desc other = d;
         other.nr = d.nr * 2;
         float y[21];
-        pw__qc4w_call c = {.packed = p, .desc = &other, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+        pw__mm_call c = {.out = n, .in = k, .n = 1, .packed = p, .pack_desc = &other, .xq = lhs, .xq_row_bytes = pw__qd8_row_bytes(k),
                           .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
-        if (pw__qc4w_kernel_usable(ctx, ka))
-            CHECK_STATUS(pw__qc4w_gemm(ctx, ka, &c, n, 1), PW_ERR_FAMILY, ctx);
+        if (pw__kernel_usable(ctx, ka))
+            CHECK_STATUS(run_checked(ctx, ka, &c), PW_ERR_FAMILY, ctx);
         other = d;
         other.version = d.version + 1;
-        if (pw__qc4w_kernel_usable(ctx, ka))
-            CHECK_STATUS(pw__qc4w_gemm(ctx, ka, &c, n, 1), PW_ERR_FAMILY, ctx);
+        if (pw__kernel_usable(ctx, ka))
+            CHECK_STATUS(run_checked(ctx, ka, &c), PW_ERR_FAMILY, ctx);
         free(p);
     }
     CHECK(refused > 0, "no cross-family pair was tried");
     /* Another packed family of the library altogether (the i8g GEMM family). */
     pw__pack_desc i8g = {.family = "i8g32x16k4", .format = PW_FORMAT_Q4_0, .nr = 16, .kr = 4,
                          .sr = 1, .group = 32, .version = 1, .out = n, .in = k};
-    const pw__qc4w_kernel *k0 = pw__qc4w_kernel_get(0);
+    const pw__kernel *k0 = NULL;
+    for (size_t i = 0; i < pw__kernel_list_count() && k0 == NULL; ++i)
+        if (pw__kernel_list_get(i)->info.kind == PW_WEIGHT_QC4W) k0 = pw__kernel_list_get(i);
     float y[21];
-    pw__qc4w_call c = {.packed = raw, .desc = &i8g, .lhs = lhs, .lhs_row_bytes = pw__qd8_row_bytes(k),
+    pw__mm_call c = {.out = n, .in = k, .n = 1, .packed = raw, .pack_desc = &i8g, .xq = lhs, .xq_row_bytes = pw__qd8_row_bytes(k),
                       .y = y, .ldy = n, .min = -INFINITY, .max = INFINITY};
-    CHECK_STATUS(pw__qc4w_gemm(ctx, k0, &c, n, 1), PW_ERR_FAMILY, ctx);
+    CHECK_STATUS(run_checked(ctx, k0, &c), PW_ERR_FAMILY, ctx);
     CHECK(strstr(pw_context_message(ctx), "i8g32x16k4") != NULL, "names i8g: %s",
           pw_context_message(ctx));
     free(lhs);
@@ -274,8 +285,9 @@ int main(void) {
     pw_context *ctx = pw_test_context();
     const int64_t ks[] = {1, 2, 31, 32, 33, 100, 257};
     uint64_t seed = 1;
-    for (size_t i = 0; i < pw__qc4w_kernel_count(); ++i) {
-        const pw__qc4w_kernel *k = pw__qc4w_kernel_get(i);
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.kind != PW_WEIGHT_QC4W) continue;
         const int64_t nr = k->nr;
         const int64_t ns[] = {1, nr - 1 > 0 ? nr - 1 : 1, nr, nr + 1, 3 * nr + 5};
         for (size_t a = 0; a < sizeof ks / sizeof ks[0]; ++a)

@@ -30,6 +30,8 @@ typedef struct pw_bench_options {
     int nbatch;
     int threads[PW_BENCH_MAX_LIST];
     int nthreads;
+    pw_memory_policy policies[3]; /* --policy: the memory policies each case runs under */
+    int npolicies;                /* 0 = compact alone (the library's default) */
 } pw_bench_options;
 
 /* What the machine does at one thread count, measured in this run. */
@@ -57,6 +59,8 @@ typedef struct pw_bench_result {
     int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0 */
     int cold;              /* the weight (and any packed copy) was flushed before each run */
     uint64_t weight_bytes; /* row-major bytes of the weight */
+    pw_memory_policy policy; /* the weight's memory policy */
+    uint64_t packed_bytes; /* bytes of the packed forms the weight holds under it */
     double pack_s;         /* packing time of this weight, on the case that packed it */
     double ref_ratio;      /* GEMM: gflops / the reference kernel's gflops */
     char ref_kernel[64];

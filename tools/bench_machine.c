@@ -12,7 +12,6 @@
  */
 #include "bench.h"
 #include "cli.h"
-#include "base/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,14 +205,14 @@ static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffe
     size_t slice = ((size_t)16 << 20) / rt.chunk;
     if (slice > chunks) slice = chunks;
     const size_t slices = chunks / slice;
-    pw__parallel_for(ctx, run_read, &rt, chunks); /* warm-up: page tables, frequency */
+    pw_context_parallel_for(ctx, run_read, &rt, chunks); /* warm-up: page tables, frequency */
     pw_bench_sampler s;
     pw_bench_sampler_init(&s, threads);
     for (size_t k = 0; pw_bench_sample_more(&s, o->quick ? 2 : 8, o->quick ? 4 : 64, 1.0); ++k) {
         read_task part = rt;
         part.base = rt.base + (k % slices) * slice * rt.chunk;
         pw_bench_sample_start(&s);
-        pw__parallel_for(ctx, run_read, &part, slice);
+        pw_context_parallel_for(ctx, run_read, &part, slice);
         pw_bench_sample_stop(&s);
     }
     m->read_bytes = (uint64_t)(slices * slice * rt.chunk);
@@ -236,7 +235,7 @@ static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffe
     pw_bench_sampler_init(&s, threads);
     while (pw_bench_sample_more(&s, o->quick ? 2 : 9, o->quick ? 3 : 63, 0.3)) {
         pw_bench_sample_start(&s);
-        pw__parallel_for(ctx, run_int8, &it, tasks);
+        pw_context_parallel_for(ctx, run_int8, &it, tasks);
         pw_bench_sample_stop(&s);
     }
     m->int8_gops =

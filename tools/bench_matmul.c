@@ -13,13 +13,16 @@
  *                  both timed on the first rows of the shape (enough for about
  *                  0.1 s) because they are too slow to run whole.
  *
+ * Every case runs under each memory policy of --policy (compact alone by
+ * default): the weight is created under it, the kernel each batch size uses
+ * and the bytes of its packed forms come from pw_weight_info_get().
+ *
  * The library's memory comes from a tracking allocator here, so that a packed
- * copy can be flushed without reaching inside pw_weight; its trace events
- * name the kernel each call chose and time the packing.
+ * copy and the context's scratch can be flushed without reaching inside the
+ * library; its adapter trace events time the packing.
  */
 #include "bench.h"
 #include "cli.h"
-#include "base/internal.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -44,7 +47,8 @@ typedef struct hooks {
 
 static void *hook_alloc(void *user, size_t bytes, size_t alignment) {
     hooks *h = user;
-    void *p = pw__alloc_system(bytes, alignment); /* as the library's own allocator */
+    const pw_allocator lib = pw_allocator_default(); /* as the library allocates */
+    void *p = lib.alloc(lib.user, bytes, alignment);
     if (p == NULL) return NULL;
     pthread_mutex_lock(&h->mu);
     if (h->count == h->capacity) {
@@ -74,7 +78,8 @@ static void hook_free(void *user, void *p) {
         }
     }
     pthread_mutex_unlock(&h->mu);
-    free(p);
+    const pw_allocator lib = pw_allocator_default();
+    lib.free(lib.user, p);
 }
 
 static void hook_trace(void *user, const pw_trace_event *e) {
@@ -275,12 +280,12 @@ static const pw_bench_machine *machine_for(const pw_bench_results *r, int thread
 }
 
 /*
- * Time one case on handle h. The first call is not timed: it picks the kernel,
- * packs the weight when the kernel needs it (timed as pack_s from the adapter
+ * Time one case on handle h. The first call is not timed: it packs the weight's
+ * form when this batch size's kernel needs one (timed as pack_s from the adapter
  * event) and sizes the scratch. GEMV flushes before each timed call.
  */
-static int time_case(bench *b, pw_weight *h, const weight *w, char chosen[2][64], const float *x,
-                     float *y, pw_bench_result *c) {
+static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, float *y,
+                     pw_bench_result *c) {
     const int gemm = c->n >= 2;
     const int min_reps = b->o->quick ? 2 : gemm ? 3 : 5;
     const int max_reps = b->o->quick ? 3 : gemm ? 11 : 21;
@@ -291,11 +296,13 @@ static int time_case(bench *b, pw_weight *h, const weight *w, char chosen[2][64]
     pw_status st = pw_matmul_wt(b->ctx, x, c->n, h, y);
     if (st != PW_OK) return pw_cli_fail_status("bench", b->ctx, st, w->name);
     if (b->hk.adapter_at > 0) c->pack_s = b->hk.adapter_at - t0;
-    if (b->o->kernel)
-        snprintf(chosen[gemm], 64, "%s", b->o->kernel);
-    else if (b->hk.kernel[0])
-        snprintf(chosen[gemm], 64, "%s", b->hk.kernel);
-    snprintf(c->kernel, sizeof c->kernel, "%s", chosen[gemm][0] ? chosen[gemm] : "?");
+    pw_weight_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    (void)pw_weight_info_get(h, &info);
+    snprintf(c->kernel, sizeof c->kernel, "%s", gemm ? info.kernel_gemm : info.kernel_gemv);
+    c->policy = info.policy;
+    c->packed_bytes = info.packed_bytes;
     pw_bench_sampler s;
     pw_bench_sampler_init(&s, c->threads);
     c->cold = !gemm;
@@ -341,7 +348,7 @@ static int baselines(bench *b, const weight *w, const float *x, float *y, pw_ben
     return PW_EXIT_OK;
 }
 
-/* Every (threads, n) case of one format and shape, on one weight handle. */
+/* Every (policy, threads, n) case of one format and shape, on one weight handle per policy. */
 static int run_weight(bench *b, pw_format f, int64_t out, int64_t in) {
     const pw_bench_options *o = b->o;
     const pw_format_info *fi = pw_format_get(f);
@@ -356,45 +363,47 @@ static int run_weight(bench *b, pw_format f, int64_t out, int64_t in) {
     if (rc != PW_EXIT_OK) return rc;
     float *x = malloc(sizeof(float) * (size_t)(nmax * in));
     float *y = malloc(sizeof(float) * (size_t)(nmax * out));
-    pw_weight *h = NULL;
-    pw_weight_options wo;
-    pw_weight_options_init(&wo);
-    wo.kernel = o->kernel;
-    if (x == NULL || y == NULL) {
+    if (x == NULL || y == NULL)
         rc = pw_cli_fail("bench", "out of memory for X and Y of %" PRId64 " rows", nmax);
-    } else {
+    else
         pw_bench_gaussian(x, (size_t)(nmax * in), 0xac71ull);
+    for (int pi = 0; rc == PW_EXIT_OK && pi < o->npolicies; ++pi) {
+        pw_weight *h = NULL;
+        pw_weight_options wo;
+        pw_weight_options_init(&wo);
+        wo.kernel = o->kernel;
+        wo.policy = o->policies[pi];
         pw_status st = pw_weight_create(b->ctx, &w.view, &wo, &h);
         if (st != PW_OK) rc = pw_cli_fail_status("bench", b->ctx, st, w.name);
-    }
-    char chosen[2][64] = {"", ""};
-    for (int ti = 0; rc == PW_EXIT_OK && ti < o->nthreads; ++ti) {
-        pw_status st = pw_context_set_threads(b->ctx, o->threads[ti]);
-        if (st != PW_OK) rc = pw_cli_fail_status("bench", b->ctx, st, "threads");
-        for (int ni = 0; rc == PW_EXIT_OK && ni < o->nbatch; ++ni) {
-            pw_bench_result c;
-            memset(&c, 0, sizeof c);
-            c.gemm = o->batch[ni] >= 2;
-            c.format = f;
-            c.out = out;
-            c.in = in;
-            c.n = o->batch[ni];
-            c.threads = o->threads[ti];
-            char what[128];
-            snprintf(what, sizeof what, "%s %s [%" PRId64 ", %" PRId64 "] n=%" PRId64 " threads=%d",
-                     fi->name, c.gemm ? "gemm" : "gemv", out, in, c.n, c.threads);
-            progress(b, what);
-            rc = time_case(b, h, &w, chosen, x, y, &c);
-            if (rc == PW_EXIT_OK && c.gemm) rc = baselines(b, &w, x, y, &c);
-            if (rc == PW_EXIT_OK) rc = append(b->r, &c);
-            if (rc == PW_EXIT_OK && o->json) {
-                pw_bench_print_case_json(&c);
-                fflush(stdout);
+        for (int ti = 0; rc == PW_EXIT_OK && ti < o->nthreads; ++ti) {
+            st = pw_context_set_threads(b->ctx, o->threads[ti]);
+            if (st != PW_OK) rc = pw_cli_fail_status("bench", b->ctx, st, "threads");
+            for (int ni = 0; rc == PW_EXIT_OK && ni < o->nbatch; ++ni) {
+                pw_bench_result c;
+                memset(&c, 0, sizeof c);
+                c.gemm = o->batch[ni] >= 2;
+                c.format = f;
+                c.out = out;
+                c.in = in;
+                c.n = o->batch[ni];
+                c.threads = o->threads[ti];
+                char what[160];
+                snprintf(what, sizeof what, "%s %s %s [%" PRId64 ", %" PRId64 "] n=%" PRId64 " threads=%d",
+                         fi->name, pw_memory_policy_name(wo.policy), c.gemm ? "gemm" : "gemv", out,
+                         in, c.n, c.threads);
+                progress(b, what);
+                rc = time_case(b, h, &w, x, y, &c);
+                if (rc == PW_EXIT_OK && c.gemm) rc = baselines(b, &w, x, y, &c);
+                if (rc == PW_EXIT_OK) rc = append(b->r, &c);
+                if (rc == PW_EXIT_OK && o->json) {
+                    pw_bench_print_case_json(&c);
+                    fflush(stdout);
+                }
+                ++b->done;
             }
-            ++b->done;
         }
+        pw_weight_destroy(h);
     }
-    pw_weight_destroy(h);
     free(x);
     free(y);
     weight_free(&w);
@@ -466,7 +475,8 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
     }
     int nformats = 0;
     for (int f = 0; f < PW_FORMAT_COUNT; ++f) nformats += (o->formats_mask >> f) & 1;
-    b.total = (size_t)nformats * (size_t)o->nshapes * (size_t)o->nthreads * (size_t)o->nbatch;
+    b.total = (size_t)nformats * (size_t)o->nshapes * (size_t)o->nthreads * (size_t)o->nbatch *
+              (size_t)o->npolicies;
     if (rc == PW_EXIT_OK) rc = measure_machine(&b);
     for (int f = 0; rc == PW_EXIT_OK && f < PW_FORMAT_COUNT; ++f) {
         if (!((o->formats_mask >> f) & 1)) continue;

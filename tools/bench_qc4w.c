@@ -1,11 +1,10 @@
 /*
- * `packwise bench --formats QC4W`: the QD8 x QC4W fully-connected operator
- * (include/packwise/qc4w.h) timed through its public create/run, with the
+ * `packwise bench --formats QC4W`: QC4W weights (include/packwise/qc4w.h)
+ * timed through the operator's public create/run, with the
  * machine's read bandwidth and int8 peak from the same run (bench_machine.c).
  */
 #include "bench_qc4w.h"
 #include "cli.h"
-#include "qc4w/qc4w.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -113,21 +112,25 @@ static void weights_free(weights *t) {
 static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_results *r,
                      const weights *t, const float *x, float *y, const int64_t *batches,
                      int nbatch, int threads, qc4w_case *out, size_t *count) {
-    pw_qc4w_fc_options fo;
-    pw_qc4w_fc_options_init(&fo);
+    pw_weight_options fo;
+    pw_weight_options_init(&fo);
     if (o->kernel != NULL && strncmp(o->kernel, "qc4w", 4) == 0) fo.kernel = o->kernel;
-    pw_qc4w_fc *op = NULL;
+    pw_weight *op = NULL;
     const double p0 = pw_bench_now();
-    pw_status st = pw_qc4w_fc_create(ctx, &t->w, &fo, &op);
+    pw_status st = pw_weight_create_qc4w(ctx, &t->w, &fo, &op);
     const double pack_s = pw_bench_now() - p0;
     if (st != PW_OK) return pw_cli_fail_status("bench", ctx, st, "QC4W operator");
     const pw_bench_machine *m = machine_for(r, threads);
+    pw_weight_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    (void)pw_weight_info_get(op, &info);
     int rc = PW_EXIT_OK;
     for (int b = 0; rc == PW_EXIT_OK && b < nbatch; ++b) {
         qc4w_case *c = &out[(*count)++];
         memset(c, 0, sizeof *c);
         c->gemm = batches[b] >= 2;
-        snprintf(c->kernel, sizeof c->kernel, "%s", pw_qc4w_fc_kernel(op));
+        snprintf(c->kernel, sizeof c->kernel, "%s", c->gemm ? info.kernel_gemm : info.kernel_gemv);
         c->out = t->w.out;
         c->in = t->w.in;
         c->n = batches[b];
@@ -135,17 +138,16 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         c->pack_s = pack_s;
         c->weight_bytes = (uint64_t)t->w.out * (uint64_t)((t->w.in + 1) / 2);
         /* The first run sizes the scratch and is not timed. */
-        st = pw_qc4w_fc_run(ctx, op, c->n, x, y);
+        st = pw_matmul_wt(ctx, x, c->n, op, y);
         const int min_reps = o->quick ? 2 : c->gemm ? 3 : 5;
         const int max_reps = o->quick ? 3 : c->gemm ? 11 : 21;
         const double budget = c->gemm ? 1.0 : 0.5;
         double tm[21], spent = 0;
         c->cold = !c->gemm;
         while (st == PW_OK && c->reps < max_reps && (c->reps < min_reps || spent < budget)) {
-            if (!c->gemm)
-                c->cold &= pw_bench_flush(pw__qc4w_fc_packed(op), (size_t)pw_qc4w_fc_packed_bytes(op));
+            if (!c->gemm) c->cold &= pw_weight_evict(op);
             const double s = pw_bench_now();
-            st = pw_qc4w_fc_run(ctx, op, c->n, x, y);
+            st = pw_matmul_wt(ctx, x, c->n, op, y);
             tm[c->reps] = pw_bench_now() - s;
             spent += tm[c->reps++];
         }
@@ -160,7 +162,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         if (m != NULL) c->fraction = c->gemm ? c->gflops / m->int8_gops : c->weight_gbps / m->read_gbps;
         if (o->json) print_json(c);
     }
-    pw_qc4w_fc_destroy(op);
+    pw_weight_destroy(op);
     return rc;
 }
 

@@ -26,6 +26,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
            json_num(c->fraction));
     printf(",\"reps\":%d,\"clean_reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64, c->reps,
            c->clean_reps, c->cold ? "true" : "false", c->weight_bytes);
+    printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64, pw_memory_policy_name(c->policy),
+           c->packed_bytes);
     if (c->pack_s > 0) printf(",\"pack_s\":%.6e", c->pack_s);
     if (c->ref_ratio > 0)
         printf(",\"ref_kernel\":\"%s\",\"ref_ratio\":%.6g", c->ref_kernel, json_num(c->ref_ratio));
@@ -46,9 +48,9 @@ void pw_bench_print_table(const pw_bench_results *r) {
                (double)m->read_bytes / (1 << 20), m->int8_gops, m->peak_isa, m->read_clean,
                m->peak_clean);
     }
-    printf("\n%-4s %-6s %-22s %6s %6s %4s %2s %11s %9s %8s %14s %7s %7s %8s\n", "kind", "format",
-           "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "fraction", "x_ref",
-           "x_f32", "pack_ms");
+    printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %14s %7s %7s %8s %7s\n", "kind",
+           "format", "policy", "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s",
+           "fraction", "x_ref", "x_f32", "pack_ms", "packed");
     int disturbed = 0;
     for (int i = 0; i < r->nmachine; ++i)
         if (r->machine[i].read_clean == 0 || r->machine[i].peak_clean == 0)
@@ -63,16 +65,20 @@ void pw_bench_print_table(const pw_bench_results *r) {
         if (c->f32_ratio > 0) snprintf(xf32, sizeof xf32, "%.2f", c->f32_ratio);
         if (c->pack_s > 0) snprintf(pack, sizeof pack, "%.1f", 1e3 * c->pack_s);
         disturbed += c->clean_reps == 0;
-        printf("%-4s %-6s %-22s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f%c %9.2f %8.2f %14s "
-               "%7s %7s %8s\n",
-               c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name, c->kernel, c->out, c->in,
-               c->n, c->threads, 1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops,
-               c->weight_gbps, frac, xref, xf32, pack);
+        char packed[16];
+        snprintf(packed, sizeof packed, "%.2fx", (double)c->packed_bytes / (double)c->weight_bytes);
+        printf("%-4s %-6s %-8s %-28s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f%c %9.2f %8.2f "
+               "%14s %7s %7s %8s %7s\n",
+               c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name,
+               pw_memory_policy_name(c->policy), c->kernel, c->out, c->in, c->n, c->threads,
+               1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops, c->weight_gbps, frac, xref,
+               xf32, pack, packed);
     }
     if (disturbed)
         printf("* no run of this case kept its threads on a CPU 80%% of the time (a loaded machine, "
                "or work that does not spread over the threads): its median is of disturbed runs\n");
     printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
-           "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path)\n",
+           "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path; packed: bytes of "
+           "the packed forms the weight holds over its own bytes)\n",
            r->count, r->elapsed_s);
 }

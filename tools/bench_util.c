@@ -1,15 +1,11 @@
 /* Helpers shared by the bench sections: clock, median, test data, aligned buffers, cache flush. */
 #include "bench.h"
-#include "base/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <emmintrin.h>
-#endif
 
 double pw_bench_now(void) {
     struct timespec ts;
@@ -100,29 +96,8 @@ void *pw_bench_alloc(size_t bytes) {
     /* As the library allocates its own buffers: large ones on huge pages where the
      * kernel grants them, so the read-bandwidth buffer shows what the memory can do
      * and a weight's bytes stream as a packed copy of them would. */
-    return pw__alloc_system(bytes, 64);
+    const pw_allocator a = pw_allocator_default();
+    return a.alloc(a.user, bytes, 64);
 }
 
-int pw_bench_flush(const void *p, size_t bytes) {
-    if (bytes == 0) return 1;
-    const uintptr_t end = (uintptr_t)p + bytes;
-#if defined(__x86_64__) || defined(__i386__)
-    /* clflush is part of SSE2, the x86-64 baseline; every level of the hierarchy drops the line. */
-    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < end; a += 64) _mm_clflush((const void *)a);
-    _mm_mfence();
-    return 1;
-#elif defined(__aarch64__)
-    /* DC CIVAC (clean and invalidate to the point of coherency) is allowed at EL0 on Linux;
-     * CTR_EL0.DminLine gives the smallest data cache line, log2 of 4-byte words. */
-    uint64_t ctr;
-    __asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
-    const uintptr_t line = (uintptr_t)4 << ((ctr >> 16) & 15);
-    for (uintptr_t a = (uintptr_t)p & ~(line - 1); a < end; a += line)
-        __asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
-    __asm__ volatile("dsb ish" : : : "memory");
-    return 1;
-#else
-    (void)end;
-    return 0;
-#endif
-}
+int pw_bench_flush(const void *p, size_t bytes) { return pw_memory_evict(p, bytes); }

@@ -38,7 +38,12 @@ typedef struct pw_cli_matmul_args {
 typedef struct pw_cli_prepack_args {
     const char *file, *out;
     long long threads, chunk_mib;
+    pw_memory_policy policy;
 } pw_cli_prepack_args;
+
+typedef struct pw_cli_check_cache_args {
+    const char *file, *cache;
+} pw_cli_check_cache_args;
 
 typedef struct pw_cli_fixtures_args {
     const char *all_dir; /* --all DIR; the rest unused then */
@@ -76,6 +81,8 @@ int pw_cli_prepack_parse(int argc, char **argv, pw_cli_prepack_args *a);
 int pw_cli_prepack_run(const pw_cli_prepack_args *a);
 int pw_cli_fixtures_parse(int argc, char **argv, pw_cli_fixtures_args *a);
 int pw_cli_fixtures_run(const pw_cli_fixtures_args *a);
+int pw_cli_check_cache_parse(int argc, char **argv, pw_cli_check_cache_args *a);
+int pw_cli_check_cache_run(const pw_cli_check_cache_args *a);
 int pw_cli_verify_parse(int argc, char **argv, pw_cli_verify_args *a);
 int pw_cli_verify_run(const pw_cli_verify_args *a);
 int pw_cli_synth_parse(int argc, char **argv, pw_cli_synth_args *a);
@@ -94,6 +101,7 @@ typedef struct pw_cli_parsed {
         pw_cli_verify_args verify;
         pw_cli_synth_args synth;
         pw_cli_bench_args bench;
+        pw_cli_check_cache_args check_cache;
     } args;
 } pw_cli_parsed;
 

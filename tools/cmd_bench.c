@@ -17,7 +17,8 @@
 
 #define USAGE                                                                                     \
     "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
-    "[--threads T,..] [--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode]"
+    "[--threads T,..] [--policy compact|fastest|in_place,..] [--kernel K] [--json] "           \
+    "[--plot FILE.svg] [--quick] [--decode]"
 
 static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
                                             PW_FORMAT_Q6_K};
@@ -67,6 +68,11 @@ static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
             o->shapes[i][0] = v;
             o->shapes[i][1] = w;
             o->nshapes = n;
+        } else if (strcmp(opt, "--policy") == 0) {
+            if (i >= 3 || pw_memory_policy_from_name(tok[i], &o->policies[i]) != PW_OK)
+                return pw_cli_fail("bench", "--policy: '%s' is not compact, fastest or in_place (at "
+                                   "most three)", tok[i]);
+            o->npolicies = n;
         } else if (strcmp(opt, "--batch") == 0) {
             if (parse_count(tok[i], 1, 1 << 16, opt, &v)) return PW_EXIT_USAGE;
             o->batch[i] = v;
@@ -126,6 +132,10 @@ static int complete(pw_bench_options *o) {
         o->threads[1] = 0;
         o->nthreads = 2;
     }
+    if (o->npolicies == 0) {
+        o->policies[0] = PW_MEMORY_COMPACT;
+        o->npolicies = 1;
+    }
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     int kept = 0;
     for (int i = 0; i < o->nthreads; ++i) {
@@ -159,7 +169,8 @@ int pw_cmd_bench(int argc, char **argv) {
         } else if (strcmp(a, "--plot") == 0 && has_value) {
             o.plot = argv[++i];
         } else if ((strcmp(a, "--formats") == 0 || strcmp(a, "--shapes") == 0 ||
-                    strcmp(a, "--batch") == 0 || strcmp(a, "--threads") == 0) &&
+                    strcmp(a, "--batch") == 0 || strcmp(a, "--threads") == 0 ||
+                    strcmp(a, "--policy") == 0) &&
                    has_value) {
             rc = parse_list(a, argv[++i], &o);
         } else {

@@ -10,8 +10,6 @@
  */
 #include "cli.h"
 
-#include "kernel/kernel.h"
-#include "qc4w/qc4w.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,21 +98,26 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
     pw_view v;
     const int64_t shape[2] = {vr, vbl * fi->block_size};
     if (rc == 0 && pw_view_init(ctx, &v, f, 2, shape, vbytes, vb) != PW_OK) rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
-    for (size_t i = 0; i < pw__kernel_list_count() && rc == 0; ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.format != f || k->info.layout != PW_LAYOUT_PACKED || k->pack == NULL) continue;
+    for (size_t i = 0; i < pw_kernel_count() && rc == 0; ++i) {
+        const pw_kernel_info *k = pw_kernel_info_get(i);
+        if (k->kind != PW_WEIGHT_BLOCKS || k->format != f || k->layout != PW_LAYOUT_PACKED || k->family == NULL)
+            continue;
         int seen = 0;
-        for (int j = 0; j < ndone; ++j) seen |= strcmp(done[j], k->info.family) == 0;
+        for (int j = 0; j < ndone; ++j) seen |= strcmp(done[j], k->family) == 0;
         if (seen || ndone == 8) continue;
-        done[ndone++] = k->info.family;
-        pw__pack_desc d;
-        if (k->pack_plan(ctx, f, shape[0], shape[1], &d) != PW_OK) continue;
+        done[ndone++] = k->family;
+        pw_packed_form d;
+        if (pw_pack_family(ctx, &v, k->family, &d, NULL, 0) != PW_OK) continue;
         unsigned char *pk = calloc(1, (size_t)d.bytes);
         if (pk == NULL) {
             rc = pw_cli_fail("fixtures", "out of memory");
             break;
         }
-        k->pack(&d, &v, 0, shape[0], pk);
+        if (pw_pack_family(ctx, &v, k->family, &d, pk, d.bytes) != PW_OK) {
+            free(pk);
+            rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+            break;
+        }
         snprintf(file, sizeof file, "%s.values.%s.bin", fi->name, d.family);
         snprintf(fields, sizeof fields,
                  "format=%s kind=packed family=%s nr=%d kr=%d sr=%d group=%d version=%d rows=%lld in=%lld",
@@ -154,19 +157,31 @@ static int write_qc4w(pw_context *ctx, FILE *m, const char *dir) {
     char fields[256], file[128];
     snprintf(fields, sizeof fields, "format=QC4W kind=qc4w_canonical n=%d k=%d zero_point=%d", QN, QK, QZP);
     int rc = emit(ctx, m, dir, "QC4W.canonical.bin", canon, sizeof canon, fields);
+    pw_qc4w_weights w;
+    pw_qc4w_weights_init(&w);
+    w.out = QN;
+    w.in = QK;
+    w.data = nk;
+    w.scale = scale;
+    w.bias = bias;
+    w.zero_point = QZP;
     const char *done[16];
     int ndone = 0;
-    for (size_t i = 0; i < pw__qc4w_kernel_count() && rc == 0; ++i) {
-        const pw__qc4w_kernel *k = pw__qc4w_kernel_get(i);
+    for (size_t i = 0; i < pw_kernel_count() && rc == 0; ++i) {
+        const pw_kernel_info *k = pw_kernel_info_get(i);
+        if (k->kind != PW_WEIGHT_QC4W || k->family == NULL) continue;
         int seen = 0;
         for (int j = 0; j < ndone; ++j) seen |= strcmp(done[j], k->family) == 0;
         if (seen || ndone == 16) continue;
         done[ndone++] = k->family;
-        pw__pack_desc d;
-        if (pw__qc4w_pack_plan(NULL, k->family, k->nr, k->kr, k->sr, QN, QK, &d) != PW_OK) continue;
+        pw_packed_form d;
+        if (pw_pack_family_qc4w(ctx, &w, k->family, &d, NULL, 0) != PW_OK) continue;
         uint8_t *pk = calloc(1, (size_t)d.bytes);
         if (pk == NULL) return pw_cli_fail("fixtures", "out of memory");
-        pw__qc4w_pack(&d, nk, QZP, scale, bias, 0, QN, pk);
+        if (pw_pack_family_qc4w(ctx, &w, k->family, &d, pk, d.bytes) != PW_OK) {
+            free(pk);
+            return pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+        }
         snprintf(file, sizeof file, "QC4W.%s.bin", d.family);
         snprintf(fields, sizeof fields, "format=QC4W kind=packed family=%s nr=%d kr=%d sr=%d version=%d n=%d k=%d",
                  d.family, (int)d.nr, (int)d.kr, (int)d.sr, (int)d.version, QN, QK);

@@ -1,9 +1,10 @@
 /*
- * packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]
- * Packs every 2-D weight once, for the kernels this CPU's dispatch would choose
- * (GEMM, and GEMV where it reads another packed family), into a weights-cache
- * file (cache.h). Progress on a terminal
- * (tensor, bytes, MB/s); silent when stderr is not a terminal.
+ * packwise prepack FILE.gguf -o FILE.pwc [--policy compact|fastest] [--threads N] [--chunk-mib M]
+ * Packs every 2-D weight once into the forms a weight would hold on this CPU
+ * under the memory policy (compact, the library's default: one form per
+ * weight at the file's size, none where kernels read the file in place;
+ * fastest: up to two), into a weights-cache file (cache.h). Progress on a
+ * terminal (tensor, bytes, MB/s); silent when stderr is not a terminal.
  */
 #include "cli_args.h"
 
@@ -30,10 +31,13 @@ static void on_progress(void *user, const char *tensor, int64_t index, int64_t c
 }
 
 static const char HELP[] =
-    "usage: packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]\n"
-    "Pack every 2-D weight of FILE.gguf once for this CPU's kernels into a weights-cache\n"
-    "file for matmul --cache. --threads N (0 = every core, at most 4096), --chunk-mib M\n"
-    "(packed MiB per streaming chunk, 1..65536; default 16).\n"
+    "usage: packwise prepack FILE.gguf -o FILE.pwc [--policy compact|fastest] [--threads N]\n"
+    "       [--chunk-mib M]\n"
+    "Pack every 2-D weight of FILE.gguf once into the forms its weights hold on this CPU,\n"
+    "into a weights-cache file for matmul --cache. --policy compact (default: one form per\n"
+    "weight at the file's size, none where kernels read the file in place) or fastest (the\n"
+    "fastest kernel's form for n = 1 and n > 1), --threads N (0 = every core, at most 4096),\n"
+    "--chunk-mib M (packed MiB per streaming chunk, 1..65536; default 16).\n"
     PW_CLI_HELP_OUTPUT_REGULAR;
 
 int pw_cli_prepack_parse(int argc, char **argv, pw_cli_prepack_args *a) {
@@ -44,6 +48,9 @@ int pw_cli_prepack_parse(int argc, char **argv, pw_cli_prepack_args *a) {
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             if (pw_cli_parse_i64(argv[++i], &a->threads) != 0 || a->threads > 4096)
                 return pw_cli_fail("prepack", "--threads: '%s' is not a thread count", argv[i]);
+        } else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+            if (pw_memory_policy_from_name(argv[++i], &a->policy) != PW_OK || a->policy == PW_MEMORY_IN_PLACE)
+                return pw_cli_fail("prepack", "--policy: '%s' is not compact or fastest", argv[i]);
         } else if (strcmp(argv[i], "--chunk-mib") == 0 && i + 1 < argc) {
             if (pw_cli_parse_i64(argv[++i], &a->chunk_mib) != 0 || a->chunk_mib < 1 || a->chunk_mib > 65536)
                 return pw_cli_fail("prepack", "--chunk-mib: '%s' is not 1..65536", argv[i]);
@@ -56,7 +63,8 @@ int pw_cli_prepack_parse(int argc, char **argv, pw_cli_prepack_args *a) {
         }
     }
     if (a->file == NULL || a->out == NULL)
-        return pw_cli_fail("prepack", "usage: packwise prepack FILE.gguf -o FILE.pwc [--threads N] [--chunk-mib M]");
+        return pw_cli_fail("prepack", "usage: packwise prepack FILE.gguf -o FILE.pwc [--policy compact|fastest] "
+                                      "[--threads N] [--chunk-mib M]");
     return PW_CLI_RUN;
 }
 
@@ -71,6 +79,7 @@ int pw_cli_prepack_run(const pw_cli_prepack_args *a) {
     o.progress = on_progress;
     o.progress_user = &p;
     o.chunk_bytes = (uint64_t)chunk_mib << 20;
+    o.policy = a->policy;
     const pw_status st = pw_cache_prepack(ctx, file, out, &o);
     int rc = PW_EXIT_OK;
     if (st != PW_OK) rc = pw_cli_fail_status("prepack", ctx, st, file);

@@ -9,47 +9,10 @@
  */
 #include "cli_args.h"
 
-#include "format/blocks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Random bytes, then every scale field set to a small positive fp16. */
-static void fill_blocks(pw_format f, uint8_t *p, uint64_t blocks, uint64_t *seed) {
-    const pw_format_info *fi = pw_format_get(f);
-    const uint64_t bytes = blocks * (uint64_t)fi->block_bytes;
-    for (uint64_t i = 0; i + 8 <= bytes; i += 8) {
-        const uint64_t v = next(seed);
-        memcpy(p + i, &v, 8);
-    }
-    for (uint64_t i = bytes & ~(uint64_t)7; i < bytes; ++i) p[i] = (uint8_t)next(seed);
-    for (uint64_t b = 0; b < blocks; ++b) {
-        uint8_t *blk = p + b * (uint64_t)fi->block_bytes;
-        const uint16_t d = pw__f32_to_f16(0.001f + (float)(next(seed) % 1000) * 1e-5f);
-        switch (f) {
-        case PW_FORMAT_Q4_0: ((pw__block_q4_0 *)(void *)blk)->d = d; break;
-        case PW_FORMAT_Q8_0: ((pw__block_q8_0 *)(void *)blk)->d = d; break;
-        case PW_FORMAT_Q4_K:
-            ((pw__block_q4_K *)(void *)blk)->d = d;
-            ((pw__block_q4_K *)(void *)blk)->dmin = d;
-            break;
-        case PW_FORMAT_Q6_K: ((pw__block_q6_K *)(void *)blk)->d = d; break;
-        case PW_FORMAT_Q5_K:
-            ((pw__block_q5_K *)(void *)blk)->d = d;
-            ((pw__block_q5_K *)(void *)blk)->dmin = d;
-            break;
-        case PW_FORMAT_IQ4_NL: ((pw__block_iq4_nl *)(void *)blk)->d = d; break;
-        default: break;
-        }
-    }
-}
 
 static const char HELP[] =
     "usage: packwise synth -o FILE.gguf [--layers L] [--dim D] [--ffn F] [--formats F,..] [--seed S]\n"
@@ -153,7 +116,8 @@ int pw_cli_synth_run(const pw_cli_synth_args *a) {
                 st = PW_ERR_OUT_OF_MEMORY;
                 break;
             }
-            fill_blocks(f, bufs[k], blocks, &s);
+            st = pw_format_synthesize(ctx, f, bufs[k], (size_t)blocks, s + 0x9e3779b97f4a7c15ull * (uint64_t)k);
+            if (st != PW_OK) break;
             char name[64];
             snprintf(name, sizeof name, "blk.%lld.%s.weight", l, names[t]);
             const int64_t ne[2] = {in, o};

@@ -31,6 +31,7 @@ PW_CLI_COMMAND(prepack)
 PW_CLI_COMMAND(fixtures)
 PW_CLI_COMMAND(verify)
 PW_CLI_COMMAND(synth)
+PW_CLI_COMMAND(check_cache)
 
 /* bench parses its options as it runs (cmd_bench.c). */
 static int parse_bench(int argc, char **argv, pw_cli_parsed *p) {
@@ -50,12 +51,13 @@ static const command commands[] = {
     {"verify", parse_verify, run_verify, "check bytes against a layout fixture"},
     {"bench", parse_bench, run_bench, "measure throughput against this machine's bandwidth and peak"},
     {"synth", parse_synth, run_synth, "write a GGUF of random weights at LLM shapes (for measurements)"},
+    {"check-cache", parse_check_cache, run_check_cache, "check a weights-cache file's entries against its GGUF's bytes"},
 };
 
 static void usage(FILE *f) {
     fprintf(f, "usage: packwise <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nPACKWISE_ISA=scalar|avx2|avx512|neon|dotprod|i8mm caps the kernels used.\n"
                "Exit codes: 0 success, 1 a check disagreed, 2 bad usage or bad input.\n"
                "packwise <command> --help describes a command.\n");

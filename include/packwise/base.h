@@ -201,6 +201,17 @@ typedef void (*pw_parallel_for_fn)(void *user, pw_parallel_task task, void *task
 #define PW_MAX_THREADS 1024
 
 /**
+ * What a prepared weight may hold in memory (weight.h describes each policy):
+ * a context's default, which each weight may override.
+ */
+typedef enum pw_memory_policy {
+    PW_MEMORY_DEFAULT = 0,  /**< in weight options: the context's policy; in a context: COMPACT */
+    PW_MEMORY_COMPACT = 1,  /**< one form for every batch size, at most the source's bytes + 3% */
+    PW_MEMORY_FASTEST = 2,  /**< the fastest kernel per batch class, whatever forms it reads */
+    PW_MEMORY_IN_PLACE = 3  /**< no copy: only kernels that read the source as it is */
+} pw_memory_policy;
+
+/**
  * Options for pw_context_create(). Initialise with pw_context_options_init(),
  * then set what you need; new fields are only ever appended, and
  * @c struct_size tells the library which ones the caller knows.
@@ -221,6 +232,8 @@ typedef struct pw_context_options {
                                          them costs few TLB misses */
     pw_parallel_for_fn parallel_for;/**< NULL = packwise's own thread pool */
     void *parallel_for_user;        /**< passed to @c parallel_for */
+    pw_memory_policy memory_policy; /**< what prepared weights may hold (weight.h);
+                                         DEFAULT = PW_MEMORY_COMPACT */
 } pw_context_options;
 
 /**
@@ -231,8 +244,9 @@ typedef struct pw_context_options {
  * context. pw_context_create() and pw_context_destroy() may be called from any
  * thread, concurrently with each other and with calls on other contexts: they
  * share no state (the creation message is kept per thread). An object whose
- * header says it may be shared (a weights cache, qc4w.h) may be used by several
- * contexts at once; everything else belongs to one context at a time.
+ * header says it may be shared (a prepared weight, weight.h; a weights cache,
+ * cache.h) may be used by several contexts at once; everything else belongs to one
+ * context at a time.
  *
  * Threads: a context with more than one thread and no parallel-for hook owns
  * threads - 1 worker threads, created by pw_context_create() or
@@ -297,6 +311,36 @@ PW_API void pw_context_set_trace(pw_context *ctx, pw_trace_fn trace, void *user)
 PW_API void pw_context_set_prepack_weights(pw_context *ctx, int enabled);
 /** Whether dispatch may relayout weights. */
 PW_API int pw_context_prepack_weights(const pw_context *ctx);
+
+/** Set the memory policy of weights created from now on (DEFAULT = COMPACT). Returns
+ *  ::PW_ERR_INVALID_ARGUMENT for a value that is not a ::pw_memory_policy. */
+PW_API pw_status pw_context_set_memory_policy(pw_context *ctx, pw_memory_policy policy);
+/** The context's memory policy (never DEFAULT). */
+PW_API pw_memory_policy pw_context_memory_policy(const pw_context *ctx);
+
+/**
+ * The default allocator's hooks (posix_memalign and free; buffers of 4 MiB or
+ * more 2 MiB aligned with transparent huge pages asked for), for an
+ * allocator hook that wraps it, e.g. to count or track what the library holds.
+ */
+PW_API pw_allocator pw_allocator_default(void);
+
+/**
+ * Allocate through the context's allocator, as the library allocates its own
+ * buffers (with the default allocator: large ones on huge pages). Free with
+ * pw_context_free(). NULL when memory is exhausted.
+ */
+PW_API void *pw_context_alloc(pw_context *ctx, size_t bytes, size_t alignment);
+/** Release memory from pw_context_alloc(). Accepts NULL. */
+PW_API void pw_context_free(pw_context *ctx, void *pointer);
+
+/**
+ * Run task(task_context, i) for every i in [0, range) on the context's threads
+ * (its own pool, or the host's parallel-for), returning when all have
+ * returned. Calls may run concurrently.
+ */
+PW_API void pw_context_parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context,
+                                    size_t range);
 
 /** Number of worker threads (including the caller). */
 PW_API int pw_context_threads(const pw_context *ctx);

@@ -104,6 +104,36 @@ PW_API pw_status pw_fixture_values(pw_context *ctx, pw_format format, void *dst,
                                    float *values, uint64_t *count, int64_t *rows,
                                    int64_t *blocks);
 
+struct pw_qc4w_weights;
+
+/** A kernel family's packed form, as pw_pack_family() describes it. */
+typedef struct pw_packed_form {
+    const char *family; /**< the family's name (static string) */
+    int32_t nr;         /**< output rows per tile */
+    int32_t kr;         /**< k values per row per interleave step */
+    int32_t sr;         /**< sub-blocks (1 when unused) */
+    int32_t group;      /**< k values sharing one scale (0: one per row) */
+    int32_t version;    /**< packer version */
+    uint64_t bytes;     /**< bytes of the packed form */
+} pw_packed_form;
+
+/**
+ * The bytes kernel family @p family (a name of ::pw_kernel_info.family) packs
+ * from @p w, a 2-D `[out, in]` view of a format the family packs, in any
+ * order: a packed form's fixture, for converter authors proving their bytes.
+ * @p form receives the family's description; with @p dst NULL only that. The
+ * packer is portable: any family of this build can be packed on any CPU.
+ * ::PW_ERR_NOT_FOUND for an unknown family, ::PW_ERR_UNSUPPORTED for a family
+ * of another format, ::PW_ERR_INVALID_ARGUMENT when @p capacity is too small.
+ */
+PW_API pw_status pw_pack_family(pw_context *ctx, const pw_view *w, const char *family,
+                                pw_packed_form *form, void *dst, uint64_t capacity);
+
+/** As pw_pack_family(), for raw QC4W weights (qc4w.h) and a QC4W family. */
+PW_API pw_status pw_pack_family_qc4w(pw_context *ctx, const struct pw_qc4w_weights *w,
+                                     const char *family, pw_packed_form *form, void *dst,
+                                     uint64_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -89,6 +89,17 @@ PW_API pw_status pw_format_decode(pw_context *ctx, pw_format format, const void 
 PW_API pw_status pw_format_quantize(pw_context *ctx, pw_format format, const float *src,
                                     size_t blocks, void *dst);
 
+/**
+ * Write @p blocks random but valid blocks of @p format (the same @p seed gives
+ * the same bytes): every quant field random, every scale a small positive
+ * finite value (0.001 to 0.011), so that decoded weights and products are
+ * finite. For load, memory and speed measurements at real shapes, where
+ * quantizing floats would take longer than the measurement. Formats: Q4_0,
+ * Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL (::PW_ERR_UNSUPPORTED for the others).
+ */
+PW_API pw_status pw_format_synthesize(pw_context *ctx, pw_format format, void *dst, size_t blocks,
+                                      uint64_t seed);
+
 /** IEEE half to float, exactly. */
 PW_API float pw_f16_to_f32(uint16_t h);
 /** Float to IEEE half, round to nearest even (NaN stays NaN). */

@@ -25,8 +25,6 @@
 #include "packwise/format.h"
 #include "packwise/view.h"
 
-struct pw_cache;
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -43,14 +41,23 @@ typedef enum pw_layout_class {
 typedef enum pw_activation {
     PW_ACT_F32 = 0,   /**< X as given */
     PW_ACT_Q8_32 = 1, /**< int8 blocks of 32 with an f32 scale (GGUF Q8_0 pairing) */
-    PW_ACT_Q8_256 = 2 /**< int8 blocks of 256 with sums per 16 (GGUF Q8_K pairing) */
+    PW_ACT_Q8_256 = 2,/**< int8 blocks of 256 with sums per 16 (GGUF Q8_K pairing) */
+    PW_ACT_QD8 = 3    /**< a whole row as int8 with one scale and zero point (QC4W's dynamic
+                           int8, see qc4w.h) */
 } pw_activation;
+
+/** What a weight is: GGUF block-format bytes (a view), or raw per-channel int4 (QC4W). */
+typedef enum pw_weight_kind {
+    PW_WEIGHT_BLOCKS = 0, /**< a ::pw_view of a ::pw_format (GGUF formats, F32/F16/BF16) */
+    PW_WEIGHT_QC4W = 1    /**< ::pw_qc4w_weights (qc4w.h) */
+} pw_weight_kind;
 
 /** What a kernel is, as listed by pw_kernel_info_get(). Strings are static. */
 typedef struct pw_kernel_info {
     const char *name;       /**< encodes what it reads: "<format>_<layout>_<isa>", e.g. "q4_0_rm_avx2" */
     const char *key;        /**< kernel key: op, operand formats, layout class, features */
-    pw_format format;       /**< weight format */
+    pw_weight_kind kind;    /**< the kind of weight it multiplies */
+    pw_format format;       /**< weight format (::PW_WEIGHT_BLOCKS; unused for QC4W) */
     pw_layout_class layout; /**< weight layout it reads */
     const char *family;     /**< packed family name (PW_LAYOUT_PACKED), else NULL */
     int32_t tile_rows;      /**< nr: output rows per tile (1 for row-major kernels) */
@@ -88,48 +95,6 @@ PW_API int pw_kernel_usable(const pw_context *ctx, size_t index);
  */
 PW_API pw_status pw_matmul_view(pw_context *ctx, const float *x, int64_t n, const pw_view *w,
                                 float *y);
-
-/** A weight prepared for repeated x * W^T: packed at most once, reused after. */
-typedef struct pw_weight pw_weight;
-
-/** Options for pw_weight_create(); initialise with pw_weight_options_init(). */
-typedef struct pw_weight_options {
-    size_t struct_size; /**< sizeof(pw_weight_options), set by init */
-    const char *kernel; /**< force this kernel (by name) for every call; NULL = dispatch */
-    /** serve the packed form from this weights-cache file (cache.h) when its entry for the
-     *  view's name matches; NULL = pack at first use. The cache must outlive the handle. */
-    const struct pw_cache *cache;
-} pw_weight_options;
-
-/** Fill @p options with defaults (dispatch chooses the kernel). */
-PW_API void pw_weight_options_init(pw_weight_options *options);
-
-/**
- * Prepare @p w (a 2-D `[out, in]` view) for pw_matmul_wt(). Nothing is packed
- * yet; the view's bytes are borrowed and must outlive the handle. The handle
- * belongs to @p ctx and is used by one thread at a time.
- */
-PW_API pw_status pw_weight_create(pw_context *ctx, const pw_view *w,
-                                  const pw_weight_options *options, pw_weight **out);
-
-/** Free the handle and its packed copy. Accepts NULL. */
-PW_API void pw_weight_destroy(pw_weight *weight);
-
-/**
- * Y = X * W^T (@ref layout_rules). The first call that needs a packed layout packs the weight
- * once (one adapter event); later calls reuse it. In steady state (same or
- * smaller n) a call allocates nothing and packs nothing.
- * @param ctx    the context the handle was created with
- * @param x      n x in floats, row-major
- * @param n      rows of X (1 = GEMV)
- * @param weight the prepared weight
- * @param y      n x out floats, row-major, fully overwritten
- */
-PW_API pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, pw_weight *weight,
-                              float *y);
-
-/** Bytes the handle holds beyond the caller's view (packed copy and scratch). */
-PW_API uint64_t pw_weight_bytes(const pw_weight *weight);
 
 #ifdef __cplusplus
 }

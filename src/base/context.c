@@ -43,6 +43,8 @@ static void default_free(void *user, void *p) {
     free(p);
 }
 
+pw_allocator pw_allocator_default(void) { return (pw_allocator){default_alloc, default_free, NULL}; }
+
 void *pw__alloc(pw_context *ctx, size_t bytes, size_t alignment) {
     if (ctx == NULL) return default_alloc(NULL, bytes, alignment);
     return ctx->allocator.alloc(ctx->allocator.user, bytes, alignment);
@@ -203,6 +205,13 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
     ctx->trace_user = o.trace_user;
     ctx->parallel_for = o.parallel_for;
     ctx->parallel_for_user = o.parallel_for_user;
+    if (o.memory_policy < PW_MEMORY_DEFAULT || o.memory_policy > PW_MEMORY_IN_PLACE) {
+        snprintf(create_message, sizeof create_message,
+                 "pw_context_create: memory_policy %d is not a pw_memory_policy", (int)o.memory_policy);
+        alloc.free(alloc.user, ctx);
+        return PW_ERR_INVALID_ARGUMENT;
+    }
+    ctx->memory_policy = o.memory_policy == PW_MEMORY_DEFAULT ? PW_MEMORY_COMPACT : o.memory_policy;
     const pw_status st = set_pool(ctx, o.threads ? o.threads : online_cores());
     if (st != PW_OK) {
         snprintf(create_message, sizeof create_message, "pw_context_create: %.990s", ctx->message);
@@ -216,6 +225,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
 void pw_context_destroy(pw_context *ctx) {
     if (ctx == NULL) return;
     pw__pool_destroy(ctx, ctx->pool);
+    pw__free(ctx, ctx->scratch);
     pw_allocator a = ctx->allocator;
     a.free(a.user, ctx);
 }
@@ -257,6 +267,18 @@ void pw_context_set_prepack_weights(pw_context *ctx, int enabled) {
 }
 
 int pw_context_prepack_weights(const pw_context *ctx) { return ctx ? ctx->prepack_weights : 0; }
+
+pw_status pw_context_set_memory_policy(pw_context *ctx, pw_memory_policy policy) {
+    PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_memory_policy: ctx is NULL");
+    PW__FAIL_IF(policy < PW_MEMORY_DEFAULT || policy > PW_MEMORY_IN_PLACE, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_context_set_memory_policy: %d is not a pw_memory_policy", (int)policy);
+    ctx->memory_policy = policy == PW_MEMORY_DEFAULT ? PW_MEMORY_COMPACT : policy;
+    return PW_OK;
+}
+
+pw_memory_policy pw_context_memory_policy(const pw_context *ctx) {
+    return ctx ? ctx->memory_policy : PW_MEMORY_COMPACT;
+}
 
 int pw_context_threads(const pw_context *ctx) { return ctx ? ctx->threads : 1; }
 

@@ -27,6 +27,9 @@ struct pw_context {
     void *parallel_for_user;
     struct pw__pool *pool; /* packwise's own pool (base/pool.h) when parallel_for is NULL and
                               threads > 1 */
+    pw_memory_policy memory_policy; /* never DEFAULT */
+    uint8_t *scratch;       /* the operator's per-call scratch (quantized X, ...), grown as needed */
+    size_t scratch_bytes;
     char message[PW__MESSAGE_CAPACITY];
 };
 

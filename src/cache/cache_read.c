@@ -1,12 +1,12 @@
 /*
  * Cache-file reader: validates the header (the whole file is refused on a
  * bad magic, version, checksum or size) and every index record (a bad record,
- * an out-of-file or overlapping data range, or a second entry for the same
- * tensor and packed family refuses that entry only). Packed bytes are checked against their checksum when used.
+ * an out-of-file or overlapping data range, or a second record for the same
+ * source and packer refuses that record only). Packed bytes are checked
+ * against their checksum when first served.
  */
 #include "base/internal.h"
-#include "cache/cache_format.h"
-#include "format/format_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(PW_HAVE_XXHASH)
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-#endif
-
-struct pw_cache {
-    pw_context *ctx;       /* allocator only */
+struct pw__cache_file {
+    pw_allocator alloc;    /* the opening context's */
     const uint8_t *data;   /* mapping or borrowed memory */
     uint64_t size;         /* actual bytes available */
     int mapped;
@@ -34,72 +29,6 @@ struct pw_cache {
     pw__cache_entry *entries;
     char *strings;         /* NUL-terminated copies of the names */
 };
-
-uint64_t pw__cache_checksum(const void *data, uint64_t bytes) {
-#if defined(PW_HAVE_XXHASH)
-    return XXH3_64bits(data, (size_t)bytes);
-#else
-    (void)data;
-    (void)bytes;
-    return 0;
-#endif
-}
-
-#if defined(PW_HAVE_XXHASH)
-static void key_u32(XXH3_state_t *s, uint32_t v) {
-    uint8_t b[4];
-    pw__wr32(b, v);
-    XXH3_128bits_update(s, b, 4);
-}
-static void key_u64(XXH3_state_t *s, uint64_t v) {
-    uint8_t b[8];
-    pw__wr64(b, v);
-    XXH3_128bits_update(s, b, 8);
-}
-#endif
-
-pw_status pw__gguf_weight_key(pw_context *ctx, const pw_view *w, const pw__pack_desc *d,
-                              pw__weights_key *key) {
-#if defined(PW_HAVE_XXHASH)
-    (void)ctx;
-    const pw__format_traits *t = pw__format(w->format);
-    const int64_t rows = w->shape[0], bpr = w->shape[1] / t->info.block_size;
-    XXH3_state_t s;
-    XXH3_128bits_reset(&s);
-    /* Same scheme as the QC4W key (qc4w/cache.c): a tag and version, the shape, the
-     * canonical content row by row, then the packer's identity. */
-    XXH3_128bits_update(&s, "packwise-gguf-key", 17);
-    key_u32(&s, 1);
-    key_u32(&s, (uint32_t)w->format);
-    key_u64(&s, (uint64_t)rows);
-    key_u64(&s, (uint64_t)w->shape[1]);
-    const int row_contiguous = pw_view_order(w) == PW_ORDER_ROW_MAJOR;
-    for (int64_t o = 0; o < rows; ++o) {
-        if (row_contiguous) {
-            XXH3_128bits_update(&s, pw_view_block_ptr(w, o, 0), (size_t)(bpr * t->info.block_bytes));
-        } else {
-            for (int64_t b = 0; b < bpr; ++b)
-                XXH3_128bits_update(&s, pw_view_block_ptr(w, o, b), (size_t)t->info.block_bytes);
-        }
-    }
-    const size_t flen = strlen(d->family);
-    key_u32(&s, (uint32_t)flen);
-    XXH3_128bits_update(&s, d->family, flen);
-    key_u32(&s, (uint32_t)d->nr);
-    key_u32(&s, (uint32_t)d->kr);
-    key_u32(&s, (uint32_t)d->sr);
-    key_u32(&s, (uint32_t)d->version);
-    const XXH128_hash_t h = XXH3_128bits_digest(&s);
-    key->lo = h.low64;
-    key->hi = h.high64;
-    return PW_OK;
-#else
-    (void)w;
-    (void)d;
-    (void)key;
-    return pw__fail(ctx, PW_ERR_UNSUPPORTED, "weights-cache files need xxHash (libxxhash-dev)");
-#endif
-}
 
 /* A fixed-size char field must hold a NUL and printable ASCII before it. */
 static int copy_field(const uint8_t *p, size_t n, char *dst) {
@@ -129,7 +58,7 @@ static int cmp_offset(const void *a, const void *b) {
     return (x->info.offset > y->info.offset) - (x->info.offset < y->info.offset);
 }
 
-static pw_status parse(pw_context *ctx, pw_cache *c) {
+static pw_status parse(pw_context *ctx, pw__cache_file *c) {
     const uint8_t *p = c->data;
     PW__FAIL_IF(c->size < PW__CACHE_HEADER_BYTES, ctx, PW_ERR_TRUNCATED,
                 "cache file: %" PRIu64 " bytes, shorter than its 128-byte header", c->size);
@@ -137,16 +66,17 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
                 "cache file: bad magic at offset 0 (not a packwise weights cache)");
     const uint32_t version = pw__rd32(p + 8);
     PW__FAIL_IF(version != PW_CACHE_FORMAT_VERSION, ctx, PW_ERR_VERSION,
-                "cache file: format version %u at offset 8; this library reads version %d",
-                version, PW_CACHE_FORMAT_VERSION);
+                "cache file: format version %u at offset 8; this library reads version %d%s",
+                version, PW_CACHE_FORMAT_VERSION,
+                version < PW_CACHE_FORMAT_VERSION ? " (made by an older packwise: run packwise "
+                                                    "prepack again)"
+                                                  : "");
     PW__FAIL_IF(pw__rd32(p + 12) != PW__CACHE_HEADER_BYTES, ctx, PW_ERR_BAD_FILE,
                 "cache file: header bytes %u at offset 12, expected 128", pw__rd32(p + 12));
-#if defined(PW_HAVE_XXHASH)
-    PW__FAIL_IF(XXH3_64bits(p, 120) != pw__rd64(p + 120), ctx, PW_ERR_CHECKSUM,
+    PW__FAIL_IF(!pw__hash_available(), ctx, PW_ERR_UNSUPPORTED,
+                "weights-cache files need xxHash (libxxhash-dev)");
+    PW__FAIL_IF(pw__checksum64(p, 120) != pw__rd64(p + 120), ctx, PW_ERR_CHECKSUM,
                 "cache file: header checksum at offset 120 does not match");
-#else
-    return pw__fail(ctx, PW_ERR_UNSUPPORTED, "weights-cache files need xxHash (libxxhash-dev)");
-#endif
     const uint64_t file_bytes = pw__rd64(p + 16), count = pw__rd64(p + 24);
     const uint64_t index_off = pw__rd64(p + 32), str_off = pw__rd64(p + 40), str_bytes = pw__rd64(p + 48);
     const uint64_t data_start = pw__rd64(p + 64);
@@ -164,7 +94,7 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
                 index_off, str_off, str_end, data_start, file_bytes);
     PW__FAIL_IF(str_end > c->size, ctx, PW_ERR_TRUNCATED,
                 "cache file: %" PRIu64 " bytes, but its index and names end at %" PRIu64, c->size, str_end);
-    PW__FAIL_IF(XXH3_64bits(p + str_off, (size_t)str_bytes) != pw__rd64(p + 56), ctx, PW_ERR_CHECKSUM,
+    PW__FAIL_IF(pw__checksum64(p + str_off, (size_t)str_bytes) != pw__rd64(p + 56), ctx, PW_ERR_CHECKSUM,
                 "cache file: names checksum (header offset 56) does not match");
     /* Every accepted name is copied once, NUL-terminated, into `strings`. A writer stores
      * each name once, so the names of all records add up to at most the names section;
@@ -191,7 +121,7 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
         e->info.kernel = e->kernel;
         char where[32];
         snprintf(where, sizeof where, "%" PRIu64, index_off + i * PW__CACHE_RECORD_BYTES);
-        if (XXH3_64bits(r, 248) != pw__rd64(r + 248)) {
+        if (pw__checksum64(r, 248) != pw__rd64(r + 248)) {
             refuse(e, "index record at offset %s: checksum does not match", where);
             continue;
         }
@@ -219,12 +149,13 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
         const uint32_t fmt = pw__rd32(r + 12);
         e->info.rows = (int64_t)pw__rd64(r + 16);
         e->info.in = (int64_t)pw__rd64(r + 24);
-        e->info.qc4w = fmt == PW__CACHE_FORMAT_QC4W;
-        if ((fmt >= PW_FORMAT_COUNT && !e->info.qc4w) || e->info.rows < 1 || e->info.in < 1) {
+        const int qc4w = fmt == PW__CACHE_FORMAT_QC4W;
+        if ((fmt >= PW_FORMAT_COUNT && !qc4w) || e->info.rows < 1 || e->info.in < 1) {
             refuse(e, "index record at offset %s: format or shape out of range", where);
             continue;
         }
-        e->info.format = e->info.qc4w ? PW_FORMAT_COUNT : (pw_format)fmt;
+        e->info.kind = qc4w ? PW_WEIGHT_QC4W : PW_WEIGHT_BLOCKS;
+        e->info.format = qc4w ? PW_FORMAT_COUNT : (pw_format)fmt;
         if (copy_field(r + 32, PW__CACHE_FAMILY_LEN, e->family) != 0 ||
             copy_field(r + 64, PW__CACHE_KERNEL_LEN, e->kernel) != 0) {
             refuse(e, "index record at offset %s: family or kernel name is not a string", where);
@@ -237,6 +168,8 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
         e->info.version = (int32_t)pw__rd32(r + 128);
         e->key.lo = pw__rd64(r + 136);
         e->key.hi = pw__rd64(r + 144);
+        e->content.lo = pw__rd64(r + 176);
+        e->content.hi = pw__rd64(r + 184);
         e->checksum = pw__rd64(r + 152);
         e->info.offset = pw__rd64(r + 160);
         e->info.bytes = pw__rd64(r + 168);
@@ -251,7 +184,7 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
             continue;
         }
     }
-    /* Overlapping data ranges and duplicate (name, family) pairs: the later record is
+    /* Overlapping data ranges and duplicate (source, packer) pairs: the later record is
      * refused. */
     pw__cache_entry **by_off = pw__calloc(ctx, count ? (size_t)count : 1, sizeof *by_off, 16);
     PW__FAIL_IF(by_off == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "cache file: out of memory");
@@ -265,37 +198,45 @@ static pw_status parse(pw_context *ctx, pw_cache *c) {
     pw__free(ctx, by_off);
     for (uint64_t i = 0; i < count; ++i)
         for (uint64_t j = 0; j < i && !c->entries[i].info.refused; ++j)
-            if (!c->entries[j].info.refused &&
-                strcmp(c->entries[i].info.name, c->entries[j].info.name) == 0 &&
+            if (!c->entries[j].info.refused && c->entries[i].key.lo == c->entries[j].key.lo &&
+                c->entries[i].key.hi == c->entries[j].key.hi &&
                 strcmp(c->entries[i].info.family, c->entries[j].info.family) == 0)
                 refuse(&c->entries[i], "second entry for tensor '%s' in the same packed family",
                        c->entries[i].info.name);
     return PW_OK;
 }
 
-static pw_status open_common(pw_context *ctx, pw_cache *c, pw_cache **out) {
+static pw__cache_file *file_new(pw_context *ctx, const void *data, uint64_t size, int mapped) {
+    pw__cache_file *c = pw__calloc(ctx, 1, sizeof *c, 64);
+    if (c == NULL) return NULL;
+    c->alloc = ctx->allocator;
+    c->data = data;
+    c->size = size;
+    c->mapped = mapped;
+    return c;
+}
+
+static void file_free(const pw_allocator *a, void *p) {
+    if (p != NULL) a->free(a->user, p);
+}
+
+pw_status pw__cache_file_open_memory(pw_context *ctx, const void *data, uint64_t size,
+                                     pw__cache_file **out) {
+    PW__FAIL_IF(ctx == NULL || out == NULL || (data == NULL && size > 0), ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_cache_open_memory: NULL argument");
+    *out = NULL;
+    pw__cache_file *c = file_new(ctx, data, size, 0);
+    PW__FAIL_IF(c == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "pw_cache_open_memory: out of memory");
     pw_status st = parse(ctx, c);
     if (st != PW_OK) {
-        pw_cache_close(c);
+        pw__cache_file_close(c);
         return st;
     }
     *out = c;
     return PW_OK;
 }
 
-pw_status pw_cache_open_memory(pw_context *ctx, const void *data, uint64_t size, pw_cache **out) {
-    PW__FAIL_IF(ctx == NULL || out == NULL || (data == NULL && size > 0), ctx, PW_ERR_INVALID_ARGUMENT,
-                "pw_cache_open_memory: NULL argument");
-    *out = NULL;
-    pw_cache *c = pw__calloc(ctx, 1, sizeof *c, 64);
-    PW__FAIL_IF(c == NULL, ctx, PW_ERR_OUT_OF_MEMORY, "pw_cache_open_memory: out of memory");
-    c->ctx = ctx;
-    c->data = data;
-    c->size = size;
-    return open_common(ctx, c, out);
-}
-
-pw_status pw_cache_open(pw_context *ctx, const char *path, pw_cache **out) {
+pw_status pw__cache_file_open(pw_context *ctx, const char *path, pw__cache_file **out) {
     PW__FAIL_IF(ctx == NULL || path == NULL || out == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_cache_open: NULL argument");
     *out = NULL;
@@ -316,72 +257,85 @@ pw_status pw_cache_open(pw_context *ctx, const char *path, pw_cache **out) {
         }
     }
     close(fd);
-    pw_cache *c = pw__calloc(ctx, 1, sizeof *c, 64);
+    pw__cache_file *c = file_new(ctx, m, (uint64_t)sb.st_size, m != NULL);
     if (c == NULL) {
         if (m) munmap(m, (size_t)sb.st_size);
         return pw__fail(ctx, PW_ERR_OUT_OF_MEMORY, "pw_cache_open: out of memory");
     }
-    c->ctx = ctx;
-    c->data = m;
-    c->size = (uint64_t)sb.st_size;
-    c->mapped = m != NULL;
-    pw_status st = open_common(ctx, c, out);
+    pw_status st = parse(ctx, c);
     if (st != PW_OK) {
+        pw__cache_file_close(c);
         char msg[PW__MESSAGE_CAPACITY];
         pw__strlcpy(msg, pw_context_message(ctx), sizeof msg);
         return pw__fail(ctx, st, "%s: %s", path, msg);
     }
+    *out = c;
     return PW_OK;
 }
 
-void pw_cache_close(pw_cache *c) {
+void pw__cache_file_close(pw__cache_file *c) {
     if (c == NULL) return;
-    if (c->mapped) munmap((void *)c->data, (size_t)c->size);
-    pw__free(c->ctx, c->entries);
-    pw__free(c->ctx, c->strings);
-    pw__free(c->ctx, c);
+    if (c->mapped) munmap((void *)(uintptr_t)c->data, (size_t)c->size);
+    const pw_allocator a = c->alloc;
+    file_free(&a, c->entries);
+    file_free(&a, c->strings);
+    file_free(&a, c);
 }
 
-int64_t pw_cache_entry_count(const pw_cache *c) { return c ? c->count : 0; }
+int64_t pw__cache_file_count(const pw__cache_file *c) { return c ? c->count : 0; }
 
-pw_status pw_cache_entry_get(pw_context *ctx, const pw_cache *c, int64_t index, pw_cache_entry_info *out) {
-    PW__FAIL_IF(c == NULL || out == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_cache_entry_get: NULL argument");
-    PW__FAIL_IF(index < 0 || index >= c->count, ctx, PW_ERR_NOT_FOUND,
-                "pw_cache_entry_get: index %" PRId64 " outside 0..%" PRId64, index, c->count - 1);
-    *out = c->entries[index].info;
-    return PW_OK;
+const pw__cache_entry *pw__cache_file_entry(const pw__cache_file *c, int64_t i) {
+    return c != NULL && i >= 0 && i < c->count ? &c->entries[i] : NULL;
 }
 
-const pw__cache_entry *pw__cache_find(const pw_cache *c, const char *name, const char *family) {
-    if (c == NULL || name == NULL || family == NULL) return NULL;
-    const pw__cache_entry *refused = NULL;
-    for (int64_t i = 0; i < c->count; ++i) {
+const pw__cache_entry *pw__cache_file_find(const pw__cache_file *c, const pw__cache_key *k,
+                                           char *why, size_t cap) {
+    if (cap) why[0] = '\0';
+    const pw__cache_entry *same = NULL, *other = NULL, *unkeyed = NULL;
+    int64_t nunkeyed = 0;
+    for (int64_t i = 0; c != NULL && i < c->count; ++i) {
         const pw__cache_entry *e = &c->entries[i];
-        if (strcmp(e->info.name, name) != 0) continue;
-        if (!e->info.refused && strcmp(e->info.family, family) == 0) return e;
-        if (e->info.refused && refused == NULL) refused = e;
-    }
-    return refused;
-}
-
-void pw__cache_refused_summary(const pw_cache *c, char *buf, size_t cap) {
-    int64_t n = 0;
-    const char *first = "";
-    for (int64_t i = 0; c && i < c->count; ++i)
-        if (c->entries[i].info.refused) {
-            if (n++ == 0) first = c->entries[i].reason;
+        if (e->key.lo == 0 && e->key.hi == 0) {
+            /* refused before its key could be read: it may be the one looked for */
+            if (e->info.refused && nunkeyed++ == 0) unkeyed = e;
+            continue;
         }
-    if (n == 0) snprintf(buf, cap, "%s", "");
-    else snprintf(buf, cap, "; %" PRId64 " index record%s refused: %s", n, n > 1 ? "s" : "", first);
+        if (e->key.lo != k->source.lo || e->key.hi != k->source.hi) continue;
+        const int packer = strcmp(e->family, k->family) == 0 && e->info.nr == k->nr &&
+                           e->info.kr == k->kr && e->info.sr == k->sr && e->info.group == k->group &&
+                           e->info.version == k->version;
+        const int shape = e->info.kind == k->kind &&
+                          (k->kind != PW_WEIGHT_BLOCKS || e->info.format == k->format) &&
+                          e->info.rows == k->rows && e->info.in == k->in && e->info.bytes == k->bytes;
+        if (packer && shape && !e->info.refused) return e;
+        if (packer && same == NULL) same = e;
+        else if (!packer && other == NULL) other = e;
+    }
+    if (cap == 0) return NULL;
+    if (same != NULL && same->info.refused)
+        snprintf(why, cap, "the cache file's entry for '%s' is refused: %s", same->info.name, same->reason);
+    else if (same != NULL)
+        snprintf(why, cap, "the cache file's entry for '%s' is for another shape or format", same->info.name);
+    else if (unkeyed != NULL)
+        snprintf(why, cap, "no usable entry of the cache file for this source; %" PRId64
+                 " index record%s refused: %s", nunkeyed, nunkeyed > 1 ? "s" : "", unkeyed->reason);
+    else if (other != NULL)
+        snprintf(why, cap, "the cache file holds '%s' as %s v%d, the kernel reads %s v%d",
+                 other->info.name, other->family, (int)other->info.version, k->family, (int)k->version);
+    else if (c != NULL)
+        snprintf(why, cap, "no entry of the cache file is for this source (a cache made from another "
+                 "file, or from this file before it changed)");
+    return NULL;
 }
 
-const uint8_t *pw__cache_entry_data(const pw_cache *c, const pw__cache_entry *e, char *why, size_t cap) {
+const uint8_t *pw__cache_file_data(const pw__cache_file *c, const pw__cache_entry *e, char *why,
+                                   size_t cap) {
     if (e->info.refused) {
         snprintf(why, cap, "%s", e->reason);
         return NULL;
     }
     const uint8_t *d = c->data + e->info.offset;
-    if (pw__cache_checksum(d, e->info.bytes) != e->checksum) {
+    if (pw__checksum64(d, (size_t)e->info.bytes) != e->checksum) {
         snprintf(why, cap, "packed bytes of '%s' do not match their checksum", e->info.name);
         return NULL;
     }

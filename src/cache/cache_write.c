@@ -1,5 +1,5 @@
 /*
- * Cache-file writer (layout in cache_format.h): records are declared up front
+ * Cache-file writer (layout in cache_internal.h): records are declared up front
  * so the index and names can sit before the data; each entry's packed bytes
  * are then streamed in, checksummed on the way, and the file is committed by
  * writing the header and index, fsync, and renaming a temporary made in the
@@ -9,7 +9,7 @@
  */
 #include "base/file_io.h"
 #include "base/internal.h"
-#include "cache/cache_format.h"
+#include "cache/cache_internal.h"
 #include "packwise.h"
 
 #include <inttypes.h>
@@ -43,7 +43,7 @@ pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cac
     uint64_t strings = 0;
     for (int64_t i = 0; i < n; ++i) {
         const size_t len = strlen(recs[i].name);
-        PW__FAIL_IF(len == 0 || len > UINT32_MAX || strlen(recs[i].family) >= PW__CACHE_FAMILY_LEN ||
+        PW__FAIL_IF(len == 0 || len > UINT32_MAX || strlen(recs[i].key.family) >= PW__CACHE_FAMILY_LEN ||
                         strlen(recs[i].kernel) >= PW__CACHE_KERNEL_LEN || recs[i].kernel[0] == '\0',
                     ctx, PW_ERR_INVALID_ARGUMENT, "cache writer: record %" PRId64 " has a bad name, family or kernel", i);
         strings += len;
@@ -71,26 +71,28 @@ pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cac
     for (int64_t i = 0; i < n; ++i) {
         const pw__cache_record *r = &recs[i];
         w->offsets[i] = off;
-        w->sizes[i] = r->bytes;
-        off = (off + r->bytes + PW__CACHE_PAGE - 1) / PW__CACHE_PAGE * PW__CACHE_PAGE;
+        w->sizes[i] = r->key.bytes;
+        off = (off + r->key.bytes + PW__CACHE_PAGE - 1) / PW__CACHE_PAGE * PW__CACHE_PAGE;
         uint8_t *rec = w->head + PW__CACHE_PAGE + (uint64_t)i * PW__CACHE_RECORD_BYTES;
         const uint32_t len = (uint32_t)strlen(r->name);
         pw__wr64(rec, name_off);
         pw__wr32(rec + 8, len);
-        pw__wr32(rec + 12, r->format);
-        pw__wr64(rec + 16, (uint64_t)r->rows);
-        pw__wr64(rec + 24, (uint64_t)r->in);
-        put_field(rec + 32, PW__CACHE_FAMILY_LEN, r->family);
+        pw__wr32(rec + 12, r->key.kind == PW_WEIGHT_QC4W ? PW__CACHE_FORMAT_QC4W : (uint32_t)r->key.format);
+        pw__wr64(rec + 16, (uint64_t)r->key.rows);
+        pw__wr64(rec + 24, (uint64_t)r->key.in);
+        put_field(rec + 32, PW__CACHE_FAMILY_LEN, r->key.family);
         put_field(rec + 64, PW__CACHE_KERNEL_LEN, r->kernel);
-        pw__wr32(rec + 112, (uint32_t)r->nr);
-        pw__wr32(rec + 116, (uint32_t)r->kr);
-        pw__wr32(rec + 120, (uint32_t)r->sr);
-        pw__wr32(rec + 124, (uint32_t)r->group);
-        pw__wr32(rec + 128, (uint32_t)r->version);
-        pw__wr64(rec + 136, r->key.lo);
-        pw__wr64(rec + 144, r->key.hi);
+        pw__wr32(rec + 112, (uint32_t)r->key.nr);
+        pw__wr32(rec + 116, (uint32_t)r->key.kr);
+        pw__wr32(rec + 120, (uint32_t)r->key.sr);
+        pw__wr32(rec + 124, (uint32_t)r->key.group);
+        pw__wr32(rec + 128, (uint32_t)r->key.version);
+        pw__wr64(rec + 136, r->key.source.lo);
+        pw__wr64(rec + 144, r->key.source.hi);
         pw__wr64(rec + 160, w->offsets[i]);
-        pw__wr64(rec + 168, r->bytes);
+        pw__wr64(rec + 168, r->key.bytes);
+        pw__wr64(rec + 176, r->content.lo);
+        pw__wr64(rec + 184, r->content.hi);
         memcpy(w->head + PW__CACHE_PAGE + w->index_bytes + name_off, r->name, len);
         name_off += len;
     }
@@ -116,15 +118,15 @@ pw_status pw__cache_writer_data(pw__cache_writer *w, int64_t i, uint64_t at, con
     return pw__outfile_pwrite(w->ctx, &w->out, data, n, w->offsets[i] + at);
 }
 
-pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t i, const pw__weights_key *key) {
+pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t i, const pw__digest *content) {
     if (w->current != i) {
         XXH3_64bits_reset(&w->state); /* an entry of 0 bytes */
         w->current = i;
     }
     uint8_t *rec = w->head + PW__CACHE_PAGE + (uint64_t)i * PW__CACHE_RECORD_BYTES;
-    if (key != NULL) {
-        pw__wr64(rec + 136, key->lo);
-        pw__wr64(rec + 144, key->hi);
+    if (content != NULL) {
+        pw__wr64(rec + 176, content->lo);
+        pw__wr64(rec + 184, content->hi);
     }
     pw__wr64(rec + 152, XXH3_64bits_digest(&w->state));
     pw__wr64(rec + 248, XXH3_64bits(rec, 248));
@@ -162,4 +164,25 @@ void pw__cache_writer_abort(pw__cache_writer *w) {
     pw__free(ctx, w->sizes);
     pw__free(ctx, w);
 }
+#else
+/* Without xxHash no file can be checksummed: every writer call refuses. */
+pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cache_record *recs, int64_t n,
+                                pw__cache_writer **out) {
+    (void)path, (void)recs, (void)n;
+    *out = NULL;
+    return pw__fail(ctx, PW_ERR_UNSUPPORTED, "weights-cache files need xxHash (libxxhash-dev)");
+}
+pw_status pw__cache_writer_data(pw__cache_writer *w, int64_t i, uint64_t at, const void *data, uint64_t n) {
+    (void)w, (void)i, (void)at, (void)data, (void)n;
+    return PW_ERR_UNSUPPORTED;
+}
+pw_status pw__cache_writer_end_entry(pw__cache_writer *w, int64_t i, const pw__digest *content) {
+    (void)w, (void)i, (void)content;
+    return PW_ERR_UNSUPPORTED;
+}
+pw_status pw__cache_writer_commit(pw__cache_writer *w) {
+    (void)w;
+    return PW_ERR_UNSUPPORTED;
+}
+void pw__cache_writer_abort(pw__cache_writer *w) { (void)w; }
 #endif

@@ -122,6 +122,7 @@ pw_status pw_gguf_open(pw_context *ctx, const char *path, const pw_gguf_open_opt
         return st;
     }
     g->file_size = (uint64_t)sb.st_size;
+    g->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
     if (!o.no_mmap && g->file_size > 0) {
         if (g->file_size > SIZE_MAX) {
             close(fd);
@@ -138,6 +139,11 @@ pw_status pw_gguf_open(pw_context *ctx, const char *path, const pw_gguf_open_opt
                             (uint64_t)sb.st_size, strerror(e));
         }
         close(fd);
+        /* Read the header with no readahead: a weight served from a cache file never reads
+         * its tensor, and the readahead of the header's faults would pull the first
+         * tensors' pages in (megabytes where the device's readahead is large). Tensor
+         * reads stream with normal readahead again after the parse. */
+        (void)madvise(m, (size_t)g->file_size, MADV_RANDOM);
         g->mapping = m;
         g->mapping_bytes = (size_t)g->file_size;
         g->base = m;
@@ -150,6 +156,7 @@ pw_status pw_gguf_open(pw_context *ctx, const char *path, const pw_gguf_open_opt
         g->fd = fd;
     }
     st = pw__gguf_parse(ctx, g);
+    if (g->mapping != NULL) (void)madvise(g->mapping, g->mapping_bytes, MADV_NORMAL);
     if (st != PW_OK) {
         prefix_path(ctx, path);
         pw_gguf_close(g);
@@ -268,6 +275,8 @@ pw_status pw_gguf_tensor_view(pw_context *ctx, const pw_gguf *g, int64_t index, 
                 name_at(g, t));
     PW__TRY(label(ctx, g, t, g->base + g->data_offset + t->rel_offset, t->bytes, out));
     out->storage = g->mapping != NULL ? PW_STORAGE_MAPPED : PW_STORAGE_BORROWED;
+    /* A file's tensor has an identity a cache can find it by; caller memory does not. */
+    if (g->mapping != NULL) pw__gguf_tensor_source_id(g, index, out->source_id);
     return PW_OK;
 }
 

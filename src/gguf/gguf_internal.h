@@ -102,7 +102,15 @@ struct pw_gguf {
     uint64_t pool_len;
     pw__gguf_index tensor_index;
     pw__gguf_index key_index;
+    uint64_t mtime_ns;       /* the file's modification time (0 for a memory image) */
+    uint64_t fingerprint[2]; /* hash of the size, the modification time and every byte before
+                                the data section */
 };
+
+/* The file's fingerprint (after a successful parse) and tensor t's identity in it
+ * (see pw_view.source_id); both {0, 0} in a build without xxHash. */
+void pw__gguf_fingerprint(pw_gguf *g);
+void pw__gguf_tensor_source_id(const pw_gguf *g, int64_t index, uint64_t id[2]);
 
 /* Memory of a handle, through the allocator of the context it was opened with. */
 void *pw__gguf_alloc(const pw_allocator *a, size_t bytes);

@@ -521,5 +521,7 @@ pw_status pw__gguf_parse(pw_context *ctx, pw_gguf *g) {
         return fail_at(&p, PW_ERR_OVERFLOW, p.pos, "data section",
                        "aligning to %" PRIu64 " overflows", g->alignment);
     g->data_offset = end & ~(g->alignment - 1);
-    return check_extents(&p);
+    PW__TRY(check_extents(&p));
+    pw__gguf_fingerprint(g);
+    return PW_OK;
 }

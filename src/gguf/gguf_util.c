@@ -1,5 +1,6 @@
 /* Small helpers of the GGUF module: allocation, name hashing, UTF-8, type tables. */
 #include "gguf/gguf_internal.h"
+#include "base/hash.h"
 
 static void *default_alloc(void *user, size_t bytes, size_t alignment) {
     (void)user;
@@ -147,4 +148,43 @@ const char *pw_gguf_tensor_type_name(uint32_t gguf_type) {
         "q4_0_8_8" /* removed */, "tq1_0", "tq2_0", "iq4_nl_4_4" /* removed */,
         "iq4_nl_4_8" /* removed */, "iq4_nl_8_8" /* removed */, "mxfp4"};
     return gguf_type < sizeof names / sizeof names[0] ? names[gguf_type] : NULL;
+}
+
+void pw__gguf_fingerprint(pw_gguf *g) {
+    /* The header, metadata and tensor table are the bytes before the data section;
+     * every mode of opening keeps them in base. The modification time tells apart two
+     * files whose headers are equal and whose tensors are not (a model quantized twice
+     * with the same tool): a cache is made for one file, and a copy that keeps its
+     * time (cp -p, rsync -a) keeps its cache. */
+    const uint64_t n = g->data_offset < g->base_size ? g->data_offset : g->base_size;
+    pw__hash h;
+    pw__hash_begin(&h);
+    pw__hash_bytes(&h, "packwise-gguf-file", 18);
+    pw__hash_u64(&h, g->file_size);
+    pw__hash_u64(&h, g->mtime_ns);
+    pw__hash_u64(&h, n);
+    pw__hash_bytes(&h, g->base, (size_t)n);
+    const pw__digest d = pw__hash_end(&h);
+    g->fingerprint[0] = d.lo;
+    g->fingerprint[1] = d.hi;
+}
+
+void pw__gguf_tensor_source_id(const pw_gguf *g, int64_t index, uint64_t id[2]) {
+    id[0] = id[1] = 0;
+    if (!pw__hash_available()) return;
+    const pw__gguf_tensor *t = &g->tensors[index];
+    pw__hash h;
+    pw__hash_begin(&h);
+    pw__hash_bytes(&h, "packwise-gguf-tensor", 20);
+    pw__hash_u64(&h, g->fingerprint[0]);
+    pw__hash_u64(&h, g->fingerprint[1]);
+    pw__hash_u64(&h, (uint64_t)index);
+    pw__hash_str(&h, g->pool + t->name.at);
+    pw__hash_u32(&h, t->gguf_type);
+    for (int d = 0; d < PW_MAX_RANK; ++d) pw__hash_u64(&h, (uint64_t)t->ne[d]);
+    pw__hash_u64(&h, t->rel_offset);
+    pw__hash_u64(&h, t->bytes);
+    const pw__digest dg = pw__hash_end(&h);
+    id[0] = dg.lo;
+    id[1] = dg.hi;
 }

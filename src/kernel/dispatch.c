@@ -5,6 +5,7 @@
 #include "base/internal.h"
 #include "kernel/kernel.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -38,80 +39,119 @@ int pw_kernel_usable(const pw_context *ctx, size_t index) {
     return k != NULL && pw__kernel_usable(ctx, k);
 }
 
-const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_format format, int64_t n,
-                                  pw__kernel_accept accept, const void *arg) {
+int pw__kernel_reads(const pw__kernel *k, pw_weight_kind kind, pw_format format, int64_t in) {
+    if (k->info.kind != kind) return 0;
+    if (kind == PW_WEIGHT_BLOCKS && k->info.format != format) return 0;
+    return k->max_in == 0 || in <= k->max_in;
+}
+
+const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_weight_kind kind, pw_format format,
+                                  int64_t in, int64_t n, pw__kernel_accept accept, const void *arg) {
     const pw__kernel *best = NULL;
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference || k->info.format != format || n < k->min_n) continue;
-        if (!pw__kernel_usable(ctx, k) || !accept(k, arg)) continue;
+        if (k->info.is_reference || !pw__kernel_reads(k, kind, format, in) || n < k->min_n) continue;
+        if (!pw__kernel_usable(ctx, k) || (accept != NULL && !accept(k, arg))) continue;
         if (best == NULL || k->priority > best->priority) best = k;
     }
     return best;
 }
 
-typedef struct layout_family {
-    pw_layout_class layout;
-    const char *family;
-} layout_family;
-
-static int reads_layout_family(const pw__kernel *k, const void *arg) {
-    const layout_family *lf = arg;
-    if (k->info.layout != lf->layout) return 0;
-    return lf->family == NULL || (k->info.family != NULL && strcmp(lf->family, k->info.family) == 0);
-}
-
-const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
-                                  const char *family, int64_t n) {
-    const layout_family lf = {layout, family};
-    return pw__kernel_pick(ctx, format, n, reads_layout_family, &lf);
-}
-
-/* What a pw_weight handle can reach once: the file's ROW_MAJOR bytes or a form it packs
- * (row-tiled and input-block-major orders come through pw_view_prepack by the caller). */
-static int handle_can_feed(const pw__kernel *k, const void *arg) {
-    (void)arg;
-    const pw_layout_class l = k->info.layout;
-    return l == PW_LAYOUT_BLOCKED_ROW_MAJOR || (l == PW_LAYOUT_PACKED && k->pack != NULL);
-}
-
-const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format f, int64_t n) {
-    return pw__kernel_pick(ctx, f, n, handle_can_feed, NULL);
-}
-
-const pw__kernel *pw__kernel_reference(pw_format format) {
+const pw__kernel *pw__kernel_reference(pw_weight_kind kind, pw_format format) {
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.is_reference && k->info.format == format) return k;
+        if (k->info.is_reference && k->info.kind == kind && k->info.format == format) return k;
     }
     return NULL;
 }
 
+pw_status pw__kernel_check_family(pw_context *ctx, const pw__kernel *k, const pw__pack_desc *d) {
+    PW__FAIL_IF(d == NULL || d->family == NULL || k->pack_plan == NULL, ctx, PW_ERR_FAMILY,
+                "kernel %s reads no packed buffer of this kind", k->info.name);
+    pw__pack_desc mine;
+    PW__TRY(k->pack_plan(ctx, k, d->format, d->out, d->in, &mine));
+    PW__FAIL_IF(strcmp(mine.family, d->family) != 0 || mine.kind != d->kind || mine.nr != d->nr ||
+                    mine.kr != d->kr || mine.sr != d->sr || mine.group != d->group ||
+                    mine.version != d->version || mine.bytes != d->bytes,
+                ctx, PW_ERR_FAMILY,
+                "kernel %s reads family %s (nr=%d kr=%d sr=%d v%d) but the buffer is %s (nr=%d "
+                "kr=%d sr=%d v%d): packed bytes are private to the family that made them; pack "
+                "the source again for this kernel",
+                k->info.name, mine.family, (int)mine.nr, (int)mine.kr, (int)mine.sr,
+                (int)mine.version, d->family, (int)d->nr, (int)d->kr, (int)d->sr, (int)d->version);
+    return PW_OK;
+}
+
+void pw__epilogue(float *y, uint16_t *y16, int64_t ldy, const float *bias, float min, float max,
+                  int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+        float *row = y + i * ldy;
+        for (int64_t o = o0; o < o1; ++o) {
+            float v = bias != NULL ? row[o] + bias[o] : row[o];
+            v = v < min ? min : (v > max ? max : v); /* NaN stays NaN */
+            if (y16 != NULL)
+                y16[i * ldy + o] = pw_f32_to_f16(v);
+            else
+                row[o] = v;
+        }
+    }
+}
+
 typedef struct run_plan {
     const pw__kernel *k;
-    const pw__mm_call *call;
+    const pw__mm_call *call;   /* as the kernel sees it */
     pw__task_grid grid;
+    int epilogue;              /* the dispatcher applies pw__epilogue after the kernel */
+    uint16_t *y16;             /* its half output, or NULL */
+    const float *bias;
+    float min, max;
 } run_plan;
+
+static void run_cell(const run_plan *rp, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    rp->k->run(rp->call, o0, o1, i0, i1);
+    if (rp->epilogue)
+        pw__epilogue(rp->call->y, rp->y16, rp->call->ldy, rp->bias, rp->min, rp->max, o0, o1, i0, i1);
+}
 
 static void run_task(void *p, size_t t) {
     const run_plan *rp = p;
     int64_t o0, o1, i0, i1;
     pw__task_grid_cell(&rp->grid, t, &o0, &o1, &i0, &i1);
-    rp->k->run(rp->call, o0, o1, i0, i1);
+    run_cell(rp, o0, o1, i0, i1);
 }
 
-void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call) {
+void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call,
+                    const float *bias, float *f32_scratch) {
+    pw__mm_call c = *call;
+    run_plan rp;
+    memset(&rp, 0, sizeof rp);
+    rp.k = k;
+    rp.call = &c;
+    if (!k->epilogue) {
+        /* The kernel writes f32 sums (into scratch when the output is half); the
+         * epilogue follows on the same rectangle. Without bias, clamp or half
+         * output there is nothing to do. */
+        rp.y16 = c.y16;
+        if (c.y16 != NULL) {
+            c.y = f32_scratch;
+            c.y16 = NULL;
+        }
+        rp.bias = bias;
+        rp.min = c.min;
+        rp.max = c.max;
+        rp.epilogue = rp.y16 != NULL || bias != NULL || c.min > -INFINITY || c.max < INFINITY;
+    }
     const int threads = pw_context_threads(ctx);
     /* Waking the pool costs microseconds: below ~1M multiply-adds one thread is faster. */
-    const double macs = (double)call->out * (double)call->in * (double)call->n;
+    const double macs = (double)c.out * (double)c.in * (double)c.n;
     if (threads > 1 && macs >= (double)(1 << 20)) {
-        /* rows of X split from 4 mr-tiles up: smaller calls stream the weight once */
+        /* Rows of X split from 4 mr-tiles up (2 for kernels reading QD8 panels):
+         * smaller calls stream the weight once. */
         const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
-        run_plan rp = {k, call,
-                       pw__task_grid_plan(threads, call->out, k->info.tile_rows, call->n, mr,
-                                          4 * mr)};
+        const int64_t split = (k->info.activation == PW_ACT_QD8 ? 2 : 4) * mr;
+        rp.grid = pw__task_grid_plan(threads, c.out, k->info.tile_rows, c.n, mr, split);
         pw__parallel_for(ctx, run_task, &rp, rp.grid.tasks);
         return;
     }
-    k->run(call, 0, call->out, 0, call->n);
+    run_cell(&rp, 0, c.out, 0, c.n);
 }

@@ -23,7 +23,21 @@
  * Rows past `out` in the last tile are zero (q = 0, scale = 0, min = 0).
  * G = 32 formats pair with PW_ACT_Q8_32 activations (one scale per group);
  * G = 16 formats (Q2_K, Q3_K, Q6_K) with PW_ACT_Q8_256 (one scale per 256,
- * sums per 16).
+ * sums per 16). *
+ * Memory. The form is larger than the file: per row and group, G int8 bytes
+ * plus 8 bytes of corr and scale (12 with a min), against the file's block
+ * bytes: 40 / 18 = 2.2x for Q4_0, 40 / 34 = 1.18x for Q8_0, 44 / 18 = 2.4x
+ * for Q4_K, 24 / 13.1 = 1.8x for Q6_K (G = 16). So the operator's compact
+ * policy (weight.h: one form for every batch size, at most the file's bytes
+ * + 3%) never holds it; only `fastest` does. Under compact, GEMM reads instead:
+ *   Q4_0, Q4_K, Q6_K   their 32-row tilings (q4x.h, q4kx.h, q6kx.h), the
+ *                      file's bytes rearranged, which the GEMV kernels read too;
+ *   every other format the file's bytes in place, through its row-major kernel
+ *                      (the reference kernel where an ISA level has none).
+ * A tiling at the file's size is possible for each of the others (the same
+ * rearrangement of whole blocks); it is worth writing where a model's weights
+ * are of that format and a measurement shows GEMM over it beating the
+ * row-major kernel by enough: Q8_0 first (the common 8-bit format).
  */
 #ifndef PACKWISE_KERNEL_I8G_H
 #define PACKWISE_KERNEL_I8G_H
@@ -50,6 +64,7 @@ pw_status pw__i8g_pack_plan(pw_context *ctx, pw_format format, int64_t out, int6
                             pw__pack_desc *desc);
 void pw__i8g_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                   uint8_t *dst);
+PW__VIEW_PACKER(pw__i8g_pack_plan, pw__i8g_pack)
 
 /* The portable kernel over the family (any G, with or without min). */
 void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1);

@@ -69,7 +69,7 @@ void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
 #define PW__I8G_SCALAR(id, fmt, G, ACT)                                                     \
     const pw__kernel pw__k_##id##_i8g_scalar = {                                            \
         .info = {.name = #id "_i8g" #G "_scalar",                                           \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT " -> f32 :scalar", \
+                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "scalar"), \
                  .format = fmt,                                                             \
                  .layout = PW_LAYOUT_PACKED,                                                \
                  .family = "i8g" #G "x16k4",                                                \
@@ -79,8 +79,8 @@ void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
                  .features = 0,                                                             \
                  .isa = "scalar"},                                                          \
         .run = pw__i8g_run_scalar,                                                          \
-        .pack_plan = pw__i8g_pack_plan,                                                     \
-        .pack = pw__i8g_pack,                                                               \
+        .pack_plan = pw__i8g_pack_plan_desc,                                                   \
+        .pack = pw__i8g_pack_desc,                                                             \
         .priority = PW__PRIO_SCALAR,                                                                     \
         .min_n = 1};
 

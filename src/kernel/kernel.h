@@ -1,10 +1,12 @@
 /*
- * Kernel descriptors and the contract every matmul kernel keeps.
+ * Kernel descriptors and the contract every matmul kernel keeps (QC4W and the
+ * block formats alike; the operator in src/op/ is the only caller).
  *
  * A kernel computes Y[i, o] = sum_k X[i, k] W[o, k] for a sub-rectangle of
  * outputs [o0, o1) x rows of X [i0, i1) that the dispatcher hands it (o0 is a
- * multiple of the kernel's nr; o1 is too, or equals out). It reads the weight
- * in exactly the layout its descriptor names and never guesses:
+ * multiple of the kernel's nr; o1 is too, or equals out; i0 is a multiple of
+ * its mr). It reads the weight in exactly the layout its descriptor names and
+ * never guesses:
  *
  *   PW_LAYOUT_BLOCKED_ROW_MAJOR  call->w: a 2-D view with block stride 1;
  *                                block (o, b) at w->data + (w->offset +
@@ -12,16 +14,25 @@
  *                                Narrowed and offset views are valid input.
  *   PW_LAYOUT_PACKED             call->packed: bytes made by the descriptor's
  *                                own pack function, with call->pack_desc
- *                                describing them; a kernel refuses (dispatch
- *                                does, before calling) a buffer whose family
- *                                or tile parameters are not its own.
+ *                                describing them; dispatch refuses, before
+ *                                calling, a buffer whose family or tile
+ *                                parameters are not the kernel's own.
  *
- * Activations arrive in the descriptor's form: call->x (f32, row stride
- * call->ldx floats) or call->xq (quantized rows of call->xq_row_bytes bytes,
- * see quant/act.h). Y rows have stride call->ldy floats; every y[i, o] in the
- * rectangle is overwritten (never read).
+ * Activations arrive in the descriptor's form (quant/act.h): call->x (f32,
+ * row stride call->ldx floats) or call->xq (quantized rows of
+ * call->xq_row_bytes bytes; QD8 kernels with xq_panel > 0 also get the rows
+ * interleaved in panels, call->xq_panels, when n > 1).
  *
- * Kernels are registered only in kernel_list.h.
+ * Output and epilogue. Every y[i, o] in the rectangle is overwritten, never
+ * read. A kernel without .epilogue writes the f32 sums to call->y (row stride
+ * call->ldy floats) and nothing else; the dispatcher then applies the
+ * epilogue to the same rectangle while it is still in L1 (pw__epilogue: bias,
+ * clamp, f16). A kernel with .epilogue (QC4W: scales and bias live in its
+ * packed tiles) applies clamp [call->min, call->max] itself and writes half
+ * floats to call->y16 when it is not NULL, else f32 to call->y.
+ *
+ * Kernels are registered only in kernel_list.h. kernel/ is a leaf: it knows
+ * formats, views and activation forms, never the operator or the caches.
  */
 #ifndef PACKWISE_KERNEL_H
 #define PACKWISE_KERNEL_H
@@ -35,7 +46,8 @@
 /* Description of a packed buffer; it travels with the bytes. */
 typedef struct pw__pack_desc {
     const char *family; /* e.g. "i8g32x16k4": packer and kernels agree on it by name */
-    pw_format format;   /* source weight format */
+    pw_weight_kind kind;/* what the source is: block format or QC4W */
+    pw_format format;   /* source weight format (PW_WEIGHT_BLOCKS) */
     int32_t nr;         /* output rows per tile */
     int32_t kr;         /* k values interleaved per row inside a tile */
     int32_t sr;         /* sub-blocks (1 when unused) */
@@ -57,18 +69,59 @@ typedef struct pw__mm_call {
     int64_t ldx;
     const uint8_t *xq;             /* quantized activations */
     size_t xq_row_bytes;
-    float *y;
-    int64_t ldy;
+    const uint8_t *xq_panels;      /* QD8 panels (kernels with xq_panel > 0, n > 1) */
+    float *y;                      /* f32 output */
+    uint16_t *y16;                 /* epilogue kernels: half output instead of y, or NULL */
+    int64_t ldy;                   /* elements between rows of y (or y16) */
+    float min, max;                /* epilogue kernels: the clamp */
 } pw__mm_call;
 
 typedef void (*pw__mm_fn)(const pw__mm_call *call, int64_t o0, int64_t o1, int64_t i0, int64_t i1);
 
-/* Describe the packed form of an [out, in] weight of `format` (fills desc, no bytes). */
-typedef pw_status (*pw__pack_plan_fn)(pw_context *ctx, pw_format format, int64_t out, int64_t in,
-                                      pw__pack_desc *desc);
-/* Pack rows [o0, o1) of a row-major view (o0, o1 multiples of nr, or o1 == out). */
-typedef void (*pw__pack_fn)(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
-                            uint8_t *dst);
+/* QC4W raw weights as a packer reads them: N rows of ceil(K / 2) bytes (a transposed
+ * source is converted to this first), the zero point (0 or 8), N scales, N biases or NULL. */
+typedef struct pw__qc4w_source {
+    const uint8_t *nk;
+    int32_t zero_point;
+    const float *scale;
+    const float *bias;
+} pw__qc4w_source;
+
+/* What a packer reads: a 2-D [out, in] view (block formats, any order) or QC4W raw weights. */
+typedef struct pw__source {
+    const pw_view *view;
+    const pw__qc4w_source *qc4w;
+} pw__source;
+
+struct pw__kernel;
+/* Describe the packed form kernel k reads for an [out, in] weight of `format` (fills
+ * desc, no bytes); k's own tile parameters are the packer's (nr, kr, sr are never
+ * chosen by the caller). */
+typedef pw_status (*pw__pack_plan_fn)(pw_context *ctx, const struct pw__kernel *k, pw_format format,
+                                      int64_t out, int64_t in, pw__pack_desc *desc);
+/* Pack output rows [o0, o1) (o0 a multiple of nr; o1 too, or out) into dst, the base
+ * of the tile holding row o0. */
+typedef void (*pw__pack_fn)(const pw__pack_desc *desc, const pw__source *src, int64_t o0,
+                            int64_t o1, uint8_t *dst);
+
+/*
+ * A family whose packer reads block-format views keeps its natural signatures,
+ *   pw_status plan(pw_context *, pw_format, int64_t out, int64_t in, pw__pack_desc *)
+ *   void pack(const pw__pack_desc *, const pw_view *, int64_t o0, int64_t o1, uint8_t *dst)
+ * and states them once in its header with PW__VIEW_PACKER(plan, pack); its
+ * descriptors then name plan##_desc and pack##_desc, the contract's forms.
+ */
+#define PW__VIEW_PACKER(plan_, pack_)                                                          \
+    static inline pw_status plan_##_desc(pw_context *ctx, const struct pw__kernel *k,          \
+                                         pw_format f, int64_t out, int64_t in,                 \
+                                         pw__pack_desc *d) {                                   \
+        (void)k;                                                                               \
+        return plan_(ctx, f, out, in, d);                                                      \
+    }                                                                                          \
+    static inline void pack_##_desc(const pw__pack_desc *d, const pw__source *s, int64_t o0,   \
+                                    int64_t o1, uint8_t *dst) {                                \
+        pack_(d, s->view, o0, o1, dst);                                                        \
+    }
 
 typedef struct pw__kernel {
     pw_kernel_info info;
@@ -77,6 +130,10 @@ typedef struct pw__kernel {
     pw__pack_fn pack;           /* PW_LAYOUT_PACKED only */
     int32_t priority;           /* among kernels reading the same layout: higher wins */
     int32_t min_n;              /* smallest n it is chosen for by dispatch (1 = GEMV too) */
+    int32_t nr, kr, sr;         /* QC4W families: the tile the packer lays out */
+    int64_t max_in;             /* largest `in` its integer sums are exact for; 0 = any */
+    int32_t xq_panel;           /* > 0: reads QD8 panels of this many rows when n > 1 */
+    int32_t epilogue;           /* applies clamp and f16 output itself (see above) */
 } pw__kernel;
 
 /*
@@ -93,6 +150,22 @@ typedef struct pw__kernel {
 #define PW__PRIO_I8MM 40
 #define PW__PRIO_GEMM 5
 
+/*
+ * Kernel keys, spelled by this one macro only (never by hand): the operation,
+ * the weight's format and the layout class it reads (with the family for
+ * packed forms), the activation form made from X, the output, the ISA.
+ *   PW__KEY("q4_0", "packed(q4x32k4)", Q8_32, "avx512vnni")
+ *     = "matmul_wt:q4_0/packed(q4x32k4) x f32->q8_32 -> f32 :avx512vnni"
+ * tests/test_kernels.c rebuilds every key from the descriptor's fields and
+ * compares, so a key and its kernel cannot disagree.
+ */
+#define PW__ACT_KEY_F32 "f32"
+#define PW__ACT_KEY_Q8_32 "f32->q8_32"
+#define PW__ACT_KEY_Q8_256 "f32->q8_256"
+#define PW__ACT_KEY_QD8 "f32->qd8"
+#define PW__KEY(fmt_, layout_, act_, isa_) \
+    "matmul_wt:" fmt_ "/" layout_ " x " PW__ACT_KEY_##act_ " -> f32 :" isa_
+
 /* The list (kernel/list.c). */
 size_t pw__kernel_list_count(void);
 const pw__kernel *pw__kernel_list_get(size_t i);
@@ -100,25 +173,34 @@ const pw__kernel *pw__kernel_list_get(size_t i);
 /* Whether a kernel's features are usable in ctx. */
 int pw__kernel_usable(const pw_context *ctx, const pw__kernel *k);
 
-/* The highest-priority usable non-reference kernel for `format` and n rows of X that
- * accept(k, arg) admits; NULL if none. */
+/* Whether k multiplies weights of this kind and format (format ignored for QC4W)
+ * and its sums are exact for `in` inputs. */
+int pw__kernel_reads(const pw__kernel *k, pw_weight_kind kind, pw_format format, int64_t in);
+
+/* The highest-priority usable non-reference kernel for (kind, format, in) and n rows of
+ * X that accept(k, arg) admits; NULL if none. */
 typedef int (*pw__kernel_accept)(const pw__kernel *k, const void *arg);
-const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_format format, int64_t n,
-                                  pw__kernel_accept accept, const void *arg);
+const pw__kernel *pw__kernel_pick(const pw_context *ctx, pw_weight_kind kind, pw_format format,
+                                  int64_t in, int64_t n, pw__kernel_accept accept, const void *arg);
 
-/* Best usable kernel for (format, layout class, family or NULL, n); NULL if none. */
-const pw__kernel *pw__kernel_best(const pw_context *ctx, pw_format format, pw_layout_class layout,
-                                  const char *family, int64_t n);
+/* The reference kernel of a format (always present, reads any 2-D [out, in] view);
+ * NULL for QC4W, whose portable kernels read only their packed families. */
+const pw__kernel *pw__kernel_reference(pw_weight_kind kind, pw_format format);
 
-/* The kernel a pw_weight handle (which can pack its weight once) uses for n rows of
- * X: the best usable non-reference kernel reading the file's ROW_MAJOR bytes or a
- * packed form it can make; NULL if none. The weights-cache writer packs the same. */
-const pw__kernel *pw__kernel_for_weight(const pw_context *ctx, pw_format format, int64_t n);
+/* Whether k reads the packed buffer described by d (same family, tile and packer
+ * version): PW_ERR_FAMILY naming both otherwise. */
+pw_status pw__kernel_check_family(pw_context *ctx, const pw__kernel *k, const pw__pack_desc *d);
 
-/* The reference kernel of a format (always present, reads any 2-D [out, in] view). */
-const pw__kernel *pw__kernel_reference(pw_format format);
+/* The shared epilogue, for kernels without .epilogue: y[i, o] for the rectangle
+ * gets bias[o] added (bias may be NULL), is clamped to [min, max], and is written
+ * to y16 as half when y16 is not NULL (from the f32 sums in y). */
+void pw__epilogue(float *y, uint16_t *y16, int64_t ldy, const float *bias, float min, float max,
+                  int64_t o0, int64_t o1, int64_t i0, int64_t i1);
 
-/* Run a kernel over the whole problem on the context's threads. */
-void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call);
+/* Run a kernel over the whole problem on the context's threads. `f32_scratch` is
+ * n x out floats the dispatcher uses for the sums when call->y16 is set and the kernel
+ * has no epilogue (NULL otherwise); bias, min and max are the epilogue's. */
+void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call,
+                    const float *bias, float *f32_scratch);
 
 #endif

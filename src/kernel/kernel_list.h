@@ -5,16 +5,11 @@
  * the kernel's code. Lines are grouped by ISA; order inside the list does not
  * matter (dispatch ranks by priority).
  *
- * QC4W kernels (a different operation: QD8 x per-channel int4 with bias and
- * clamp) have their own descriptor, pw__qc4w_kernel in qc4w/qc4w.h, and their
- * own macro, PW_QC4W_KERNEL(id) naming `pw__qk_<id>`, in the last section. An
- * expansion defines the macro it wants; the other expands to nothing.
+ * QC4W kernels (QD8 x per-channel int4, with their epilogue) are entries of
+ * the same list: their descriptors say kind PW_WEIGHT_QC4W (kernel/qc4w.h).
  */
 #ifndef PW_KERNEL
 #define PW_KERNEL(id)
-#endif
-#ifndef PW_QC4W_KERNEL
-#define PW_QC4W_KERNEL(id)
 #endif
 
 /* Reference (decode, then dot in double): the oracle, and the fallback. */
@@ -149,20 +144,20 @@ PW_KERNEL(q8_0_i8g32x8k8_scalar)
 PW_KERNEL(q4_k_i8g32x8k8_scalar)
 #endif
 
-/* QC4W fully connected (qc4w/qc4w.h): one portable kernel per packed family. */
-PW_QC4W_KERNEL(qc4w_n16k8s2_scalar)
-PW_QC4W_KERNEL(qc4w_n8k8s2_scalar)
-PW_QC4W_KERNEL(qc4w_n4k16s2_scalar)
-PW_QC4W_KERNEL(qc4w_n8k4s1_scalar)
+/* QC4W (kernel/qc4w.h): one portable kernel per packed family. */
+PW_KERNEL(qc4w_n16k8s2_scalar)
+PW_KERNEL(qc4w_n8k8s2_scalar)
+PW_KERNEL(qc4w_n4k16s2_scalar)
+PW_KERNEL(qc4w_n8k4s1_scalar)
 #if defined(__x86_64__)
 /* QC4W: AVX2 and AVX-512 VNNI, family qc4w_n16k8s2. */
-PW_QC4W_KERNEL(qc4w_n16k8s2_avx2)
-PW_QC4W_KERNEL(qc4w_n16k8s2_avx512vnni)
+PW_KERNEL(qc4w_n16k8s2_avx2)
+PW_KERNEL(qc4w_n16k8s2_avx512vnni)
 #endif
 #if defined(__aarch64__)
 /* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */
-PW_QC4W_KERNEL(qc4w_n8k8s2_dotprod)
-PW_QC4W_KERNEL(qc4w_n4k16s2_i8mm)
+PW_KERNEL(qc4w_n8k8s2_dotprod)
+PW_KERNEL(qc4w_n4k16s2_i8mm)
 #endif
 
 /* Q4_0 4-bit tiled family (kernel/q4x.h): the file's nibbles rearranged for SIMD GEMV.

@@ -53,11 +53,11 @@
 
 /* A kernel of the family: what it reads, once for every ISA. */
 #define PW__Q4KX_KERNEL(isa_, features_, run_, priority_)                               \
-    PW__TILE32_KERNEL("q4_k", PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, PW_ACT_Q8_256, "Q8_256", \
+    PW__TILE32_KERNEL("q4_k", PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, Q8_256, \
                       pw__q4kx_pack_plan, pw__q4kx_pack, isa_, features_, run_, priority_)
 /* A GEMM kernel of the family: mr_ rows of X per pass over a record. */
 #define PW__Q4KX_GEMM_KERNEL(isa_, features_, run_, priority_, mr_)                            \
-    PW__TILE32_GEMM_KERNEL("q4_k", PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, PW_ACT_Q8_256, "Q8_256",   \
+    PW__TILE32_GEMM_KERNEL("q4_k", PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, Q8_256,   \
                            pw__q4kx_pack_plan, pw__q4kx_pack, isa_, features_, run_, priority_, \
                            mr_)
 
@@ -65,5 +65,6 @@ pw_status pw__q4kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int
                              pw__pack_desc *desc);
 void pw__q4kx_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                    uint8_t *dst);
+PW__VIEW_PACKER(pw__q4kx_pack_plan, pw__q4kx_pack)
 
 #endif

@@ -42,16 +42,17 @@
 
 /* A kernel of the family: what it reads, once for every ISA. */
 #define PW__Q4X_KERNEL(isa_, features_, run_, priority_)                             \
-    PW__TILE32_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, PW_ACT_Q8_32, "Q8_32", \
+    PW__TILE32_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, Q8_32, \
                       pw__q4x_pack_plan, pw__q4x_pack, isa_, features_, run_, priority_)
 /* A GEMM kernel of the family: mr_ rows of X per pass over a record. */
 #define PW__Q4X_GEMM_KERNEL(isa_, features_, run_, priority_, mr_)                             \
-    PW__TILE32_GEMM_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, PW_ACT_Q8_32, "Q8_32",     \
+    PW__TILE32_GEMM_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, Q8_32,     \
                            pw__q4x_pack_plan, pw__q4x_pack, isa_, features_, run_, priority_, mr_)
 
 pw_status pw__q4x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                             pw__pack_desc *desc);
 void pw__q4x_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                   uint8_t *dst);
+PW__VIEW_PACKER(pw__q4x_pack_plan, pw__q4x_pack)
 
 #endif

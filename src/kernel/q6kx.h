@@ -52,11 +52,11 @@
 
 /* A kernel of the family: what it reads, once for every ISA. */
 #define PW__Q6KX_KERNEL(isa_, features_, run_, priority_)                               \
-    PW__TILE32_KERNEL("q6_k", PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, PW_ACT_Q8_256, "Q8_256", \
+    PW__TILE32_KERNEL("q6_k", PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, Q8_256, \
                       pw__q6kx_pack_plan, pw__q6kx_pack, isa_, features_, run_, priority_)
 /* A GEMM kernel of the family: mr_ rows of X per pass over a record. */
 #define PW__Q6KX_GEMM_KERNEL(isa_, features_, run_, priority_, mr_)                            \
-    PW__TILE32_GEMM_KERNEL("q6_k", PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, PW_ACT_Q8_256, "Q8_256",   \
+    PW__TILE32_GEMM_KERNEL("q6_k", PW__Q6KX_FAMILY, PW_FORMAT_Q6_K, Q8_256,   \
                            pw__q6kx_pack_plan, pw__q6kx_pack, isa_, features_, run_, priority_, \
                            mr_)
 
@@ -64,5 +64,6 @@ pw_status pw__q6kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int
                              pw__pack_desc *desc);
 void pw__q6kx_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                    uint8_t *dst);
+PW__VIEW_PACKER(pw__q6kx_pack_plan, pw__q6kx_pack)
 
 #endif

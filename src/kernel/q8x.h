@@ -41,16 +41,17 @@
 
 /* A GEMV kernel of the family (one row of X per pass over a record). */
 #define PW__Q8X_KERNEL(isa_, features_, run_, priority_)                             \
-    PW__TILE32_KERNEL("q8_0", PW__Q8X_FAMILY, PW_FORMAT_Q8_0, PW_ACT_Q8_32, "Q8_32", \
+    PW__TILE32_KERNEL("q8_0", PW__Q8X_FAMILY, PW_FORMAT_Q8_0, Q8_32, \
                       pw__q8x_pack_plan, pw__q8x_pack, isa_, features_, run_, priority_)
 /* A GEMM kernel of the family: mr_ rows of X per pass over a record. */
 #define PW__Q8X_GEMM_KERNEL(isa_, features_, run_, priority_, mr_)                         \
-    PW__TILE32_GEMM_KERNEL("q8_0", PW__Q8X_FAMILY, PW_FORMAT_Q8_0, PW_ACT_Q8_32, "Q8_32", \
+    PW__TILE32_GEMM_KERNEL("q8_0", PW__Q8X_FAMILY, PW_FORMAT_Q8_0, Q8_32, \
                            pw__q8x_pack_plan, pw__q8x_pack, isa_, features_, run_, priority_, mr_)
 
 pw_status pw__q8x_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                             pw__pack_desc *desc);
 void pw__q8x_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                   uint8_t *dst);
+PW__VIEW_PACKER(pw__q8x_pack_plan, pw__q8x_pack)
 
 #endif

@@ -65,7 +65,7 @@ static void bf16_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define PW__FLOAT_SCALAR(id, fmt)                                                                  \
     const pw__kernel pw__k_##id##_rm_scalar = {                                                    \
         .info = {.name = #id "_rm_scalar",                                                         \
-                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :scalar",                        \
+                 .key = PW__KEY(#id, "row_major", F32, "scalar"),                        \
                  .format = fmt,                                                                    \
                  .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
                  .tile_rows = 1,                                                                   \

@@ -33,36 +33,37 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
                           int64_t out, int64_t in, pw__pack_desc *d);
 
 /* A kernel descriptor of a 32-row tiling: fmt_ the format's lower-case name (a
- * string literal), act_ the activation form and act_name_ its name in the key.
+ * string literal), act_ the activation form's token (Q8_32 for PW_ACT_Q8_32),
+ * plan_ and pack_ the family's packer (declared with PW__VIEW_PACKER).
  * PW__TILE32_KERNEL is a GEMV kernel (one row of X at a time, chosen from n = 1);
  * PW__TILE32_GEMM_KERNEL one that spreads each record's unpacking over mr_ rows of
  * X (chosen from n = 2, named <fmt>_<family>_gemm_<isa>). Both read the same bytes. */
-#define PW__TILE32_DESC(name_, fmt_, family_, format_, act_, act_name_, plan_, pack_, isa_,      \
-                        features_, run_, priority_, mr_, min_n_)                                \
+#define PW__TILE32_DESC(name_, fmt_, family_, format_, act_, plan_, pack_, isa_, features_,      \
+                        run_, priority_, mr_, min_n_)                                           \
     {.info = {.name = name_,                                                                    \
-              .key = "matmul_wt:" fmt_ "/packed(" family_ ") x f32->" act_name_ " -> f32 :" isa_, \
+              .key = PW__KEY(fmt_, "packed(" family_ ")", act_, isa_),                          \
               .format = format_,                                                                \
               .layout = PW_LAYOUT_PACKED,                                                       \
               .family = family_,                                                                \
               .tile_rows = PW__TILE32_NR,                                                       \
               .tile_batch = mr_,                                                                \
-              .activation = act_,                                                               \
+              .activation = PW_ACT_##act_,                                                      \
               .features = features_,                                                            \
               .isa = isa_},                                                                     \
      .run = run_,                                                                               \
-     .pack_plan = plan_,                                                                        \
-     .pack = pack_,                                                                             \
+     .pack_plan = plan_##_desc,                                                                 \
+     .pack = pack_##_desc,                                                                      \
      .priority = priority_,                                                                     \
      .min_n = min_n_}
 
-#define PW__TILE32_KERNEL(fmt_, family_, format_, act_, act_name_, plan_, pack_, isa_, features_, \
-                          run_, priority_)                                                      \
-    PW__TILE32_DESC(fmt_ "_" family_ "_" isa_, fmt_, family_, format_, act_, act_name_, plan_,    \
-                    pack_, isa_, features_, run_, priority_, 1, 1)
+#define PW__TILE32_KERNEL(fmt_, family_, format_, act_, plan_, pack_, isa_, features_, run_,     \
+                          priority_)                                                            \
+    PW__TILE32_DESC(fmt_ "_" family_ "_" isa_, fmt_, family_, format_, act_, plan_, pack_, isa_, \
+                    features_, run_, priority_, 1, 1)
 
-#define PW__TILE32_GEMM_KERNEL(fmt_, family_, format_, act_, act_name_, plan_, pack_, isa_,       \
-                               features_, run_, priority_, mr_)                                 \
-    PW__TILE32_DESC(fmt_ "_" family_ "_gemm_" isa_, fmt_, family_, format_, act_, act_name_,      \
-                    plan_, pack_, isa_, features_, run_, priority_, mr_, 2)
+#define PW__TILE32_GEMM_KERNEL(fmt_, family_, format_, act_, plan_, pack_, isa_, features_,      \
+                               run_, priority_, mr_)                                            \
+    PW__TILE32_DESC(fmt_ "_" family_ "_gemm_" isa_, fmt_, family_, format_, act_, plan_, pack_,  \
+                    isa_, features_, run_, priority_, mr_, 2)
 
 #endif

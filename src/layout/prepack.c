@@ -105,6 +105,7 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
     v.data = dst;
     v.data_bytes = bytes;
     v.storage = PW_STORAGE_ARENA;
+    v.source_id[0] = v.source_id[1] = 0; /* a copy: its identity is its content */
     /* Walk the source in its own order so reads stream; writes scatter. */
     const bool src_rows_first = from.order != PW_ORDER_INPUT_BLOCK_MAJOR;
     const int64_t n_outer = src_rows_first ? rows : bpr, n_inner = src_rows_first ? bpr : rows;

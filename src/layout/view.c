@@ -243,6 +243,7 @@ pw_status pw_view_narrow(pw_context *ctx, const pw_view *src, int32_t axis, int6
         v.offset += start * src->strides[axis];
     }
     v.shape[axis] = length;
+    if (start != 0 || length != src->shape[axis]) v.source_id[0] = v.source_id[1] = 0; /* other bytes */
     PW__TRY(pw_view_check(ctx, &v));
     *out = v;
     return PW_OK;
@@ -263,6 +264,7 @@ pw_status pw_view_transpose(pw_context *ctx, const pw_view *src, pw_view *out) {
         v.block_axis = b;
     else if (src->block_axis == b)
         v.block_axis = a;
+    v.source_id[0] = v.source_id[1] = 0; /* another matrix over the same bytes */
     *out = v;
     return PW_OK;
 }

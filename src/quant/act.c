@@ -10,6 +10,7 @@ int64_t pw__act_block_size(pw_activation a) {
     switch (a) {
     case PW_ACT_Q8_32: return 32;
     case PW_ACT_Q8_256: return 256;
+    case PW_ACT_QD8:
     case PW_ACT_F32: return 1;
     }
     return 1;
@@ -19,9 +20,19 @@ size_t pw__act_block_bytes(pw_activation a) {
     switch (a) {
     case PW_ACT_Q8_32: return sizeof(pw__q8_32);
     case PW_ACT_Q8_256: return sizeof(pw__q8_256);
+    case PW_ACT_QD8: return 0;
     case PW_ACT_F32: return sizeof(float);
     }
     return sizeof(float);
+}
+
+size_t pw__act_row_bytes(pw_activation a, int64_t in) {
+    if (in < 1 || in > INT64_MAX / 8) return 0;
+    if (a == PW_ACT_QD8) return pw__qd8_row_bytes(pw__qd8_k_padded(in));
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)(in / pw__act_block_size(a)), pw__act_block_bytes(a), &bytes))
+        return 0;
+    return bytes;
 }
 
 /* Quantize n (a multiple of 16) values with one scale; returns d, fills qs/qu. */
@@ -78,6 +89,7 @@ typedef void (*quantize_row_fn)(pw_activation, const float *, int64_t, void *);
 
 typedef struct quantize_job {
     quantize_row_fn row;
+    pw__qd8_row_fn qd8; /* QD8 rows: this quantizer instead of row */
     pw_activation a;
     const float *x;
     int64_t ldx, n, in, rows_per_task;
@@ -89,15 +101,25 @@ static void quantize_task(void *p, size_t t) {
     const quantize_job *q = p;
     const int64_t i0 = (int64_t)t * q->rows_per_task;
     const int64_t i1 = i0 + q->rows_per_task < q->n ? i0 + q->rows_per_task : q->n;
+    if (q->qd8 != NULL) {
+        const int64_t kp = pw__qd8_k_padded(q->in);
+        for (int64_t i = i0; i < i1; ++i)
+            q->qd8(q->x + i * q->ldx, q->in, kp, q->dst + (size_t)i * q->row_bytes);
+        return;
+    }
     for (int64_t i = i0; i < i1; ++i) q->row(q->a, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
 }
 
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes) {
-    quantize_job q = {pw__act_quantize_row, a, x, ldx, n, in, n, dst, row_bytes};
+    quantize_job q = {pw__act_quantize_row, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a, x, ldx,
+                      n, in, n, dst, row_bytes};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
-    if ((pw_context_usable_features(ctx) & need) == need) q.row = pw__act_quantize_row_avx512;
+    if ((pw_context_usable_features(ctx) & need) == need) {
+        q.row = pw__act_quantize_row_avx512;
+        if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx512;
+    }
 #endif
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */
     const int64_t threads = pw_context_threads(ctx);

@@ -1,6 +1,7 @@
 /*
- * Activation forms made from f32 X by the dispatcher, once per call, into
- * scratch the weight handle owns. Each block carries the signed int8 values
+ * Activation forms made from f32 X by the operator, once per call, into
+ * scratch the context owns. Q8_32 and Q8_256 pair with GGUF block formats
+ * (below); QD8 (a whole row, asymmetric) with QC4W weights (at the end). Each block carries the signed int8 values
  * and the same values offset by +128 as unsigned bytes, because x86 VNNI
  * (vpdpbusd) multiplies unsigned by signed bytes: a kernel pairs whichever
  * side it needs and corrects with the stored sums.
@@ -38,9 +39,14 @@ typedef struct pw__q8_256 {
 } pw__q8_256;
 _Static_assert(sizeof(pw__q8_256) == 576, "pw__q8_256 is 576 bytes");
 
-/* Elements per block and bytes per block of an activation form (F32: 1 and 4). */
+/* Elements per block and bytes per block of an activation form (F32: 1 and 4; QD8
+ * quantizes whole rows: 1 and 0, see pw__act_row_bytes). */
 int64_t pw__act_block_size(pw_activation a);
 size_t pw__act_block_bytes(pw_activation a);
+
+/* Bytes of one quantized row of `in` values (a multiple of the block size); 0 on
+ * overflow. */
+size_t pw__act_row_bytes(pw_activation a, int64_t in);
 
 /* Quantize one row of `in` floats (a multiple of the block size) into blocks. */
 void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst);
@@ -49,7 +55,8 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
  * Quantize n rows of `in` floats (row stride ldx floats) into rows of
  * row_bytes bytes with the fastest quantizer the context's ISA allows, on the
  * context's threads when the work is GEMM-sized; every quantizer writes
- * exactly the bytes pw__act_quantize_row writes (finite x).
+ * exactly the bytes pw__act_quantize_row (or, for QD8, pw__qd8_quantize_row)
+ * writes (finite x).
  */
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes);
@@ -61,5 +68,87 @@ void pw__act_quantize_row_avx512(pw_activation a, const float *x, int64_t in, vo
 
 /* Decode one quantized row back to floats (d * qs): the values kernels really see. */
 void pw__act_dequantize_row(pw_activation a, const void *src, int64_t in, float *dst);
+
+/* ------------------------------------------------------------------------ */
+/* QD8 activations (PW_ACT_QD8)                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * QD8 rows (the left-hand side, one per row of X, xq_row_bytes apart):
+ *
+ *   | pw__qd8_header (64 B) | int8 q[Kp] | uint8 u[Kp] = q + 128 |
+ *
+ *   x[k] ~ (q[k] - zp) * scale; q[k] = 0 (u = 128) for k >= K.
+ *
+ * QD8 panels (for kernels with xq_panel = P > 0, on top of the rows): the
+ * u of rows [pP, pP + P) interleaved by 8 bytes, so a micro-tile of P rows
+ * reads one contiguous stream with one pointer:
+ *
+ *   panel p (P * Kp bytes):  | row pP: u[0..7] | row pP+1: u[0..7] | ... | row pP+P-1: u[0..7] |
+ *                            | row pP: u[8..15] | ...                                          |
+ *
+ * A last panel with fewer rows leaves the missing rows' slots unwritten.
+ */
+
+#define PW__QD8_K_ALIGN 32 /* K padding of a QD8 row, in elements */
+static inline int64_t pw__qd8_k_padded(int64_t k) {
+    return (k + PW__QD8_K_ALIGN - 1) / PW__QD8_K_ALIGN * PW__QD8_K_ALIGN;
+}
+
+typedef struct pw__qd8_header {
+    float scale;     /* x ~ (q - zp) * scale; > 0 */
+    int32_t neg_zp;  /* -zp, zp in [-128, 127] */
+    int32_t sum;     /* sum of q[k] over k < K (for kernels that pair unsigned weights) */
+    int32_t bad;     /* 1: the row had a value that is not finite (and is unusable) */
+    int64_t bad_k;   /* the first such k */
+    int32_t pad[10];
+} pw__qd8_header;
+_Static_assert(sizeof(pw__qd8_header) == 64, "pw__qd8_header is one cache line");
+
+/* Bytes of one QD8 row for K inputs (a multiple of 64). */
+static inline size_t pw__qd8_row_bytes(int64_t k_padded) {
+    return sizeof(pw__qd8_header) + 2u * (size_t)k_padded;
+}
+
+/* Quantize one row of K floats. A value that is not finite makes the row
+ * unusable: header.bad = 1 and header.bad_k names the first such k. */
+void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+typedef void (*pw__qd8_row_fn)(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+#if defined(__x86_64__)
+/* quant/x86/qd8_avx512.c: AVX-512 F/BW only. */
+void pw__qd8_quantize_row_avx512(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+#endif
+
+/* What every quantizer shares: the row's scale, 1 / scale and zero point from
+ * its min and max (lo <= 0 <= hi, finite), and one value's q. */
+void pw__qd8_params(float lo, float hi, float *scale, float *inv, int32_t *zp);
+static inline float pw__qd8_round_even(float v) {
+    const float magic = 12582912.0f; /* 1.5 * 2^23: exact for |v| < 2^22 */
+    return (v + magic) - magic;
+}
+static inline int32_t pw__qd8_value(float x, float inv, int32_t zp) {
+    float v = x * inv;
+    v = v < -256.0f ? -256.0f : (v > 256.0f ? 256.0f : v);
+    const int32_t iv = (int32_t)pw__qd8_round_even(v) + zp;
+    return iv < -128 ? -128 : (iv > 127 ? 127 : iv);
+}
+
+/* Bytes of the panels for `batch` rows, and the copy of rows [m0, m1)'s u into them. */
+static inline size_t pw__qd8_panels_bytes(int64_t batch, int64_t k_padded, int32_t p) {
+    return (size_t)((batch + p - 1) / p) * (size_t)p * (size_t)k_padded;
+}
+void pw__qd8_panel_rows(const uint8_t *lhs, size_t row_bytes, int64_t k_padded, int32_t p,
+                        int64_t m0, int64_t m1, uint8_t *panels);
+
+/* The row's parts. */
+static inline const pw__qd8_header *pw__qd8_hdr(const uint8_t *row) {
+    return (const pw__qd8_header *)(const void *)row;
+}
+static inline const int8_t *pw__qd8_q(const uint8_t *row) {
+    return (const int8_t *)(row + sizeof(pw__qd8_header));
+}
+static inline const uint8_t *pw__qd8_u(const uint8_t *row, int64_t k_padded) {
+    return row + sizeof(pw__qd8_header) + (size_t)k_padded;
+}
 
 #endif

@@ -247,7 +247,9 @@ def writing_commands(d, m, x):
     cmds = [
         ("dequant", ["dequant", m, "W.q4_0", "-o", o("w.f32")], [o("w.f32")], True),
         ("matmul", ["matmul", m, "W.q4_0", "--x", x, "-o", o("y.f32")], [o("y.f32")], True),
-        ("prepack", ["prepack", m, "-o", o("m.pwc")], [o("m.pwc")], True),
+        # fastest: every form a weight may use (under compact a model this small has
+        # none, and its cache is a bare header of 4 KiB)
+        ("prepack", ["prepack", m, "-o", o("m.pwc"), "--policy", "fastest"], [o("m.pwc")], True),
         ("fixtures", ["fixtures", "--format", "Q6_K", "--rows", "64", "--blocks", "8", "-o", o("t.bin")],
          [o("t.bin")], True),
         ("fixtures --values", ["fixtures", "--format", "Q8_0", "-o", o("v.bin"), "--values", o("v.f32")],

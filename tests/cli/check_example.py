@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Run examples/gguf_matmul on a ggml fixture, without and then with a weights cache.
 
-Without a cache the first step shows one adapter event per packed weight and the
-later steps none (prepared once, reused). After `packwise prepack`, a run with the
-cache shows no adapter at all and one "served from the cache file" event per weight.
+Without a cache, loading shows one adapter event per packed weight and no step shows
+any (prepared once, at load). After `packwise prepack`, a run with the cache shows no
+adapter at all and one "served from the cache file" event per packed weight.
 
 usage: check_example.py EXAMPLE PACKWISE MODEL.gguf WORK_DIR"""
 import os
@@ -22,7 +22,8 @@ def run(cmd):
 
 
 def steps(out):
-    return re.split(r"^step \d+$", out, flags=re.M)[1:]
+    """The load section, then one section per step."""
+    return re.split(r"^step \d+$", out, flags=re.M)
 
 
 def main():
@@ -33,13 +34,13 @@ def main():
         os.unlink(cache)
     first = steps(run([example, model, "3", cache]))
     adapters = re.findall(r"trace adapter tensor=(\S+)", first[0])
-    ok = len(first) == 3 and len(adapters) > 0 and len(adapters) == len(set(adapters))
+    ok = len(first) == 4 and len(adapters) > 0 and len(adapters) == len(set(adapters))
     ok &= all("trace adapter" not in s for s in first[1:])
     run([packwise, "prepack", model, "-o", cache])
     second = run([example, model, "3", cache])
     served = re.findall(r"trace cache tensor=(\S+) reason=\"served from the cache file\"", second)
     ok &= "trace adapter" not in second and sorted(served) == sorted(adapters)
-    print("without cache: %d adapters (one per weight) in step 0, none later; with cache: %d adapters, "
+    print("without cache: %d adapters (one per packed weight) at load, none in a step; with cache: %d adapters, "
           "%d weights served from the file" % (len(adapters), second.count("trace adapter"), len(served)))
     return 0 if ok else 1
 

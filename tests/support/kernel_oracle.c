@@ -56,6 +56,7 @@ int pw_test_kernel_vs_oracle(pw_context *ctx, const pw__kernel *k, const pw_view
 int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, const pw__kernel *)) {
     int skipped = 0;
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
+        if (pw_kernel_info_get(i)->kind != PW_WEIGHT_BLOCKS) continue; /* QC4W: test_qc4w */
         if (!pw_kernel_usable(ctx, i)) {
             ++skipped;
             continue;

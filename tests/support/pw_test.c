@@ -76,3 +76,11 @@ const char *pw_test_data_path(const char *relative) {
     snprintf(path, sizeof path, "%s/%s", PW_TEST_DATA_DIR, relative);
     return path;
 }
+
+pw_weight_info pw_test_weight_info(const pw_weight *w) {
+    pw_weight_info i;
+    memset(&i, 0, sizeof i);
+    i.struct_size = sizeof i;
+    CHECK(pw_weight_info_get(w, &i) == PW_OK, "pw_weight_info_get");
+    return i;
+}

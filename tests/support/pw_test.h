@@ -68,6 +68,9 @@ int pw_test_finish(void);
 /* A context honouring PACKWISE_ISA (as ctest sets it); aborts the test on failure. */
 pw_context *pw_test_context(void);
 
+/* A weight's plan (pw_weight_info_get), a failed call counted as a failed check. */
+pw_weight_info pw_test_weight_info(const pw_weight *w);
+
 /* Deterministic random numbers (splitmix64). */
 typedef struct pw_rng {
     uint64_t state;

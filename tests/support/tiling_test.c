@@ -153,7 +153,10 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     pw_rng r = {10};
     for (int64_t i = 0; i < N * in; ++i) x[i] = (float)pw_rng_gauss(&r);
     pw_weight *h = NULL;
-    CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
+    pw_weight_options wo;
+    pw_weight_options_init(&wo);
+    wo.policy = PW_MEMORY_FASTEST; /* the tiling for GEMV and the i8g form for GEMM */
+    CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
 
     CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
     if (simd) {

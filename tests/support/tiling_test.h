@@ -48,8 +48,9 @@ typedef struct pw_test_tiling {
     int64_t block_elems;    /* elements per source block */
     uint64_t block_bytes;   /* bytes per source block */
     uint64_t record_bytes;  /* bytes of one tile's share of one source block */
-    pw__pack_plan_fn plan;
-    pw__pack_fn pack;
+    /* the family's packer, in its view form (PW__VIEW_PACKER in kernel/kernel.h) */
+    pw_status (*plan)(pw_context *ctx, pw_format format, int64_t out, int64_t in, pw__pack_desc *d);
+    void (*pack)(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst);
     /* Compares every byte of rec->rec that belongs to row rec->r with rec->src. */
     void (*check_record)(const pw_test_tiling_record *rec);
     const char *scalar_kernel;    /* the family's portable kernel (always registered) */

@@ -18,7 +18,8 @@ class View(ctypes.Structure):
                 ("offset", ctypes.c_int64), ("block_axis", ctypes.c_int32),
                 ("tile_rows", ctypes.c_int64), ("tile_stride", ctypes.c_int64),
                 ("data", ctypes.c_void_p), ("data_bytes", ctypes.c_uint64),
-                ("storage", ctypes.c_int), ("name", ctypes.c_char_p)]
+                ("storage", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("source_id", ctypes.c_uint64 * 2)]
 
 
 class GGUFOpenOptions(ctypes.Structure):
@@ -26,7 +27,11 @@ class GGUFOpenOptions(ctypes.Structure):
 
 
 class WeightOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("kernel", ctypes.c_char_p)]
+    """pw_weight_options, whole: pw_weight_options_init writes every field."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("kernel", ctypes.c_char_p),
+                ("cache", ctypes.c_void_p), ("policy", ctypes.c_int), ("serves", ctypes.c_uint32),
+                ("min", ctypes.c_float), ("max", ctypes.c_float),
+                ("bias", ctypes.POINTER(ctypes.c_float))]
 
 
 class FormatInfo(ctypes.Structure):

@@ -66,7 +66,7 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
 #define PW__ARM_RM_KERNEL(id, fmt, act)                                                           \
     const pw__kernel pw__k_##id##_rm_dotprod = {                                                  \
         .info = {.name = #id "_rm_dotprod",                                                       \
-                 .key = "matmul_wt:" #id "/row_major x f32->" #act " -> f32 :dotprod",            \
+                 .key = PW__KEY(#id, "row_major", act, "dotprod"),            \
                  .format = fmt,                                                                   \
                  .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                           \
                  .tile_rows = 1,                                                                  \

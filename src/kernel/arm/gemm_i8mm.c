@@ -157,7 +157,7 @@ static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define PW__I8MM_KERNEL(id, fmt)                                                              \
     const pw__kernel pw__k_##id##_i8g32x8k8_i8mm = {                                          \
         .info = {.name = #id "_i8g32x8k8_i8mm",                                               \
-                 .key = "matmul_wt:" #id "/packed(i8g32x8k8) x f32->Q8_32 -> f32 :i8mm",      \
+                 .key = PW__KEY(#id, "packed(i8g32x8k8)", Q8_32, "i8mm"),      \
                  .format = fmt,                                                               \
                  .layout = PW_LAYOUT_PACKED,                                                  \
                  .family = PW__I8MM_FAMILY,                                                   \
@@ -167,8 +167,8 @@ static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
                  .features = PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM,                      \
                  .isa = "i8mm"},                                                              \
         .run = i8mm_run,                                                                      \
-        .pack_plan = pw__i8mm_pack_plan,                                                      \
-        .pack = pw__i8mm_pack,                                                                \
+        .pack_plan = pw__i8mm_pack_plan_desc,                                                    \
+        .pack = pw__i8mm_pack_desc,                                                              \
         .priority = PW__PRIO_I8MM + PW__PRIO_GEMM,                                            \
         .min_n = 2};
 

@@ -169,8 +169,7 @@ static void i8g_dotprod_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
 #define PW__I8G_DOTPROD(id, fmt, G, ACT)                                                    \
     const pw__kernel pw__k_##id##_i8g##G##_dotprod = {                                       \
         .info = {.name = #id "_i8g" #G "_dotprod",                                          \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT             \
-                        " -> f32 :dotprod",                                                 \
+                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "dotprod"),                                                 \
                  .format = fmt,                                                             \
                  .layout = PW_LAYOUT_PACKED,                                                \
                  .family = "i8g" #G "x16k4",                                                \
@@ -180,8 +179,8 @@ static void i8g_dotprod_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
                  .features = PW_CPU_NEON | PW_CPU_DOTPROD,                                  \
                  .isa = "dotprod"},                                                         \
         .run = i8g_dotprod_run,                                                             \
-        .pack_plan = pw__i8g_pack_plan,                                                     \
-        .pack = pw__i8g_pack,                                                               \
+        .pack_plan = pw__i8g_pack_plan_desc,                                                   \
+        .pack = pw__i8g_pack_desc,                                                             \
         .priority = PW__PRIO_DOTPROD + PW__PRIO_GEMM,                                       \
         .min_n = 2};
 

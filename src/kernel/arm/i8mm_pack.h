@@ -48,5 +48,6 @@ pw_status pw__i8mm_pack_plan(pw_context *ctx, pw_format format, int64_t out, int
                              pw__pack_desc *desc);
 void pw__i8mm_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int64_t o1,
                    uint8_t *dst);
+PW__VIEW_PACKER(pw__i8mm_pack_plan, pw__i8mm_pack)
 
 #endif

@@ -50,7 +50,7 @@ static void i8mm_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
 #define PW__I8MM_SCALAR(id, fmt)                                                              \
     const pw__kernel pw__k_##id##_i8g32x8k8_scalar = {                                        \
         .info = {.name = #id "_i8g32x8k8_scalar",                                             \
-                 .key = "matmul_wt:" #id "/packed(i8g32x8k8) x f32->Q8_32 -> f32 :scalar",    \
+                 .key = PW__KEY(#id, "packed(i8g32x8k8)", Q8_32, "scalar"),    \
                  .format = fmt,                                                               \
                  .layout = PW_LAYOUT_PACKED,                                                  \
                  .family = PW__I8MM_FAMILY,                                                   \
@@ -60,8 +60,8 @@ static void i8mm_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
                  .features = 0,                                                               \
                  .isa = "scalar"},                                                            \
         .run = i8mm_run_scalar,                                                               \
-        .pack_plan = pw__i8mm_pack_plan,                                                      \
-        .pack = pw__i8mm_pack,                                                                \
+        .pack_plan = pw__i8mm_pack_plan_desc,                                                    \
+        .pack = pw__i8mm_pack_desc,                                                              \
         .priority = PW__PRIO_SCALAR - 1,                                                      \
         .min_n = 2};
 

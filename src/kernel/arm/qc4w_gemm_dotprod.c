@@ -22,7 +22,7 @@
 #define PW__QC4W_MRD 4 /* rows of X per micro-tile */
 
 PW__QC4W_INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, size_t ldl,
-                           uint8_t *y, size_t ldy_bytes, int cols, const pw__qc4w_call *c,
+                           uint8_t *y, size_t ldy_bytes, int cols, const pw__mm_call *c,
                            const int MR) {
     int32x4_t acc[PW__QC4W_MRD][2];
     const int8_t *q = (const int8_t *)(lhs + sizeof(pw__qd8_header));
@@ -39,7 +39,7 @@ PW__QC4W_INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *l
         }
     }
     const uint8_t *meta = tile + 32 * chunks;
-    const size_t esz = c->f16 ? 2 : 4;
+    const size_t esz = c->y16 != NULL ? 2 : 4;
     for (int r = 0; r < MR; ++r) {
         const uint8_t *row = lhs + r * ldl;
         uint8_t *yr = y + r * ldy_bytes;
@@ -48,19 +48,20 @@ PW__QC4W_INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *l
     }
 }
 
-static void run_dotprod(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->desc;
+static void run_dotprod(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
     const int64_t chunks = d->in_padded / 8;
-    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     for (int64_t t0 = n0; t0 < n1; t0 += 8) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 8) * d->tile_bytes;
         const int cols = n1 - t0 < 8 ? (int)(n1 - t0) : 8;
-        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
         int64_t m = m0;
         for (; m + PW__QC4W_MRD <= m1; m += PW__QC4W_MRD)
-            panel(tile, chunks, c->lhs + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
+            panel(tile, chunks, c->xq + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
                   cols, c, PW__QC4W_MRD);
-        const uint8_t *a = c->lhs + (size_t)m * ldl;
+        const uint8_t *a = c->xq + (size_t)m * ldl;
         uint8_t *yy = y + (size_t)m * ldy_bytes;
         switch (m1 - m) {
         case 3: panel(tile, chunks, a, ldl, yy, ldy_bytes, cols, c, 3); break;
@@ -71,15 +72,5 @@ static void run_dotprod(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t 
     }
 }
 
-const pw__qc4w_kernel pw__qk_qc4w_n8k8s2_dotprod = {
-    .name = "qc4w_n8k8s2_dotprod",
-    .family = "qc4w_n8k8s2",
-    .nr = 8,
-    .kr = 8,
-    .sr = 2,
-    .mr = PW__QC4W_MRD,
-    .features = PW_CPU_NEON | PW_CPU_DOTPROD,
-    .isa = "dotprod",
-    .priority = PW__PRIO_DOTPROD,
-    .max_k = 65536,
-    .run = run_dotprod};
+const pw__kernel pw__k_qc4w_n8k8s2_dotprod = PW__QC4W_KERNEL(
+    8, 8, 2, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, run_dotprod, PW__PRIO_DOTPROD, PW__QC4W_MRD, 65536, 0);

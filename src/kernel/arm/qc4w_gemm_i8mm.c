@@ -26,7 +26,7 @@
 
 /* Two rows x 4 channels; rows r0 and r1 may be the same row. */
 static void pair(const uint8_t *tile, int64_t chunks, const uint8_t *row0, const uint8_t *row1,
-                 uint8_t *y0, uint8_t *y1, int cols, const pw__qc4w_call *c) {
+                 uint8_t *y0, uint8_t *y1, int cols, const pw__mm_call *c) {
     int32x4_t a01 = vdupq_n_s32(0), a23 = a01;
     const int8_t *q0 = (const int8_t *)(row0 + sizeof(pw__qd8_header));
     const int8_t *q1 = (const int8_t *)(row1 + sizeof(pw__qd8_header));
@@ -47,32 +47,23 @@ static void pair(const uint8_t *tile, int64_t chunks, const uint8_t *row0, const
                          y1, cols);
 }
 
-static void run_i8mm(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->desc;
+static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
     const int64_t chunks = d->in_padded / 16;
-    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     for (int64_t t0 = n0; t0 < n1; t0 += 4) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 4) * d->tile_bytes;
         const int cols = n1 - t0 < 4 ? (int)(n1 - t0) : 4;
-        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
         for (int64_t m = m0; m < m1; m += 2) {
             const int two = m + 1 < m1;
-            const uint8_t *r0 = c->lhs + (size_t)m * ldl;
+            const uint8_t *r0 = c->xq + (size_t)m * ldl;
             pair(tile, chunks, r0, two ? r0 + ldl : r0, y + (size_t)m * ldy_bytes,
                  two ? y + (size_t)(m + 1) * ldy_bytes : NULL, cols, c);
         }
     }
 }
 
-const pw__qc4w_kernel pw__qk_qc4w_n4k16s2_i8mm = {
-    .name = "qc4w_n4k16s2_i8mm",
-    .family = "qc4w_n4k16s2",
-    .nr = 4,
-    .kr = 16,
-    .sr = 2,
-    .mr = 2,
-    .features = PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM,
-    .isa = "i8mm",
-    .priority = PW__PRIO_I8MM,
-    .max_k = 65536,
-    .run = run_i8mm};
+const pw__kernel pw__k_qc4w_n4k16s2_i8mm = PW__QC4W_KERNEL(
+    4, 16, 2, "i8mm", PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM, run_i8mm, PW__PRIO_I8MM, 2, 65536, 0);

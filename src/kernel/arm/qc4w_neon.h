@@ -18,7 +18,7 @@
 #error "qc4w_neon.h needs Arm64 with dotprod (-march=armv8.2-a+dotprod)"
 #endif
 
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <arm_neon.h>
 #include <string.h>
@@ -37,7 +37,7 @@ PW__QC4W_INLINE int8x16_t pw__qc4w_hi16(int8x16_t raw) {
  * Writes the first `cols` (1..4) outputs to y.
  */
 PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const uint8_t *meta,
-                                      int nr, int c0, const pw__qc4w_call *c, uint8_t *y,
+                                      int nr, int c0, const pw__mm_call *c, uint8_t *y,
                                       int cols) {
     const pw__qd8_header *h = pw__qd8_hdr(row);
     const int32x4_t ws = vld1q_s32((const int32_t *)(const void *)(meta + 4 * c0));
@@ -49,7 +49,7 @@ PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const u
     const float32x4_t vmin = vdupq_n_f32(c->min), vmax = vdupq_n_f32(c->max);
     v = vbslq_f32(vcltq_f32(v, vmin), vmin, v);
     v = vbslq_f32(vcgtq_f32(v, vmax), vmax, v);
-    if (c->f16) {
+    if (c->y16 != NULL) {
         const uint16x4_t hv = vreinterpret_u16_f16(vcvt_f16_f32(v));
         if (cols == 4) {
             vst1_u16((uint16_t *)(void *)y, hv);

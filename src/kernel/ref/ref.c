@@ -38,7 +38,7 @@ static void ref_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
 #define PW__REF_KERNEL(id, fmt, fmtname)                                                    \
     const pw__kernel pw__k_ref_##id = {                                                     \
         .info = {.name = "ref_" #id,                                                        \
-                 .key = "matmul_wt:" fmtname "/any_layout x f32 -> f32 :scalar",            \
+                 .key = PW__KEY(fmtname, "any_layout", F32, "scalar"),            \
                  .format = fmt,                                                             \
                  .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                     \
                  .tile_rows = 1,                                                            \

@@ -248,7 +248,7 @@ static void q6_k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define PW__I8G_AVX2(id, fmt, G, ACT, MR)                                                          \
     const pw__kernel pw__k_##id##_i8g##G##_avx2 = {                                                \
         .info = {.name = #id "_i8g" #G "_avx2",                                                    \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT " -> f32 :avx2",   \
+                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "avx2"),   \
                  .format = fmt,                                                                    \
                  .layout = PW_LAYOUT_PACKED,                                                       \
                  .family = "i8g" #G "x16k4",                                                       \
@@ -258,8 +258,8 @@ static void q6_k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
                  .features = PW_CPU_AVX2 | PW_CPU_FMA,                                             \
                  .isa = "avx2"},                                                                   \
         .run = id##_run,                                                                           \
-        .pack_plan = pw__i8g_pack_plan,                                                            \
-        .pack = pw__i8g_pack,                                                                      \
+        .pack_plan = pw__i8g_pack_plan_desc,                                                          \
+        .pack = pw__i8g_pack_desc,                                                                    \
         .priority = PW__PRIO_AVX2 + PW__PRIO_GEMM,                                                 \
         .min_n = 2};
 

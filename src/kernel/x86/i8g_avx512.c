@@ -401,8 +401,7 @@ static void run_g16(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
 #define PW__I8G_VNNI(id, fmt, G, ACT)                                                       \
     const pw__kernel pw__k_##id##_i8g##G##_avx512vnni = {                                   \
         .info = {.name = #id "_i8g" #G "_avx512vnni",                                       \
-                 .key = "matmul_wt:" #id "/packed(i8g" #G "x16k4) x f32->" #ACT             \
-                        " -> f32 :avx512f+bw+vl+vnni",                                      \
+                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "avx512vnni"),                                      \
                  .format = fmt,                                                             \
                  .layout = PW_LAYOUT_PACKED,                                                \
                  .family = "i8g" #G "x16k4",                                                \
@@ -412,8 +411,8 @@ static void run_g16(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
                  .features = PW__VNNI_FEATURES,                                             \
                  .isa = "avx512vnni"},                                                      \
         .run = run_g##G,                                                                    \
-        .pack_plan = pw__i8g_pack_plan,                                                     \
-        .pack = pw__i8g_pack,                                                               \
+        .pack_plan = pw__i8g_pack_plan_desc,                                                   \
+        .pack = pw__i8g_pack_desc,                                                             \
         .priority = PW__PRIO_AVX512 + PW__PRIO_GEMM,                                        \
         .min_n = 2};
 

@@ -29,7 +29,7 @@
  * A partial last tile is computed in full (its padding channels are zero) and
  * only its first columns are copied out.
  */
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -110,39 +110,30 @@ PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, s
         finish_row(acc[r][0], acc[r][1], lhs + r * ldl, meta, vmin, vmax, y + r * ldy_bytes, f16, cols);
 }
 
-static void run_avx2(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->desc;
+static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
     const int64_t chunks = d->in_padded / 8;
-    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const __m256 vmin = _mm256_set1_ps(c->min), vmax = _mm256_set1_ps(c->max);
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
-        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
         int64_t m = m0;
         for (; m + PW__QC4W_MR2 <= m1; m += PW__QC4W_MR2)
-            panel(tile, chunks, c->lhs + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
-                  c->f16, cols, vmin, vmax, PW__QC4W_MR2);
-        const uint8_t *a = c->lhs + (size_t)m * ldl;
+            panel(tile, chunks, c->xq + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
+                  f16, cols, vmin, vmax, PW__QC4W_MR2);
+        const uint8_t *a = c->xq + (size_t)m * ldl;
         uint8_t *yy = y + (size_t)m * ldy_bytes;
         switch (m1 - m) {
-        case 3: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 3); break;
-        case 2: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 2); break;
-        case 1: panel(tile, chunks, a, ldl, yy, ldy_bytes, c->f16, cols, vmin, vmax, 1); break;
+        case 3: panel(tile, chunks, a, ldl, yy, ldy_bytes, f16, cols, vmin, vmax, 3); break;
+        case 2: panel(tile, chunks, a, ldl, yy, ldy_bytes, f16, cols, vmin, vmax, 2); break;
+        case 1: panel(tile, chunks, a, ldl, yy, ldy_bytes, f16, cols, vmin, vmax, 1); break;
         default: break;
         }
     }
 }
 
-const pw__qc4w_kernel pw__qk_qc4w_n16k8s2_avx2 = {
-    .name = "qc4w_n16k8s2_avx2",
-    .family = "qc4w_n16k8s2",
-    .nr = 16,
-    .kr = 8,
-    .sr = 2,
-    .mr = PW__QC4W_MR2,
-    .features = PW_CPU_AVX2 | PW_CPU_F16C,
-    .isa = "avx2",
-    .priority = PW__PRIO_AVX2,
-    .max_k = 65536,
-    .run = run_avx2};
+const pw__kernel pw__k_qc4w_n16k8s2_avx2 = PW__QC4W_KERNEL(
+    16, 8, 2, "avx2", PW_CPU_AVX2 | PW_CPU_F16C, run_avx2, PW__PRIO_AVX2, PW__QC4W_MR2, 65536, 0);

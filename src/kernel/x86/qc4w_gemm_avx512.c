@@ -41,7 +41,7 @@
  * Each K loop prefetches the same offset of the next tile into L2, so that a
  * tile's first panel does not wait on memory.
  */
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -150,31 +150,32 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
                _mm512_load_ps(meta + 128), vmin, vmax, y, f16, mask);
 }
 
-static void run_avx512(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->desc;
+static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
     const int64_t kp = d->in_padded, chunks = kp / 8;
-    const size_t ldl = c->lhs_row_bytes, esz = c->f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const size_t panel_bytes = (size_t)PW__QC4W_MR * (size_t)kp;
     const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
         const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
-        uint8_t *y = (uint8_t *)c->y + (size_t)t0 * esz;
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
         if (m1 - m0 == 1) {
-            gemv_tile(tile, chunks, c->lhs + (size_t)m0 * ldl, kp, y + (size_t)m0 * ldy_bytes,
-                      c->f16, mask, vmin, vmax);
+            gemv_tile(tile, chunks, c->xq + (size_t)m0 * ldl, kp, y + (size_t)m0 * ldy_bytes,
+                      f16, mask, vmin, vmax);
             continue;
         }
         /* m0 is a multiple of mr (the contract), so panels start at whole panels. */
         for (int64_t m = m0; m < m1; m += PW__QC4W_MR) {
-            const uint8_t *a = c->panels + (size_t)(m / PW__QC4W_MR) * panel_bytes;
-            const uint8_t *rows = c->lhs + (size_t)m * ldl;
+            const uint8_t *a = c->xq_panels + (size_t)(m / PW__QC4W_MR) * panel_bytes;
+            const uint8_t *rows = c->xq + (size_t)m * ldl;
             uint8_t *yy = y + (size_t)m * ldy_bytes;
             switch (m1 - m < PW__QC4W_MR ? m1 - m : PW__QC4W_MR) {
 #define PW__ROWS(R)                                                                         \
     case R:                                                                                 \
-        panel(tile, chunks, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, c->f16, mask, vmin, vmax, \
+        panel(tile, chunks, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, \
               R, R < 6);                                                                    \
         break;
                 PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
@@ -187,17 +188,6 @@ static void run_avx512(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m
     }
 }
 
-const pw__qc4w_kernel pw__qk_qc4w_n16k8s2_avx512vnni = {
-    .name = "qc4w_n16k8s2_avx512vnni",
-    .family = "qc4w_n16k8s2",
-    .nr = 16,
-    .kr = 8,
-    .sr = 2,
-    .mr = PW__QC4W_MR,
-    .features = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C,
-    .isa = "avx512vnni",
-    .priority = PW__PRIO_AVX512,
-    .max_k = 65536,
-    .lhs_panel = PW__QC4W_MR,
-    .quantize = pw__qd8_quantize_row_avx512,
-    .run = run_avx512};
+const pw__kernel pw__k_qc4w_n16k8s2_avx512vnni = PW__QC4W_KERNEL(
+    16, 8, 2, "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C,
+    run_avx512, PW__PRIO_AVX512, PW__QC4W_MR, 65536, PW__QC4W_MR);

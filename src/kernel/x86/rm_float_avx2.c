@@ -62,7 +62,7 @@ static void bf16_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
 #define PW__FLOAT_KERNEL(id, fmt)                                                                  \
     const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
         .info = {.name = #id "_rm_avx2",                                                           \
-                 .key = "matmul_wt:" #id "/row_major x f32 -> f32 :avx2",                          \
+                 .key = PW__KEY(#id, "row_major", F32, "avx2"),                          \
                  .format = fmt,                                                                    \
                  .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
                  .tile_rows = 1,                                                                   \

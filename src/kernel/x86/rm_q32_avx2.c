@@ -249,7 +249,7 @@ static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 #define PW__Q32_KERNEL(id, fmt)                                                                    \
     const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
         .info = {.name = #id "_rm_avx2",                                                           \
-                 .key = "matmul_wt:" #id "/row_major x f32->Q8_32 -> f32 :avx2",                   \
+                 .key = PW__KEY(#id, "row_major", Q8_32, "avx2"),                   \
                  .format = fmt,                                                                    \
                  .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
                  .tile_rows = 1,                                                                   \

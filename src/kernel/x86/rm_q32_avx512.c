@@ -275,7 +275,7 @@ static void run_q8_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
 #define RM_INFO(fmt_, id)                                                                   \
     {.name = id "_rm_avx512vnni",                                                           \
-     .key = "matmul_wt:" id "/row_major x f32->q8_32 -> f32 :avx512vnni",                   \
+     .key = PW__KEY(id, "row_major", Q8_32, "avx512vnni"),                   \
      .format = fmt_,                                                                        \
      .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                                 \
      .tile_rows = RM_NR,                                                                    \

@@ -1,15 +1,18 @@
 /*
- * pw_cache_prepack: pack every 2-D weight of a GGUF for this CPU's GEMM
- * kernel into a weights-cache file, streaming. Each tensor is hashed, then
- * packed a chunk of tiles at a time on the context's threads; each chunk is
- * written out and checksummed, and the source pages it came from are released
+ * pw_cache_prepack: pack every 2-D weight of a GGUF into the forms the
+ * planner gives it under the policy (the same plan pw_weight_create makes on
+ * this context) and write them to a weights-cache file, streaming. Each form
+ * is packed a chunk of tiles at a time on the context's threads; each chunk
+ * is written out and checksummed, the source's content hash is taken on the
+ * way (for the full check), and the source pages done with are released
  * (madvise), so resident memory stays near one chunk. The file is written as
  * a temporary in the destination's folder, synced and renamed over the
  * destination: a kill at any moment leaves the previous cache or the new one.
  */
+#include "op/op.h"
+
 #include "base/file_io.h"
-#include "base/internal.h"
-#include "cache/cache_format.h"
+#include "cache/cache_internal.h"
 #include "format/format_internal.h"
 #include "packwise.h"
 
@@ -30,15 +33,27 @@ typedef struct plan_entry {
     pw__pack_desc desc;
 } plan_entry;
 
-/* The kernels a pw_weight handle would pack this format for: [0] for GEMM (n >= 2),
- * [1] for GEMV (n = 1) when it reads another packed family; NULL where none packs. */
-static void packing_kernels(const pw_context *ctx, pw_format f, const pw__kernel *k[2]) {
-    for (int c = 0; c < 2; ++c) {
-        const pw__kernel *b = pw__kernel_for_weight(ctx, f, c == 0 ? 2 : 1);
-        k[c] = b != NULL && b->info.layout == PW_LAYOUT_PACKED && b->pack != NULL ? b : NULL;
+/* The packed forms a weight over view v would plan under `policy` on this context
+ * (what pw_weight_create would hold); COPY forms are not written (they are the
+ * file's own bytes in another order, and a GGUF is always row-major). */
+static pw_status forms_for(pw_context *ctx, const pw_view *v, pw_memory_policy policy,
+                           plan_entry *e, int *n) {
+    *n = 0;
+    pw_weight_options o;
+    pw_weight_options_init(&o);
+    o.policy = policy;
+    pw_weight *w = NULL;
+    PW__TRY(pw_weight_create(ctx, v, &o, &w));
+    for (int i = 0; i < w->plan.nforms; ++i) {
+        const pw__form *f = &w->plan.forms[i];
+        if (f->kind != PW__FORM_PACKED) continue;
+        e[*n].view = *v;
+        e[*n].kernel = f->packer;
+        e[*n].desc = f->desc;
+        ++*n;
     }
-    if (k[0] != NULL && k[1] != NULL && strcmp(k[0]->info.family, k[1]->info.family) == 0)
-        k[1] = NULL;
+    pw_weight_destroy(w);
+    return PW_OK;
 }
 
 /* Drop the resident pages of [p, p + n) of a read-only file mapping (whole pages inside). */
@@ -51,7 +66,7 @@ static void release_pages(const void *p, uint64_t n) {
 typedef struct chunk_task {
     const pw__kernel *k;
     const pw__pack_desc *d;
-    const pw_view *w;
+    const pw__source *w;
     uint8_t *buf;
     int64_t t0;     /* first tile of the chunk */
     int64_t per;    /* tiles per task */
@@ -73,7 +88,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#if defined(PW_HAVE_XXHASH)
 /* Pack entry i chunk by chunk into the writer, releasing the source rows done with. */
 static pw_status pack_entry(pw_context *ctx, pw__cache_writer *wr, int64_t i, const plan_entry *e,
                             uint64_t chunk_bytes, uint8_t *buf) {
@@ -85,7 +99,8 @@ static pw_status pack_entry(pw_context *ctx, pw__cache_writer *wr, int64_t i, co
     for (int64_t t0 = 0; t0 < d->tiles; t0 += tiles_per_chunk) {
         const int64_t t1 = t0 + tiles_per_chunk < d->tiles ? t0 + tiles_per_chunk : d->tiles;
         const int64_t threads = pw_context_threads(ctx);
-        chunk_task ct = {e->kernel, d, &e->view, buf, t0, (t1 - t0 + 4 * threads - 1) / (4 * threads), t1};
+        const pw__source src = {&e->view, NULL};
+        chunk_task ct = {e->kernel, d, &src, buf, t0, (t1 - t0 + 4 * threads - 1) / (4 * threads), t1};
         if (ct.per < 1) ct.per = 1;
         pw__parallel_for(ctx, pack_chunk_task, &ct, (size_t)((t1 - t0 + ct.per - 1) / ct.per));
         PW__TRY(pw__cache_writer_data(wr, i, (uint64_t)t0 * d->tile_bytes, buf, (uint64_t)(t1 - t0) * d->tile_bytes));
@@ -95,16 +110,13 @@ static pw_status pack_entry(pw_context *ctx, pw__cache_writer *wr, int64_t i, co
     }
     return PW_OK;
 }
-#endif
 
 pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *cache_path,
                            const pw_cache_prepack_options *options) {
     PW__FAIL_IF(ctx == NULL || gguf_path == NULL || cache_path == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_cache_prepack: NULL argument");
-#if !defined(PW_HAVE_XXHASH)
-    (void)options;
-    return pw__fail(ctx, PW_ERR_UNSUPPORTED, "weights-cache files need xxHash (libxxhash-dev)");
-#else
+    PW__FAIL_IF(!pw__hash_available(), ctx, PW_ERR_UNSUPPORTED,
+                "weights-cache files need xxHash (libxxhash-dev)");
     pw_cache_prepack_options o;
     pw_cache_prepack_options_init(&o);
     if (options != NULL) {
@@ -115,6 +127,10 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
     }
     const uint64_t chunk = o.chunk_bytes ? o.chunk_bytes : (16u << 20);
     PW__TRY(pw__refuse_same_file(ctx, cache_path, gguf_path)); /* it would replace the model */
+    PW__FAIL_IF(o.policy < PW_MEMORY_DEFAULT || o.policy > PW_MEMORY_IN_PLACE, ctx,
+                PW_ERR_INVALID_ARGUMENT, "pw_cache_prepack: policy %d is not a pw_memory_policy",
+                (int)o.policy);
+    const pw_memory_policy policy = o.policy == PW_MEMORY_DEFAULT ? pw_context_memory_policy(ctx) : o.policy;
     pw_gguf_open_options go;
     pw_gguf_open_options_init(&go);
     go.orientation = PW_ORIENT_OUT_IN;
@@ -133,23 +149,30 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
     for (int64_t i = 0; i < nt && st == PW_OK; ++i) {
         pw_gguf_tensor_info info;
         st = pw_gguf_tensor_info_get(ctx, g, i, &info);
-        if (st != PW_OK || !info.format_known || info.rank != 2) continue;
-        const pw__kernel *ks[2];
-        packing_kernels(ctx, info.format, ks);
-        if (strlen(info.name) == 0) continue;
-        for (int c = 0; c < 2 && st == PW_OK; ++c) {
-            const pw__kernel *k = ks[c];
-            if (k == NULL) continue;
+        if (st != PW_OK || !info.format_known || info.rank != 2 || strlen(info.name) == 0) continue;
+        pw_view v;
+        st = pw_gguf_tensor_view(ctx, g, i, &v);
+        int got = 0;
+        if (st == PW_OK) st = forms_for(ctx, &v, policy, &plan[n], &got);
+        for (int j = 0; j < got; ++j, ++n) {
             plan_entry *e = &plan[n];
-            st = pw_gguf_tensor_view(ctx, g, i, &e->view);
-            if (st == PW_OK) st = k->pack_plan(ctx, info.format, info.shape[0], info.shape[1], &e->desc);
-            if (st != PW_OK) break;
-            e->kernel = k;
-            recs[n] = (pw__cache_record){e->view.name, (uint32_t)info.format, info.shape[0], info.shape[1],
-                                        e->desc.family, k->info.name, e->desc.nr, e->desc.kr, e->desc.sr,
-                                        e->desc.group, e->desc.version, {0, 0}, e->desc.bytes};
+            pw__cache_record *r = &recs[n];
+            memset(r, 0, sizeof *r);
+            r->name = e->view.name;
+            r->kernel = e->kernel->info.name;
+            r->key.source = pw__cache_view_key(&e->view);
+            r->key.kind = PW_WEIGHT_BLOCKS;
+            r->key.format = info.format;
+            r->key.rows = info.shape[0];
+            r->key.in = info.shape[1];
+            pw__strlcpy(r->key.family, e->desc.family, sizeof r->key.family);
+            r->key.nr = e->desc.nr;
+            r->key.kr = e->desc.kr;
+            r->key.sr = e->desc.sr;
+            r->key.group = e->desc.group;
+            r->key.version = e->desc.version;
+            r->key.bytes = e->desc.bytes;
             if (e->desc.tile_bytes > max_tile) max_tile = e->desc.tile_bytes;
-            ++n;
         }
     }
     if (st == PW_OK) {
@@ -160,10 +183,11 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
     for (int64_t i = 0; i < n && st == PW_OK; ++i) {
         plan_entry *e = &plan[i];
         const double t0 = now_s();
-        pw__weights_key key;
-        st = pw__gguf_weight_key(ctx, &e->view, &e->desc, &key);
-        if (st == PW_OK) st = pack_entry(ctx, wr, i, e, chunk, buf);
-        if (st == PW_OK) st = pw__cache_writer_end_entry(wr, i, &key);
+        /* The content hash, for the full check; the source pages it reads are
+         * released as the packing goes through them. */
+        const pw__digest content = pw__cache_view_content(&e->view);
+        st = pack_entry(ctx, wr, i, e, chunk, buf);
+        if (st == PW_OK) st = pw__cache_writer_end_entry(wr, i, &content);
         if (st == PW_OK && o.progress)
             o.progress(o.progress_user, e->view.name, i, n, pw_view_bytes(&e->view), e->desc.bytes, now_s() - t0);
     }
@@ -177,5 +201,4 @@ pw_status pw_cache_prepack(pw_context *ctx, const char *gguf_path, const char *c
     pw__free(ctx, plan);
     pw_gguf_close(g);
     return st;
-#endif
 }

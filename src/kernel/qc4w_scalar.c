@@ -1,12 +1,12 @@
 /*
  * The QC4W oracle (unpacked: plain loops over the raw weights) and the
  * portable packed kernel, generic over the family's (nr, kr, sr). Both follow
- * the kernel contract of qc4w/qc4w.h to the bit; the oracle computes its
+ * the kernel contract of kernel/qc4w.h to the bit; the oracle computes its
  * integer sum as sum (q - zp) * w in int64, independently of the packer's
  * weight sums.
  */
 #include "format/blocks.h"
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <string.h>
 
@@ -54,8 +54,10 @@ void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs
     }
 }
 
-void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->desc;
+void pw__qc4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
+    void *yout = f16 ? (void *)c->y16 : (void *)c->y;
     const int32_t nr = d->nr, kr = d->kr, half = kr / 2;
     const int sr2 = d->sr == 2;
     const int64_t chunks = d->in_padded / kr;
@@ -64,7 +66,7 @@ void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t
         const uint8_t *tile = c->packed + (uint64_t)(t0 / nr) * d->tile_bytes;
         const int32_t cols = n1 - t0 < nr ? (int32_t)(n1 - t0) : nr;
         for (int64_t m = m0; m < m1; ++m) {
-            const uint8_t *row = c->lhs + (size_t)m * c->lhs_row_bytes;
+            const uint8_t *row = c->xq + (size_t)m * c->xq_row_bytes;
             const pw__qd8_header *h = pw__qd8_hdr(row);
             const int8_t *q = pw__qd8_q(row);
             for (int32_t ch = 0; ch < cols; ++ch) {
@@ -87,7 +89,7 @@ void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t
                 const float v = pw__qc4w_finish(isum, h->scale, rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),
                                                 rd_f32(tile + sums + 4u * (uint64_t)(2 * nr + ch)),
                                                 c->min, c->max);
-                store(c->y, m * c->ldy + t0 + ch, c->f16, v);
+                store(yout, m * c->ldy + t0 + ch, f16, v);
             }
         }
     }
@@ -96,18 +98,8 @@ void pw__qc4w_run_scalar(const pw__qc4w_call *c, int64_t n0, int64_t n1, int64_t
 /* One portable descriptor per family, so that every packer is exercised on
  * every machine and each family has a kernel at the scalar level. */
 #define PW__QC4W_SCALAR(NR, KR, SR)                                                         \
-    const pw__qc4w_kernel pw__qk_qc4w_n##NR##k##KR##s##SR##_scalar = {                     \
-        .name = "qc4w_n" #NR "k" #KR "s" #SR "_scalar",                                     \
-        .family = "qc4w_n" #NR "k" #KR "s" #SR,                                             \
-        .nr = NR,                                                                           \
-        .kr = KR,                                                                           \
-        .sr = SR,                                                                           \
-        .mr = 1,                                                                            \
-        .features = 0,                                                                      \
-        .isa = "scalar",                                                                    \
-        .priority = PW__PRIO_SCALAR,                                                        \
-        .max_k = INT64_MAX / 2048,                                                          \
-        .run = pw__qc4w_run_scalar};
+    const pw__kernel pw__k_qc4w_n##NR##k##KR##s##SR##_scalar = PW__QC4W_KERNEL(             \
+        NR, KR, SR, "scalar", 0, pw__qc4w_run_scalar, PW__PRIO_SCALAR, 1, INT64_MAX / 2048, 0);
 
 PW__QC4W_SCALAR(16, 8, 2)
 PW__QC4W_SCALAR(8, 8, 2)

@@ -1,10 +1,10 @@
 #if !defined(__AVX512F__) || !defined(__AVX512BW__)
-#error "qc4w_qd8_avx512.c needs -mavx512f -mavx512bw (cmake gives *_avx512.c these flags)"
+#error "qd8_avx512.c needs -mavx512f -mavx512bw (cmake gives *_avx512.c these flags)"
 #endif
 /*
- * The QD8 quantizer (qc4w/qd8.c) 16 lanes at a time, for the AVX-512 QC4W
+ * The QD8 quantizer (quant/qd8.c) 16 lanes at a time, for the AVX-512 QC4W
  * kernel: the same bits as pw__qd8_quantize_row, lane by lane. It reads K
- * floats and writes the row's header, q[Kp] and u[Kp] (layout in qc4w/qc4w.h).
+ * floats and writes the row's header, q[Kp] and u[Kp] (layout in quant/act.h).
  *
  *   min/max:  vminps(v, lo) is exactly `v < lo ? v : lo` (and vmaxps the
  *             `>` form), so the running extremes match the scalar loop's; a
@@ -16,7 +16,7 @@
  * Scale and zero point come from the shared pw__qd8_params. A row with a
  * value that is not finite goes to the portable quantizer, which names it.
  */
-#include "qc4w/qc4w.h"
+#include "quant/act.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -1,15 +1,15 @@
 /*
  * QD8: per-row asymmetric int8 quantization of the activations (layout of a
- * row in qc4w/qc4w.h). The range is the row's [min, max] widened to hold 0,
+ * row in quant/act.h). The range is the row's [min, max] widened to hold 0,
  * so that 0 is exactly representable (q = zp); zp is the nearest integer to
  * -128 - min / scale, nudged into [-128, 127].
  *
  * Rounding uses the 1.5 * 2^23 addition trick (round to nearest even for
  * |v| < 2^22) on values already clamped to [-256, 256], which SIMD versions
- * (a kernel's `quantize`, e.g. qc4w_qd8_avx512.c) repeat lane by lane: every
+ * (quant/x86/qd8_avx512.c) repeat lane by lane: every
  * quantizer gives these bits.
  */
-#include "qc4w/qc4w.h"
+#include "quant/act.h"
 
 #include <float.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * family: nr, kr and sr come from the kernel descriptor, so a packed buffer
  * and the kernel that reads it cannot disagree.
  */
-#include "qc4w/qc4w.h"
+#include "kernel/qc4w.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -45,6 +45,7 @@ pw_status pw__qc4w_pack_plan(pw_context *ctx, const char *family, int32_t nr, in
     PW__FAIL_IF(k > INT64_MAX - PW__QC4W_K_ALIGN, ctx, PW_ERR_OVERFLOW, "QC4W pack: K overflows");
     memset(d, 0, sizeof *d);
     d->family = family;
+    d->kind = PW_WEIGHT_QC4W;
     d->format = PW_FORMAT_COUNT;
     d->nr = nr;
     d->kr = kr;
@@ -167,4 +168,18 @@ void pw__qc4w_unpack(const pw__pack_desc *d, const uint8_t *packed, int zp, uint
         if (scale) scale[n] = get_f32(tile + sums + 4u * (uint64_t)(nr + c));
         if (bias) bias[n] = get_f32(tile + sums + 4u * (uint64_t)(2 * nr + c));
     }
+}
+
+pw_status pw__qc4w_plan(pw_context *ctx, const pw__kernel *k, pw_format format, int64_t out,
+                        int64_t in, pw__pack_desc *desc) {
+    (void)format;
+    return pw__qc4w_pack_plan(ctx, k->info.family, k->nr, k->kr, k->sr, out, in, desc);
+}
+
+void pw__qc4w_pack_source(const pw__pack_desc *d, const pw__source *src, int64_t o0, int64_t o1,
+                          uint8_t *dst) {
+    const pw__qc4w_source *q = src->qc4w;
+    /* dst is the tile of row o0; pw__qc4w_pack addresses tiles from the buffer's base */
+    pw__qc4w_pack(d, q->nk, q->zero_point, q->scale, q->bias, o0, o1,
+                  dst - (uint64_t)(o0 / d->nr) * d->tile_bytes);
 }

@@ -1,0 +1,168 @@
+/*
+ * Running a prepared weight: Y = X * W^T (+ bias, clamped), f32 or f16 out.
+ * X is scanned for values that are not finite (such a row gives a row of NaN,
+ * whatever the kernel: packwise/weight.h), quantized into the context's
+ * scratch in the kernel's activation form, and the kernel runs over the
+ * context's threads with the epilogue (kernel/kernel.h).
+ */
+#include "op/op.h"
+
+#include "format/format_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+void pw_run_args_init(pw_run_args *a) {
+    if (a == NULL) return;
+    memset(a, 0, sizeof *a);
+    a->struct_size = sizeof *a;
+}
+
+/* Nonzero when x[0..n) holds a NaN or an infinity: all exponent bits set. */
+static int row_not_finite(const float *x, int64_t n) {
+    uint32_t any = 0;
+    for (int64_t k = 0; k < n; ++k) {
+        uint32_t b;
+        memcpy(&b, &x[k], 4);
+        any |= (uint32_t)((b & 0x7F800000u) == 0x7F800000u);
+    }
+    return any != 0;
+}
+
+typedef struct scan_job {
+    const float *x;
+    int64_t ldx, in, n, per;
+    uint8_t *bad;
+} scan_job;
+
+static void scan_task(void *p, size_t t) {
+    const scan_job *j = p;
+    const int64_t i0 = (int64_t)t * j->per, i1 = i0 + j->per < j->n ? i0 + j->per : j->n;
+    for (int64_t i = i0; i < i1; ++i) j->bad[i] = (uint8_t)row_not_finite(j->x + i * j->ldx, j->in);
+}
+
+static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
+
+pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args *args) {
+    PW__FAIL_IF(ctx == NULL || cw == NULL || args == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_weight_run: ctx, weight and args must be non-NULL");
+    pw_weight *w = (pw_weight *)(uintptr_t)cw; /* preparation is serialized inside */
+    pw_run_args a;
+    pw_run_args_init(&a);
+    PW__FAIL_IF(args->struct_size == 0 || args->struct_size > sizeof a, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_weight_run: args.struct_size is %zu; use pw_run_args_init", args->struct_size);
+    memcpy(&a, args, args->struct_size);
+    const int64_t n = a.n, in = w->in, out = w->out;
+    const int64_t ldx = a.ldx ? a.ldx : in, ldy = a.ldy ? a.ldy : out;
+    PW__FAIL_IF(a.x == NULL || a.y == NULL || n < 1, ctx, PW_ERR_INVALID_ARGUMENT,
+                "weight '%s': x and y must be non-NULL and n >= 1 (n = %" PRId64 ")", w->name, n);
+    PW__FAIL_IF(ldx < in || ldy < out, ctx, PW_ERR_SHAPE,
+                "weight '%s': row strides ldx = %" PRId64 " (>= in = %" PRId64 ") and ldy = %" PRId64
+                " (>= out = %" PRId64 ") are too short",
+                w->name, ldx, in, ldy, out);
+    PW__FAIL_IF(a.y_type != PW_DTYPE_F32 && a.y_type != PW_DTYPE_F16, ctx, PW_ERR_INVALID_ARGUMENT,
+                "weight '%s': y_type %d is not F32 or F16", w->name, (int)a.y_type);
+    int64_t span;
+    PW__FAIL_IF(pw__mul_overflow_i64(n - 1, ldx > ldy ? ldx : ldy, &span) ||
+                    pw__add_overflow_i64(span, in > out ? in : out, &span) ||
+                    (uint64_t)span > SIZE_MAX / sizeof(float),
+                ctx, PW_ERR_OVERFLOW, "weight '%s': n = %" PRId64 " rows overflow", w->name, n);
+    const int c = n >= 2 ? PW__GEMM : PW__GEMV;
+    const pw__kernel *k = w->plan.k[c];
+    PW__FAIL_IF(k == NULL, ctx, PW_ERR_UNSUPPORTED,
+                "weight '%s' was created to serve %s only (pw_weight_options.serves), not n = %" PRId64,
+                w->name, c == PW__GEMV ? "n >= 2" : "n = 1", n);
+    if (!atomic_load_explicit(&w->ready[c], memory_order_acquire)) PW__TRY(pw__weight_ready(ctx, w, c));
+
+    /* Scratch: row flags, quantized rows, QD8 panels, f32 sums for a half output. */
+    const pw_activation act = k->info.activation;
+    const int64_t abs_ = pw__act_block_size(act);
+    PW__FAIL_IF(in % abs_ != 0, ctx, PW_ERR_SHAPE,
+                "kernel %s quantizes activations in blocks of %" PRId64 " but in is %" PRId64,
+                k->info.name, abs_, in);
+    const size_t row = act == PW_ACT_F32 ? 0 : pw__act_row_bytes(act, in);
+    const int32_t panel = n > 1 ? k->xq_panel : 0;
+    const int f16 = a.y_type == PW_DTYPE_F16;
+    size_t at_rows = align64((size_t)n), at_panels, at_sums, need;
+    PW__FAIL_IF((act != PW_ACT_F32 && row == 0) || __builtin_mul_overflow(row, (size_t)n, &at_panels) ||
+                    __builtin_add_overflow(at_panels, at_rows, &at_panels),
+                ctx, PW_ERR_OVERFLOW, "weight '%s': activation scratch for n = %" PRId64 " overflows",
+                w->name, n);
+    at_panels = align64(at_panels);
+    at_sums = at_panels + (panel > 0 ? align64(pw__qd8_panels_bytes(n, pw__qd8_k_padded(in), panel)) : 0);
+    need = at_sums + (f16 && !k->epilogue ? sizeof(float) * (size_t)n * (size_t)out : 0);
+    uint8_t *s = pw__ctx_scratch(ctx, need);
+    PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
+                "weight '%s': cannot allocate %zu bytes of scratch for n = %" PRId64, w->name, need, n);
+    uint8_t *bad = s;
+
+    /* Rows that hold a value that is not finite: their Y is NaN. */
+    scan_job sj = {a.x, ldx, in, n, n, bad};
+    const int threads = pw_context_threads(ctx);
+    if (threads > 1 && n * in >= (int64_t)1 << 16) {
+        sj.per = (n + 4 * threads - 1) / (4 * threads);
+        pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
+    } else {
+        scan_task(&sj, 0);
+    }
+    int64_t n_bad = 0;
+    for (int64_t i = 0; i < n; ++i) n_bad += bad[i];
+
+    pw__mm_call call;
+    memset(&call, 0, sizeof call);
+    call.out = out;
+    call.in = in;
+    call.n = n;
+    call.x = a.x;
+    call.ldx = ldx;
+    call.ldy = ldy;
+    call.min = w->min;
+    call.max = w->max;
+    if (f16)
+        call.y16 = a.y;
+    else
+        call.y = a.y;
+    const int fi = w->plan.form[c];
+    if (fi < 0) {
+        call.w = &w->view;
+    } else if (w->plan.forms[fi].kind == PW__FORM_COPY) {
+        call.w = &w->plan.forms[fi].copy_view;
+    } else {
+        call.packed = w->plan.forms[fi].data;
+        call.pack_desc = &w->plan.forms[fi].desc;
+    }
+    if (act != PW_ACT_F32) {
+        uint8_t *xq = s + at_rows;
+        pw__act_quantize_rows(ctx, act, a.x, ldx, n, in, xq, row);
+        call.xq = xq;
+        call.xq_row_bytes = row;
+        if (panel > 0) {
+            uint8_t *panels = s + at_panels;
+            pw__qd8_panel_rows(xq, row, pw__qd8_k_padded(in), panel, 0, n, panels);
+            call.xq_panels = panels;
+        }
+    }
+    pw__kernel_run(ctx, k, &call, w->bias, f16 && !k->epilogue ? (float *)(void *)(s + at_sums) : NULL);
+    if (n_bad > 0) {
+        for (int64_t i = 0; i < n; ++i) {
+            if (!bad[i]) continue;
+            for (int64_t o = 0; o < out; ++o) {
+                if (f16)
+                    ((uint16_t *)a.y)[i * ldy + o] = 0x7E00; /* quiet NaN */
+                else
+                    ((float *)a.y)[i * ldy + o] = NAN;
+            }
+        }
+    }
+    return PW_OK;
+}
+
+pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, const pw_weight *w, float *y) {
+    pw_run_args a;
+    pw_run_args_init(&a);
+    a.n = n;
+    a.x = x;
+    a.y = y;
+    return pw_weight_run(ctx, w, &a);
+}
