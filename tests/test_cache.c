@@ -10,6 +10,7 @@
  * never change. A writer killed with SIGKILL at 60 random points leaves either
  * the previous cache or a complete, valid new one.
  */
+// pw-test: tsan
 #include "pw_test.h"
 
 #include <signal.h>
@@ -248,8 +249,11 @@ static pid_t start_writer(const char *src) {
     REQUIRE(pid >= 0, "fork failed");
     if (pid == 0) {
         close(fds[0]);
+        /* One thread: the parent has worker threads, and a child of a threaded process
+         * must not start threads (POSIX; ThreadSanitizer stops such a child). */
         pw_context_options co;
         pw_context_options_init(&co);
+        co.threads = 1;
         co.memory_policy = PW_MEMORY_FASTEST; /* the forms the parent's weights use */
         pw_context *cc = NULL;
         pw_context_create(&co, &cc);

@@ -6,6 +6,7 @@
  * labelled [in, out], forced kernels, and thread-count independence.
  * Shapes: 37 rows x 3 blocks (odd rows, several blocks per row).
  */
+// pw-test: tsan
 #include "pw_test.h"
 
 #include <math.h>

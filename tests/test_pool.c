@@ -8,6 +8,7 @@
  * the cap; counts outside [2, PW_MAX_THREADS] are refused.
  */
 // pw-test: once
+// pw-test: tsan
 #include "pw_test.h"
 
 #include "base/pool.h"

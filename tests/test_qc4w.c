@@ -17,6 +17,7 @@
  * The packed bytes come from the library's packer (tested separately in
  * test_qc4w_pack.c), a transposed source through its nibble conversion.
  */
+// pw-test: tsan
 #include "pw_test.h"
 
 #include "format/blocks.h"

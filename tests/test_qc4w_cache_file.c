@@ -5,6 +5,7 @@
  * event) and bit-identical outputs. A corrupted entry fails its checksum when
  * first served: the weight packs again, same outputs.
  */
+// pw-test: tsan
 #include "pw_test.h"
 
 #include <unistd.h>

@@ -18,6 +18,7 @@
  *   the clean run's bits (the operator's policy for every weight kind);
  * - a weight runs from another context with the same bits (weights are shared).
  */
+// pw-test: tsan
 #include "pw_test.h"
 
 #include "format/blocks.h"

@@ -16,6 +16,7 @@
  * no cached thread stack, as a fresh process would.
  */
 // pw-test: once
+// pw-test: tsan
 // pw-test: timeout=300
 #include "pw_test.h"
 
