@@ -1,3 +1,4 @@
+// pw-test: tsan
 /*
  * One prepared weight shared by several serving threads, each with its own
  * context (packwise/weight.h, Threads): the packed bytes are held once, and
