@@ -211,16 +211,19 @@ static const pw__kernel *by_name(pw_context *ctx, const char *name) {
 }
 
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
-    const pw__kernel *simd = by_name(ctx, t->simd_kernel), *gemm = by_name(ctx, t->family_gemm_kernel);
+    const pw__kernel *simd = by_name(ctx, t->simd_kernel);
+    const pw__kernel *gemm = by_name(ctx, t->family_gemm_kernel);
     const pw__kernel *i8g = by_name(ctx, t->gemm_simd_kernel);
+    const pw__kernel *gemv_want =
+        simd && pw__kernel_usable(ctx, simd) ? simd : by_name(ctx, t->scalar_kernel);
     pw_context_clear_message(ctx);
-    const pw__kernel *gemv_want = simd && pw__kernel_usable(ctx, simd) ? simd : by_name(ctx, t->scalar_kernel);
     const pw__kernel *got = family_best(ctx, t, 1);
     CHECK(got == gemv_want, "%s at n = 1 at isa %s: %s, want %s", t->family,
           pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
           gemv_want ? gemv_want->info.name : "none");
     if (gemm != NULL) {
-        CHECK(gemm->min_n == 2 && gemm->info.tile_batch >= 2 && strcmp(gemm->info.family, t->family) == 0,
+        CHECK(gemm->min_n == 2 && gemm->info.tile_batch >= 2 &&
+                  strcmp(gemm->info.family, t->family) == 0,
               "%s: min_n %d, tile_batch %d, family %s", gemm->info.name, (int)gemm->min_n,
               (int)gemm->info.tile_batch, gemm->info.family);
         CHECK(i8g != NULL && gemm->priority < i8g->priority, "%s ranks %d, not below %s",

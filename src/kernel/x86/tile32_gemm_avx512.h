@@ -33,9 +33,10 @@
  *
  * Measured and not kept (A/B in one process, many interleaved rounds on the
  * shared machine): panels of at most 5 or 4 rows (no faster than 6 at n = 16
- * or 128); chunks of 512 or 1024 input values per tile with the sums in an L1
- * buffer between them, as the i8g kernel does (no faster: the q4x records of a
- * whole pass are small enough to come from L2 for every panel).
+ * or 128); chunks of 256 to 1024 input values per tile with the sums in an L1
+ * buffer between them, as the i8g kernel does, so that a chunk's records stay
+ * in L1 for every panel (no faster for q4x, and for q8x, whose records are
+ * twice the bytes, 0.95-1.01x of whole passes at n = 16, 32, 128).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
 #define PACKWISE_KERNEL_X86_TILE32_GEMM_AVX512_H
@@ -138,18 +139,15 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
                     switch (h) {
 #define PW__T32G_CASE(h_)                                                                        \
     case h_:                                                                                   \
-        if (h_ <= PW__T32G_MR)                                                                 \
-            pw__t32g_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,     \
-                           c->ldy, m0, m1, b1 > 0, pf, pf_end, pf_lines, block, h_);           \
+        pw__t32g_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
+                       m0, m1, b1 > 0, pf, pf_end, pf_lines, block, h_);                       \
         break;
                         PW__T32G_CASE(1)
                         PW__T32G_CASE(2)
                         PW__T32G_CASE(3)
                         PW__T32G_CASE(4)
                         PW__T32G_CASE(5)
-                        PW__T32G_CASE(6)
-                        PW__T32G_CASE(7)
-                        PW__T32G_CASE(8)
+                        PW__T32G_CASE(6) /* PW__T32G_MR */
 #undef PW__T32G_CASE
                     }
                     i += h;
