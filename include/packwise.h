@@ -27,6 +27,7 @@
 #include "packwise/qc4w.h"
 #include "packwise/fixtures.h"
 #include "packwise/cache.h"
+#include "packwise/file.h"
 
 #ifdef __cplusplus
 extern "C" {

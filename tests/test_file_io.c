@@ -252,6 +252,61 @@ static void test_open_fifo(pw_context *ctx) {
           status, SIGALRM);
 }
 
+/* The public output API (packwise/file.h): commit replaces, close without commit leaves the
+ * old bytes and no temporary, an input as destination and unknown flags are refused. */
+static void test_public_output(pw_context *ctx) {
+    clean();
+    const unsigned char old[] = "old bytes", fresh[] = "new bytes, longer";
+    FILE *f = fopen(at("out.bin"), "wb");
+    REQUIRE(f != NULL && fwrite(old, 1, sizeof old, f) == sizeof old, "write out.bin");
+    fclose(f);
+    pw_output *o = NULL;
+    CHECK_OK(pw_output_open(ctx, at("out.bin"), 0, NULL, 0, &o), ctx);
+    REQUIRE(o != NULL, "pw_output_open");
+    const char *tmp = pw_output_path(o);
+    CHECK(strstr(tmp, "out.bin.tmp.") != NULL && is_kind(tmp, S_IFREG), "writing '%s'", tmp);
+    CHECK(strcmp(pw_output_destination(o), at("out.bin")) == 0 ||
+              strstr(pw_output_destination(o), "/out.bin") != NULL,
+          "destination '%s'", pw_output_destination(o));
+    CHECK_OK(pw_output_write(ctx, o, fresh, 4), ctx);
+    char tmp_copy[1024];
+    snprintf(tmp_copy, sizeof tmp_copy, "%s", tmp);
+    pw_output_close(o); /* no commit */
+    CHECK(same_bytes(at("out.bin"), old, sizeof old), "an output closed unfinished changed the file");
+    CHECK(access(tmp_copy, F_OK) != 0, "the temporary %s is left behind", tmp_copy);
+    o = NULL;
+    CHECK_OK(pw_output_open(ctx, at("out.bin"), 0, NULL, 0, &o), ctx);
+    CHECK_OK(pw_output_write(ctx, o, fresh, sizeof fresh), ctx);
+    CHECK_OK(pw_output_commit(ctx, o), ctx);
+    CHECK(pw_output_write(ctx, o, fresh, 1) == PW_ERR_INVALID_ARGUMENT, "a write after the commit");
+    pw_output_close(o);
+    CHECK(same_bytes(at("out.bin"), fresh, sizeof fresh), "the commit did not replace the file");
+    const char *inputs[] = {NULL, at("out.bin")};
+    o = NULL;
+    CHECK(pw_output_open(ctx, at("out.bin"), 0, inputs, 2, &o) == PW_ERR_INVALID_ARGUMENT && o == NULL,
+          "an output that is an input: %s", pw_context_message(ctx));
+    CHECK(pw_output_open(ctx, at("out.bin"), 0x80, NULL, 0, &o) == PW_ERR_INVALID_ARGUMENT,
+          "unknown flags accepted");
+    CHECK(pw_output_open(ctx, "/dev/null", 0, NULL, 0, &o) != PW_OK && o == NULL,
+          "a device without PW_OUTPUT_SPECIAL_IN_PLACE");
+    CHECK_OK(pw_output_open(ctx, "/dev/null", PW_OUTPUT_SPECIAL_IN_PLACE, NULL, 0, &o), ctx);
+    CHECK(strcmp(pw_output_destination(o), "") == 0, "in place has no destination to replace");
+    CHECK_OK(pw_output_write(ctx, o, fresh, sizeof fresh), ctx);
+    CHECK_OK(pw_output_commit(ctx, o), ctx);
+    pw_output_close(o);
+    CHECK(is_kind("/dev/null", S_IFCHR), "/dev/null is no longer a device");
+    int fd = -1;
+    struct stat st;
+    CHECK(pw_input_open(ctx, dir, 0, &fd, &st) == PW_ERR_IO && fd < 0, "a folder opened as input");
+    CHECK(strcmp(pw_file_kind_name(S_IFDIR), "a directory") == 0, "kind %s",
+          pw_file_kind_name(S_IFDIR));
+    CHECK(pw_input_open(ctx, "/dev/null", PW_INPUT_REGULAR, &fd, NULL) == PW_ERR_IO,
+          "a device opened as a regular input");
+    CHECK_OK(pw_input_open(ctx, at("out.bin"), PW_INPUT_REGULAR, &fd, &st), ctx);
+    CHECK(fd >= 0 && st.st_size == (off_t)sizeof fresh, "input size %lld", (long long)st.st_size);
+    if (fd >= 0) close(fd);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s/test_file_io.%ld", PW_TEST_BINARY_DIR, (long)getpid());
     REQUIRE(mkdir(dir, 0700) == 0, "mkdir %s: %s", dir, strerror(errno));
@@ -259,6 +314,7 @@ int main(void) {
     test_special_destinations(ctx);
     test_prepack_onto_source(ctx);
     test_symlink_and_mode(ctx);
+    test_public_output(ctx);
 #ifdef PW_TEST_EMULATED
     /* qemu-user forks a threaded guest unreliably (its own assertions fail in the child) */
     printf("failing writes and FIFO inputs (forked children): not checked under an emulator\n");

@@ -109,7 +109,7 @@ int pw_bench_plot_check(const char *path) {
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return pw_cli_fail("bench", "--plot: '%s' is %s, not a regular file; it is left alone (name "
-                           "a regular file)", path, pw__file_kind(st.st_mode));
+                           "a regular file)", path, pw_file_kind_name(st.st_mode));
     if (system("command -v gnuplot >/dev/null 2>&1") != 0)
         return pw_cli_fail("bench", "--plot needs gnuplot on PATH (Debian: apt-get install gnuplot-nox)");
     return PW_EXIT_OK;
@@ -125,21 +125,21 @@ int pw_bench_plot(const pw_bench_results *r, const char *path) {
      * (a device, a FIFO, a folder) is refused, never removed or replaced. */
     pw_context *ctx = pw_cli_context("bench", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
-    pw__outfile f;
-    if (pw__outfile_open(ctx, &f, path, 0, NULL, 0) != PW_OK) {
+    pw_output *f = NULL;
+    if (pw_output_open(ctx, path, 0, NULL, 0, &f) != PW_OK) {
         rc = pw_cli_fail("bench", "--plot: %s", pw_context_message(ctx));
         pw_context_destroy(ctx);
         return rc;
     }
-    if (strpbrk(f.tmp, "'\"\\`$\n") != NULL)
+    if (strpbrk(pw_output_path(f), "'\"\\`$\n") != NULL)
         rc = pw_cli_fail("bench", "--plot %s: the folder's real path '%s' has a quote, backslash, '$' "
-                         "or newline, which gnuplot cannot take", path, f.dest);
+                         "or newline, which gnuplot cannot take", path, pw_output_destination(f));
     /* gnuplot reads the script from a pipe; if it dies early, writing must not kill us. */
     void (*old)(int) = signal(SIGPIPE, SIG_IGN);
     FILE *g = rc == PW_EXIT_OK ? popen("gnuplot", "w") : NULL;
     int status = -1;
     if (g != NULL) {
-        write_script(g, r, f.tmp);
+        write_script(g, r, pw_output_path(f));
         status = pclose(g);
     }
     signal(SIGPIPE, old);
@@ -149,11 +149,11 @@ int pw_bench_plot(const pw_bench_results *r, const char *path) {
     else if (rc == PW_EXIT_OK && (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
         rc = pw_cli_fail("bench", "--plot %s: gnuplot failed (status %d; its messages are above)",
                          path, status);
-    else if (rc == PW_EXIT_OK && (stat(f.tmp, &st) != 0 || st.st_size == 0))
+    else if (rc == PW_EXIT_OK && (stat(pw_output_path(f), &st) != 0 || st.st_size == 0))
         rc = pw_cli_fail("bench", "--plot %s: gnuplot wrote no chart", path);
-    else if (rc == PW_EXIT_OK && pw__outfile_commit(ctx, &f, PW__OUT_KEEP_SIZE) != PW_OK)
+    else if (rc == PW_EXIT_OK && pw_output_commit(ctx, f) != PW_OK)
         rc = pw_cli_fail("bench", "--plot: %s", pw_context_message(ctx));
-    pw__outfile_abort(&f);
+    pw_output_close(f);
     pw_context_destroy(ctx);
     return rc;
 }

@@ -8,7 +8,6 @@
 
 #include "packwise.h"
 
-#include "base/file_io.h"
 
 #include <stdio.h>
 
@@ -33,7 +32,7 @@ int pw_cli_fail_status(const char *cmd, pw_context *ctx, pw_status st, const cha
 pw_context *pw_cli_context(const char *cmd, int trace, int threads);
 
 /*
- * Output files of the commands (cli_io.c over base/file_io.h). "-" is stdout; a
+ * Output files of the commands (cli_io.c over packwise/file.h). "-" is stdout; a
  * character device or FIFO (/dev/null, a pipe) is written in place; anything else goes
  * to a temporary beside it, renamed over it only when every byte is written, so a
  * failure (a full disk) leaves the old file, or none, and never a partial one. An
@@ -42,11 +41,11 @@ pw_context *pw_cli_context(const char *cmd, int trace, int threads);
  * after printing "packwise <cmd>: <message naming the path>" on failure; a failed write
  * or commit has already removed the temporary.
  */
-int pw_cli_out_open(const char *cmd, pw_context *ctx, pw__outfile *f, const char *path,
+int pw_cli_out_open(const char *cmd, pw_context *ctx, pw_output **f, const char *path,
                     const char *const *inputs, size_t n_inputs);
-int pw_cli_out_write(const char *cmd, pw_context *ctx, pw__outfile *f, const void *data,
+int pw_cli_out_write(const char *cmd, pw_context *ctx, pw_output *f, const void *data,
                      size_t bytes);
-int pw_cli_out_commit(const char *cmd, pw_context *ctx, pw__outfile *f);
+int pw_cli_out_commit(const char *cmd, pw_context *ctx, pw_output *f);
 
 /* Open, write and commit in one call. */
 int pw_cli_write_file(const char *cmd, pw_context *ctx, const char *path, const void *data,

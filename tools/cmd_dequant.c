@@ -16,7 +16,7 @@
 /* Blocks decoded per chunk (at most 64 Ki floats of the largest block size). */
 #define CHUNK_ELEMENTS 65536
 
-static int dequant(pw_context *ctx, const char *file, const pw_view *v, pw__outfile *out) {
+static int dequant(pw_context *ctx, const char *file, const pw_view *v, pw_output *out) {
     const pw_format_info *info = pw_format_get(v->format);
     const uint64_t blocks = (uint64_t)pw_view_blocks(v);
     const uint64_t per_chunk = CHUNK_ELEMENTS / (uint64_t)info->block_size;
@@ -96,11 +96,11 @@ int pw_cli_dequant_run(const pw_cli_dequant_args *a) {
         goto done;
     }
     /* The file is mapped: an output that is the file itself is refused before it is touched. */
-    pw__outfile out;
+    pw_output *out = NULL;
     rc = pw_cli_out_open("dequant", ctx, &out, out_path, &file, 1);
-    if (rc == PW_EXIT_OK && !empty) rc = dequant(ctx, file, &v, &out);
-    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("dequant", ctx, &out);
-    pw__outfile_abort(&out);
+    if (rc == PW_EXIT_OK && !empty) rc = dequant(ctx, file, &v, out);
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("dequant", ctx, out);
+    pw_output_close(out);
 done:
     pw_gguf_close(g);
     pw_context_destroy(ctx);

@@ -73,24 +73,24 @@ int pw_cli_fixtures_run(const pw_cli_fixtures_args *a) {
                      : PW_ERR_OUT_OF_MEMORY;
         }
     }
-    pw__outfile fo, fv;
-    pw__outfile_init(&fo);
-    pw__outfile_init(&fv);
+    pw_output *fo = NULL, *fv = NULL;
     if (st != PW_OK) rc = pw_cli_fail_status("fixtures", ctx, st, pw_format_get(g.format)->name);
     else rc = pw_cli_out_open("fixtures", ctx, &fo, out, NULL, 0);
     /* Both outputs are opened before either is written: one file for both is refused. */
     if (rc == PW_EXIT_OK && values != NULL) {
         rc = pw_cli_out_open("fixtures", ctx, &fv, values, &out, 1);
-        if (rc == PW_EXIT_OK && (strcmp(out, values) == 0 || (fo.dest[0] && strcmp(fo.dest, fv.dest) == 0)))
+        if (rc == PW_EXIT_OK && (strcmp(out, values) == 0 || (pw_output_destination(fo)[0] &&
+                                  strcmp(pw_output_destination(fo),
+                                         pw_output_destination(fv)) == 0)))
             rc = pw_cli_fail("fixtures", "-o and --values name the same file '%s'", values);
     }
-    if (rc == PW_EXIT_OK) rc = pw_cli_out_write("fixtures", ctx, &fo, buf, (size_t)bytes);
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_write("fixtures", ctx, fo, buf, (size_t)bytes);
     if (rc == PW_EXIT_OK && values != NULL)
-        rc = pw_cli_out_write("fixtures", ctx, &fv, vals, sizeof(float) * (size_t)count);
-    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("fixtures", ctx, &fo);
-    if (rc == PW_EXIT_OK && values != NULL) rc = pw_cli_out_commit("fixtures", ctx, &fv);
-    pw__outfile_abort(&fo);
-    pw__outfile_abort(&fv);
+        rc = pw_cli_out_write("fixtures", ctx, fv, vals, sizeof(float) * (size_t)count);
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("fixtures", ctx, fo);
+    if (rc == PW_EXIT_OK && values != NULL) rc = pw_cli_out_commit("fixtures", ctx, fv);
+    pw_output_close(fo);
+    pw_output_close(fv);
     free(buf);
     free(vals);
     pw_context_destroy(ctx);

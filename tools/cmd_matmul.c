@@ -22,7 +22,7 @@
 static float *read_raw_floats(pw_context *ctx, const char *path, size_t *count) {
     int fd = -1;
     struct stat sb;
-    if (pw__input_open(ctx, path, PW__IN_REGULAR, &fd, &sb) != PW_OK) {
+    if (pw_input_open(ctx, path, PW_INPUT_REGULAR, &fd, &sb) != PW_OK) {
         pw_cli_fail("matmul", "--x: %s", pw_context_message(ctx));
         return NULL;
     }
@@ -150,7 +150,7 @@ int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
     snprintf(xpath, sizeof xpath, "%.*s", x_is_gguf ? (int)(strrchr(xspec, ':') - xspec) : (int)strlen(xspec),
              xspec);
     const char *inputs[3] = {file, xpath, cache};
-    pw__outfile of;
+    pw_output *of = NULL;
     int rc = pw_cli_out_open("matmul", ctx, &of, out, inputs, 3);
     if (rc != PW_EXIT_OK) {
         pw_context_destroy(ctx);
@@ -208,7 +208,7 @@ int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
     struct stat cst;
     if (cache != NULL && stat(cache, &cst) == 0 && !S_ISREG(cst.st_mode)) {
         rc = pw_cli_fail("matmul", "--cache: '%s' is %s, not a regular file", cache,
-                         pw__file_kind(cst.st_mode));
+                         pw_file_kind_name(cst.st_mode));
         goto done;
     }
     if (cache != NULL && (st = pw_cache_open(ctx, cache, &pc)) != PW_OK) {
@@ -225,10 +225,10 @@ int pw_cli_matmul_run(const pw_cli_matmul_args *m) {
         rc = pw_cli_fail_status("matmul", ctx, st, weight);
         goto done;
     }
-    rc = pw_cli_out_write("matmul", ctx, &of, y, y_bytes);
-    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("matmul", ctx, &of);
+    rc = pw_cli_out_write("matmul", ctx, of, y, y_bytes);
+    if (rc == PW_EXIT_OK) rc = pw_cli_out_commit("matmul", ctx, of);
 done:
-    pw__outfile_abort(&of);
+    pw_output_close(of);
     pw_weight_destroy(h);
     pw_cache_close(pc);
     pw_gguf_close(g);

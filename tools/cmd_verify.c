@@ -33,7 +33,7 @@ static void input_free(input *in) {
 static int read_input(pw_context *ctx, const char *file, uint64_t need, input *in) {
     int fd = -1;
     struct stat sb;
-    if (pw__input_open(ctx, file, 0, &fd, &sb) != PW_OK) return pw_cli_fail("verify", "%s", pw_context_message(ctx));
+    if (pw_input_open(ctx, file, 0, &fd, &sb) != PW_OK) return pw_cli_fail("verify", "%s", pw_context_message(ctx));
     int rc = PW_EXIT_OK;
     if (S_ISREG(sb.st_mode)) {
         in->length = (uint64_t)sb.st_size;
@@ -64,7 +64,7 @@ static int read_input(pw_context *ctx, const char *file, uint64_t need, input *i
     close(fd);
     if (rc == PW_EXIT_OK && in->length > need)
         rc = pw_cli_fail("verify", "'%s' (%s) holds more than the %llu bytes of the fixture; refused after "
-                         "reading %llu bytes", file, pw__file_kind(sb.st_mode), (unsigned long long)need,
+                         "reading %llu bytes", file, pw_file_kind_name(sb.st_mode), (unsigned long long)need,
                          (unsigned long long)in->length);
     return rc;
 }
