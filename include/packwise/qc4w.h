@@ -50,7 +50,7 @@ enum pw_qc4w_flag {
 
 /**
  * Raw QC4W weights, as the model holds them. Every pointer is borrowed and
- * only read, and only during pw_qc4w_fc_create(). Initialise with
+ * only read, and only during pw_weight_create_qc4w(). Initialise with
  * pw_qc4w_weights_init(); new fields are only ever appended.
  */
 typedef struct pw_qc4w_weights {
