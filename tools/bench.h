@@ -54,7 +54,10 @@ typedef struct pw_bench_result {
     double median_s;
     double gflops;         /* 2 * out * in * n / median_s, 1e9 per second */
     double weight_gbps;    /* row-major weight bytes / median_s */
-    double fraction;       /* GEMV: of read bandwidth; GEMM: of int8 peak */
+    double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of int8 peak */
+    double ceiling_gbps;   /* GEMV: the same bytes streamed, sampled between the kernel's runs */
+    double machine_fraction; /* GEMV: of the machine section's read bandwidth (context) */
+    int ceiling_invalid;   /* GEMV: fraction above PW_BENCH_CEILING_SLACK: the ceiling is wrong */
     int reps;
     int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0 */
     int cold;              /* the weight (and any packed copy) was flushed before each run */
@@ -131,6 +134,32 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *r
                              size_t read_bytes, pw_bench_machine *m);
 /* Bytes of the bandwidth buffer: much larger than the last-level cache. */
 size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
+
+/*
+ * A GEMV case's own ceiling: a streaming read of a buffer of the case's bytes,
+ * allocated as the library allocates packed weights (2 MiB aligned, huge pages
+ * asked for, from 4 MiB), flushed from the caches before each sample as the
+ * weight is, read on the context's threads in contiguous chunks (8 per thread)
+ * with the widest loads and the read loops' prefetch. The caller takes one
+ * sample after each of the kernel's, so both see the same moments of a shared
+ * machine; both figures are medians of their undisturbed samples. A kernel
+ * above PW_BENCH_CEILING_SLACK of it means the ceiling was mismeasured, and the
+ * case is flagged, never reported as a result.
+ */
+#define PW_BENCH_CEILING_SLACK 1.02
+typedef struct pw_bench_ceiling {
+    uint8_t *buffer;
+    size_t bytes;      /* read per sample: chunks x chunk */
+    size_t chunk, chunks;
+    pw_bench_sampler s;
+} pw_bench_ceiling;
+/* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */
+int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
+/* Flush the buffer, then time one read of it on ctx's threads. */
+void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c);
+/* GB/s of the median undisturbed sample (0 when none was taken). */
+double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
+void pw_bench_ceiling_free(pw_bench_ceiling *c);
 
 /* Per-ISA loops (bench_peak_<isa>.c; only the ones of this architecture are built).
  * int8 loops run `iters` iterations of independent register-only chains and

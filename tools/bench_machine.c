@@ -271,3 +271,60 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *b
     }
     return PW_EXIT_OK;
 }
+
+/* --- a GEMV case's own ceiling (bench.h) --- */
+
+typedef struct range_task {
+    read_fn fn;
+    const uint8_t *base;
+    size_t per_thread;
+    uint64_t sink;
+} range_task;
+
+static void run_range(void *p, size_t i) {
+    range_task *t = p;
+    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->per_thread, t->per_thread), __ATOMIC_RELAXED);
+}
+
+int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads) {
+    memset(c, 0, sizeof *c);
+    if (threads < 1) threads = 1;
+    /* 8 contiguous chunks per thread, taken in order by whichever thread is free (so a
+     * thread that starts late does not hold the others up, as a kernel's row ranges
+     * even out), each a multiple of 4 KiB (the read loops step by 256 bytes) */
+    c->chunks = 8 * (size_t)threads;
+    c->chunk = bytes / c->chunks / 4096 * 4096;
+    if (c->chunk == 0) {
+        c->chunk = 4096;
+        c->chunks = bytes / 4096 ? bytes / 4096 : 1;
+    }
+    c->bytes = c->chunk * c->chunks;
+    const pw_allocator lib = pw_allocator_default();
+    c->buffer = lib.alloc(lib.user, c->bytes, c->bytes >= ((size_t)4 << 20) ? (size_t)2 << 20 : 64);
+    if (c->buffer == NULL)
+        return pw_cli_fail("bench", "out of memory for a %zu-byte ceiling buffer", c->bytes);
+    for (size_t i = 0; i < c->bytes; i += 4096) memset(c->buffer + i, (int)(i >> 12) & 0xff, 4096);
+    pw_bench_sampler_init(&c->s, threads);
+    return PW_EXIT_OK;
+}
+
+void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c) {
+    range_task t = {pick_read(ctx), c->buffer, c->chunk, 0};
+    pw_bench_flush(c->buffer, c->bytes);
+    pw_bench_sample_start(&c->s);
+    pw_context_parallel_for(ctx, run_range, &t, c->chunks);
+    pw_bench_sample_stop(&c->s);
+}
+
+double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
+    if (c->s.nall == 0) return 0;
+    return (double)c->bytes / pw_bench_sample_median(&c->s) * 1e-9;
+}
+
+void pw_bench_ceiling_free(pw_bench_ceiling *c) {
+    if (c->buffer != NULL) {
+        const pw_allocator lib = pw_allocator_default();
+        lib.free(lib.user, c->buffer);
+    }
+    memset(c, 0, sizeof *c);
+}

@@ -4,9 +4,14 @@
  * + pw_matmul_wt (the dispatcher's kernel, or --kernel's), as GFLOP/s, weight
  * GB/s and a fraction of what this machine measured in the same run:
  *
- *   GEMV (n == 1): weight_gbps / read bandwidth. Cold: the weight bytes and
- *                  every block the library holds (a packed copy included) are
- *                  flushed from the caches before each timed call.
+ *   GEMV (n == 1): weight_gbps / the case's own read ceiling: a buffer of the
+ *                  weight's bytes streamed on the same threads, flushed the
+ *                  same way, one sample after each of the kernel's
+ *                  (pw_bench_ceiling); above 1.02 the case is flagged, as the
+ *                  ceiling was mismeasured. Cold: the weight bytes and every
+ *                  block the library holds (a packed copy included) are
+ *                  flushed from the caches before each timed call. The machine
+ *                  section's read bandwidth stays as context (machine_fraction).
  *   GEMM (n >= 2): gflops / int8 peak, warm, packing excluded (pack_s is
  *                  reported once, on the case that packed), plus ratios to the
  *                  reference kernel and to an F32 weight of the same shape,
@@ -306,6 +311,13 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     pw_bench_sampler s;
     pw_bench_sampler_init(&s, c->threads);
     c->cold = !gemm;
+    /* GEMV: the same bytes streamed, one sample after each of the kernel's (A, B, A, B) */
+    pw_bench_ceiling ceiling;
+    memset(&ceiling, 0, sizeof ceiling);
+    if (!gemm) {
+        const int rc = pw_bench_ceiling_init(&ceiling, (size_t)w->size, c->threads);
+        if (rc != PW_EXIT_OK) return rc;
+    }
     while (pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
         if (!gemm) {
             c->cold &= pw_bench_flush(w->bytes, (size_t)w->size);
@@ -314,7 +326,11 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
         pw_bench_sample_start(&s);
         st = pw_matmul_wt(b->ctx, x, c->n, h, y);
         pw_bench_sample_stop(&s);
-        if (st != PW_OK) return pw_cli_fail_status("bench", b->ctx, st, w->name);
+        if (st != PW_OK) {
+            pw_bench_ceiling_free(&ceiling);
+            return pw_cli_fail_status("bench", b->ctx, st, w->name);
+        }
+        if (!gemm) pw_bench_ceiling_sample(b->ctx, &ceiling);
     }
     c->reps = s.nall;
     c->clean_reps = s.nclean;
@@ -323,8 +339,15 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
     c->weight_gbps = (double)w->size / c->median_s * 1e-9;
     const pw_bench_machine *m = machine_for(b->r, c->threads);
-    if (m != NULL)
-        c->fraction = gemm ? c->gflops / m->int8_gops : c->weight_gbps / m->read_gbps;
+    if (gemm) {
+        if (m != NULL) c->fraction = c->gflops / m->int8_gops;
+    } else {
+        c->ceiling_gbps = pw_bench_ceiling_gbps(&ceiling);
+        pw_bench_ceiling_free(&ceiling);
+        if (m != NULL) c->machine_fraction = c->weight_gbps / m->read_gbps;
+        if (c->ceiling_gbps > 0) c->fraction = c->weight_gbps / c->ceiling_gbps;
+        c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK;
+    }
     return PW_EXIT_OK;
 }
 

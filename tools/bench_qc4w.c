@@ -17,7 +17,10 @@ typedef struct qc4w_case {
     char kernel[64];
     int64_t out, in, n;
     int threads, reps, cold;
+    int clean_reps;
     double median_s, gflops, weight_gbps, fraction, pack_s;
+    double ceiling_gbps, machine_fraction; /* GEMV: as pw_bench_result's */
+    int ceiling_invalid;
     uint64_t weight_bytes;
 } qc4w_case;
 
@@ -49,27 +52,40 @@ static void print_json(const qc4w_case *c) {
     printf("{\"kind\":\"%s\",\"format\":\"QC4W\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
            ",\"n\":%" PRId64 ",\"threads\":%d,\"median_s\":%.6e,\"gflops\":%.6g,"
            "\"weight_gbps\":%.6g,\"fraction\":%.6g,\"reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64
-           ",\"pack_s\":%.6e,\"pack_ns_per_weight\":%.6g}\n",
+           ",\"pack_s\":%.6e,\"pack_ns_per_weight\":%.6g,\"clean_reps\":%d",
            c->gemm ? "gemm" : "gemv", c->kernel, c->out, c->in, c->n, c->threads, c->median_s,
            c->gflops, c->weight_gbps, c->fraction, c->reps, c->cold ? "true" : "false",
-           c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in));
+           c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in),
+           c->clean_reps);
+    if (!c->gemm)
+        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
+               c->ceiling_gbps, c->ceiling_invalid ? "false" : "true", c->machine_fraction);
+    printf("}\n");
     fflush(stdout);
 }
 
 static void print_table(const qc4w_case *c, size_t count) {
     printf("\nQD8 x QC4W fully connected (GEMV: batch 1, packed weights flushed before each run, "
-           "fraction of read bandwidth; GEMM: fraction of int8 peak; pack: operator creation "
+           "fraction of the same bytes streamed in the same run, ceil_GB/s; GEMM: fraction of int8 peak; pack: operator creation "
            "without a cache)\n");
-    printf("%-4s %-24s %6s %6s %4s %2s %10s %9s %8s %12s %10s\n", "kind", "kernel", "out", "in",
-           "n", "T", "median_ms", "GFLOP/s", "GB/s", "fraction", "pack_ns/w");
+    printf("%-4s %-24s %6s %6s %4s %2s %10s %9s %8s %9s %12s %10s\n", "kind", "kernel", "out", "in",
+           "n", "T", "median_ms", "GFLOP/s", "GB/s", "ceil_GB/s", "fraction", "pack_ns/w");
+    int invalid = 0;
     for (size_t i = 0; i < count; ++i) {
-        char frac[32];
-        snprintf(frac, sizeof frac, "%5.1f%% %s", 100.0 * c[i].fraction, c[i].gemm ? "int8" : "bw");
-        printf("%-4s %-24s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %12s %10.3f\n",
+        char frac[32], ceil[16] = "-";
+        snprintf(frac, sizeof frac, "%5.1f%% %s%s", 100.0 * c[i].fraction, c[i].gemm ? "int8" : "bw",
+                 c[i].ceiling_invalid ? "!" : "");
+        if (!c[i].gemm) snprintf(ceil, sizeof ceil, "%.2f", c[i].ceiling_gbps);
+        invalid += c[i].ceiling_invalid;
+        printf("%-4s %-24s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %9s %12s %10.3f\n",
                c[i].gemm ? "gemm" : "gemv", c[i].kernel, c[i].out, c[i].in, c[i].n, c[i].threads,
-               1e3 * c[i].median_s, c[i].gflops, c[i].weight_gbps, frac,
+               1e3 * c[i].median_s, c[i].gflops, c[i].weight_gbps, ceil, frac,
                1e9 * c[i].pack_s / ((double)c[i].out * (double)c[i].in));
     }
+    if (invalid)
+        printf("! the kernel read faster than the same bytes streamed in the same run (above %.0f%%): "
+               "that ceiling was mismeasured, and the fraction is not a result\n",
+               100.0 * PW_BENCH_CEILING_SLACK);
 }
 
 typedef struct weights {
@@ -142,24 +158,41 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         const int min_reps = o->quick ? 2 : c->gemm ? 3 : 5;
         const int max_reps = o->quick ? 3 : c->gemm ? 11 : 21;
         const double budget = c->gemm ? 1.0 : 0.5;
-        double tm[21], spent = 0;
+        pw_bench_sampler s;
+        pw_bench_sampler_init(&s, threads);
+        pw_bench_ceiling ceiling;
+        memset(&ceiling, 0, sizeof ceiling);
+        if (!c->gemm && (rc = pw_bench_ceiling_init(&ceiling, (size_t)c->weight_bytes, threads)) != PW_EXIT_OK)
+            break;
         c->cold = !c->gemm;
-        while (st == PW_OK && c->reps < max_reps && (c->reps < min_reps || spent < budget)) {
+        /* GEMV: one sample of the same bytes streamed after each of the kernel's (A, B, A, B) */
+        while (st == PW_OK && pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
             if (!c->gemm) c->cold &= pw_weight_evict(op);
-            const double s = pw_bench_now();
+            pw_bench_sample_start(&s);
             st = pw_matmul_wt(ctx, x, c->n, op, y);
-            tm[c->reps] = pw_bench_now() - s;
-            spent += tm[c->reps++];
+            pw_bench_sample_stop(&s);
+            if (!c->gemm) pw_bench_ceiling_sample(ctx, &ceiling);
         }
         if (st != PW_OK) {
+            pw_bench_ceiling_free(&ceiling);
             rc = pw_cli_fail_status("bench", ctx, st, "QC4W run");
             break;
         }
-        c->median_s = pw_bench_median(tm, c->reps);
+        c->reps = s.nall;
+        c->clean_reps = s.nclean;
+        c->median_s = pw_bench_sample_median(&s);
         if (c->median_s < 1e-9) c->median_s = 1e-9;
         c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
         c->weight_gbps = (double)c->weight_bytes / c->median_s * 1e-9;
-        if (m != NULL) c->fraction = c->gemm ? c->gflops / m->int8_gops : c->weight_gbps / m->read_gbps;
+        if (c->gemm) {
+            if (m != NULL) c->fraction = c->gflops / m->int8_gops;
+        } else {
+            c->ceiling_gbps = pw_bench_ceiling_gbps(&ceiling);
+            pw_bench_ceiling_free(&ceiling);
+            if (m != NULL) c->machine_fraction = c->weight_gbps / m->read_gbps;
+            if (c->ceiling_gbps > 0) c->fraction = c->weight_gbps / c->ceiling_gbps;
+            c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK;
+        }
         if (o->json) print_json(c);
     }
     pw_weight_destroy(op);

@@ -28,6 +28,10 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
            c->clean_reps, c->cold ? "true" : "false", c->weight_bytes);
     printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64, pw_memory_policy_name(c->policy),
            c->packed_bytes);
+    if (!c->gemm)
+        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
+               json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",
+               json_num(c->machine_fraction));
     if (c->pack_s > 0) printf(",\"pack_s\":%.6e", c->pack_s);
     if (c->ref_ratio > 0)
         printf(",\"ref_kernel\":\"%s\",\"ref_ratio\":%.6g", c->ref_kernel, json_num(c->ref_ratio));
@@ -37,7 +41,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
 }
 
 void pw_bench_print_table(const pw_bench_results *r) {
-    printf("machine, measured in this run (GEMV fraction: of read bandwidth; GEMM: of int8 peak)");
+    printf("machine, measured in this run (context; GEMV fraction: of each case's own read of "
+           "the same bytes, ceiling_GB/s; GEMM: of int8 peak)");
     if (r->load_average >= 0) printf("; load average %.2f at the start", r->load_average);
     printf("\n");
     printf("%7s %10s %11s %11s  %-11s %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
@@ -48,9 +53,10 @@ void pw_bench_print_table(const pw_bench_results *r) {
                (double)m->read_bytes / (1 << 20), m->int8_gops, m->peak_isa, m->read_clean,
                m->peak_clean);
     }
-    printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %14s %7s %7s %8s %7s\n", "kind",
+    printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %9s %14s %7s %7s %8s %7s\n", "kind",
            "format", "policy", "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s",
-           "fraction", "x_ref", "x_f32", "pack_ms", "packed");
+           "ceil_GB/s", "fraction", "x_ref", "x_f32", "pack_ms", "packed");
+    int invalid = 0;
     int disturbed = 0;
     for (int i = 0; i < r->nmachine; ++i)
         if (r->machine[i].read_clean == 0 || r->machine[i].peak_clean == 0)
@@ -60,7 +66,11 @@ void pw_bench_print_table(const pw_bench_results *r) {
     for (size_t i = 0; i < r->count; ++i) {
         const pw_bench_result *c = &r->cases[i];
         char frac[32], xref[16] = "-", xf32[16] = "-", pack[16] = "-";
-        snprintf(frac, sizeof frac, "%5.1f%% %s", 100.0 * c->fraction, c->gemm ? "int8" : "bw");
+        snprintf(frac, sizeof frac, "%5.1f%% %s%s", 100.0 * c->fraction, c->gemm ? "int8" : "bw",
+                 c->ceiling_invalid ? "!" : "");
+        invalid += c->ceiling_invalid;
+        char ceil[16] = "-";
+        if (!c->gemm) snprintf(ceil, sizeof ceil, "%.2f", c->ceiling_gbps);
         if (c->ref_ratio > 0) snprintf(xref, sizeof xref, "%.1f", c->ref_ratio);
         if (c->f32_ratio > 0) snprintf(xf32, sizeof xf32, "%.2f", c->f32_ratio);
         if (c->pack_s > 0) snprintf(pack, sizeof pack, "%.1f", 1e3 * c->pack_s);
@@ -68,12 +78,16 @@ void pw_bench_print_table(const pw_bench_results *r) {
         char packed[16];
         snprintf(packed, sizeof packed, "%.2fx", (double)c->packed_bytes / (double)c->weight_bytes);
         printf("%-4s %-6s %-8s %-28s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f%c %9.2f %8.2f "
-               "%14s %7s %7s %8s %7s\n",
+               "%9s %14s %7s %7s %8s %7s\n",
                c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name,
                pw_memory_policy_name(c->policy), c->kernel, c->out, c->in, c->n, c->threads,
-               1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops, c->weight_gbps, frac, xref,
+               1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops, c->weight_gbps, ceil, frac, xref,
                xf32, pack, packed);
     }
+    if (invalid)
+        printf("! the kernel read faster than the same bytes streamed in the same run (above %.0f%%): "
+               "that ceiling was mismeasured, and the fraction is not a result\n",
+               100.0 * PW_BENCH_CEILING_SLACK);
     if (disturbed)
         printf("* no run of this case kept its threads on a CPU 80%% of the time (a loaded machine, "
                "or work that does not spread over the threads): its median is of disturbed runs\n");
