@@ -82,6 +82,27 @@ static void check_tags(pw_context *ctx, pw_format f, pw_layout l) {
     CHECK_OK(pw_disagreement(ctx, buf, n + 1, f, ROWS, BLOCKS, l, &r), ctx);
     CHECK(r.kind == PW_LONG && strstr(r.message, "long"), "%s %s long: %s", fi->name, lname, r.message);
 
+    /* A wrong row or block count: the lengths come first (both, and the whole blocks), not
+     * a misplaced block. */
+    {
+        char given[32], expected[32];
+        const int64_t more = l.order == PW_ORDER_ROW_TILED ? l.tile_rows : 1; /* whole tiles */
+        snprintf(given, sizeof given, "%llu bytes given", (unsigned long long)n);
+        snprintf(expected, sizeof expected, "%llu expected",
+                 (unsigned long long)(n + (uint64_t)(more * BLOCKS * bb)));
+        CHECK_OK(pw_disagreement(ctx, buf, n, f, ROWS + more, BLOCKS, l, &r), ctx);
+        CHECK(r.kind == PW_SHORT && strstr(r.message, given) && strstr(r.message, expected) &&
+                  strstr(r.message, "whole blocks") &&
+                  strstr(r.message, given) < strstr(r.message, "block ("),
+              "%s %s rows + 1: %s", fi->name, lname, r.message);
+        snprintf(expected, sizeof expected, "%llu expected",
+                 (unsigned long long)(n - (uint64_t)(ROWS * bb)));
+        CHECK_OK(pw_disagreement(ctx, buf, n, f, ROWS, BLOCKS - 1, l, &r), ctx);
+        CHECK(r.kind == PW_LONG && strstr(r.message, given) && strstr(r.message, expected) &&
+                  strstr(r.message, "row and block counts"),
+              "%s %s blocks - 1: %s", fi->name, lname, r.message);
+    }
+
     /* The other order: named as such, with the expected flat index and the order. */
     if (l.order != PW_ORDER_ROW_TILED) {
         const pw_layout other = {l.order == PW_ORDER_ROW_MAJOR ? PW_ORDER_INPUT_BLOCK_MAJOR

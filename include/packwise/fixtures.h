@@ -62,8 +62,9 @@ typedef enum pw_disagreement_kind {
     PW_WRONG_BLOCK = 1,    /**< a slot holds another block's bytes (found_row, found_block) */
     PW_WRONG_BYTE = 2,     /**< a slot holds its own block with a byte changed (byte_index) */
     PW_UNKNOWN_BYTES = 3,  /**< a slot holds bytes of no block of the fixture */
-    PW_SHORT = 4,          /**< the buffer ends before the last block */
-    PW_LONG = 5            /**< the buffer has bytes after the last block */
+    PW_SHORT = 4,          /**< the buffer is shorter than the fixture (row, block: the first
+                                missing block) */
+    PW_LONG = 5            /**< the buffer is longer than the fixture */
 } pw_disagreement_kind;
 
 /** Report of pw_disagreement(). */
@@ -85,8 +86,12 @@ typedef struct pw_disagreement_report {
 /**
  * Compare @p bytes with the tag fixture of a `rows x blocks` grid in
  * @p layout. Returns ::PW_OK whether or not they agree (bad arguments are the
- * only errors); @p report->kind is ::PW_AGREE when they do, otherwise it and
- * @p report->message name the first block in the wrong place (scanning in the
+ * only errors); @p report->kind is ::PW_AGREE when they do. A buffer of
+ * another length than the fixture's is reported first, as ::PW_SHORT or
+ * ::PW_LONG, with both lengths at the start of the message and whether it is a
+ * whole number of blocks (the usual cause: a wrong row or block count, which
+ * would otherwise make every block look misplaced). Otherwise @p report->kind
+ * and @p report->message name the first block in the wrong place (scanning in the
  * layout's own flat order), where it was expected (flat index and order), and
  * what was found there (which block's bytes, a changed byte, or a short or
  * long buffer).

@@ -259,7 +259,8 @@ def value_fixture(fmt):
 def disagreement(data, fmt, rows, blocks, order="canonical"):
     """None when `data` is exactly the tag fixture in `order`; otherwise a message naming
     the first misplaced block, where it was expected (flat index and order) and what was
-    found there (another block's bytes, a changed byte, or a short or long buffer)."""
+    found there (another block's bytes, a changed byte); a buffer of another length (a wrong
+    row or block count) is reported first, with both lengths."""
     data = bytes(data)
     rows, blocks = _int(rows, "rows"), _int(blocks, "blocks")
     rep = DisagreementReport()

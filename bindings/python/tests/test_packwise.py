@@ -101,6 +101,13 @@ class ConverterStyle(unittest.TestCase):
             bad[4 * bb + bb - 1] ^= 0x40
             self.assertIn("flat index 4", packwise.disagreement(bytes(bad), name, rows, blocks, order="kernel"))
             self.assertIn("short", packwise.disagreement(mine[:-1], name, rows, blocks, order="kernel"))
+            # A wrong row or block count: both lengths first, then what they mean.
+            for r, b in ((rows + 1, blocks), (rows, blocks - 1)):
+                msg = packwise.disagreement(mine, name, r, b, order="kernel")
+                self.assertIsNotNone(msg)
+                given = "%d bytes given, %d expected" % (len(mine), r * b * bb)
+                self.assertTrue(msg.split(": ", 1)[1].startswith(given), msg)
+                self.assertIn("whole blocks", msg)
 
     def test_value_fixtures(self):
         for f in packwise.formats():
