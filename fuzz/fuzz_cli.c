@@ -54,7 +54,10 @@ static void check_parsed(const pw_cli_parsed *p, const char *cmd) {
         PROPERTY(a->all_dir != NULL || (a->out != NULL && grid_ok(&a->grid, 0)));
     } else if (strcmp(cmd, "verify") == 0) {
         const pw_cli_verify_args *a = &p->args.verify;
-        PROPERTY(a->file != NULL && grid_ok(&a->grid, 0));
+        /* --values: the value fixture's own grid, so no --rows or --blocks */
+        PROPERTY(a->file != NULL &&
+                 (a->values ? a->grid.have_format && a->grid.rows == 0 && a->grid.blocks == 0
+                            : grid_ok(&a->grid, 0)));
     } else if (strcmp(cmd, "synth") == 0) {
         const pw_cli_synth_args *a = &p->args.synth;
         PROPERTY(a->out != NULL && in_range(a->nformats, 1, PW_CLI_SYNTH_MAX_FORMATS));

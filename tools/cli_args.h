@@ -54,6 +54,7 @@ typedef struct pw_cli_fixtures_args {
 typedef struct pw_cli_verify_args {
     pw_cli_grid grid;
     const char *file;
+    int values; /* --values: FILE is the format's value fixture in --order */
 } pw_cli_verify_args;
 
 typedef struct pw_cli_synth_args {

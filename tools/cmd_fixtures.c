@@ -4,8 +4,9 @@
  * Writes the tag fixture bytes (defaults: 5 rows x 3 blocks, canonical order).
  * `packwise fixtures --all DIR` writes every fixture with a MANIFEST.txt (cmd_fixtures_all.c).
  * With --values, writes the format's value fixture instead: its block bytes
- * (canonical, 2 x 3 blocks) to OUT and the exactly known decoded values,
- * float32 little-endian row-major, to VALUES.f32.
+ * (its own grid, in the order --order names: canonical by default) to OUT and
+ * the exactly known decoded values, float32 little-endian row-major, to
+ * VALUES.f32. Its grid is fixed, so --rows and --blocks are refused with it.
  */
 #include "cli_args.h"
 
@@ -18,7 +19,8 @@ static const char HELP[] =
     "       packwise fixtures --all DIR\n"
     "The tag fixture of a rows x blocks grid of F blocks (default 5 x 3) in the order named\n"
     "(canonical = row-major, kernel = input-block-major); with --values, the format's value\n"
-    "fixture (canonical bytes to OUT, its exactly known float32 values to V.f32). --all\n"
+    "fixture (its bytes in that order to OUT, its exactly known float32 values, row-major, to\n"
+    "V.f32; its grid is fixed, so --rows and --blocks are refused with it). --all\n"
     "writes every fixture into DIR with a MANIFEST.txt, written last.\n"
     PW_CLI_HELP_OUTPUT_IN_PLACE;
 
@@ -30,8 +32,10 @@ int pw_cli_fixtures_parse(int argc, char **argv, pw_cli_fixtures_args *a) {
     }
     a->grid = (pw_cli_grid){PW_FORMAT_Q4_0, 0, PW_FIXTURE_DEFAULT_ROWS, PW_FIXTURE_DEFAULT_BLOCKS,
                             {PW_ORDER_ROW_MAJOR, 0}};
+    const char *sized = NULL; /* --rows or --blocks, which --values cannot honour */
     for (int i = 1; i < argc; ++i) {
         if (pw_cli_is_help(argv[i])) return pw_cli_help(HELP);
+        if (strcmp(argv[i], "--rows") == 0 || strcmp(argv[i], "--blocks") == 0) sized = argv[i];
         const int r = pw_cli_grid_option("fixtures", argc, argv, &i, &a->grid);
         if (r < 0) return PW_EXIT_USAGE;
         if (r > 0) continue;
@@ -42,6 +46,9 @@ int pw_cli_fixtures_parse(int argc, char **argv, pw_cli_fixtures_args *a) {
     if (!a->grid.have_format || a->out == NULL)
         return pw_cli_fail("fixtures", "usage: packwise fixtures --format F [--rows R --blocks B] "
                                        "[--order canonical|kernel|row_tiled_N] -o OUT [--values V.f32]");
+    if (a->values != NULL && sized != NULL)
+        return pw_cli_fail("fixtures", "%s: the value fixture's grid is fixed (packwise fixtures --all "
+                                       "lists it); --values takes --format and --order only", sized);
     return PW_CLI_RUN;
 }
 
@@ -64,6 +71,16 @@ int pw_cli_fixtures_run(const pw_cli_fixtures_args *a) {
             vals = malloc(sizeof(float) * (size_t)count);
             st = buf && vals ? pw_fixture_values(ctx, g.format, buf, &bytes, vals, &count, &rows, &blocks)
                              : PW_ERR_OUT_OF_MEMORY;
+        }
+        if (st == PW_OK && g.layout.order != PW_ORDER_ROW_MAJOR) {
+            /* the bytes in the order named (the values stay row-major: they are the matrix) */
+            void *ordered = malloc((size_t)bytes);
+            const pw_block_grid grid = {rows, blocks, pw_format_get(g.format)->block_bytes,
+                                        {PW_ORDER_ROW_MAJOR, 0}};
+            st = ordered ? pw_bytes_reorder(ctx, &grid, buf, bytes, g.layout, ordered, bytes)
+                         : PW_ERR_OUT_OF_MEMORY;
+            free(buf);
+            buf = ordered;
         }
     } else {
         st = pw_fixture_bytes(ctx, g.format, g.rows, g.blocks, &bytes);

@@ -60,6 +60,28 @@ def main():
         print("%-7s good: exit %d %s| wrong: exit %d %s" % (name, p.returncode, p.stdout.strip(),
                                                            q.returncode, q.stdout.strip()))
         failures += (not ok_good) + (not ok_bad)
+    # Value fixtures in kernel order: written in that order, verified in it, refused in the
+    # other (named as the other order), and --rows/--blocks refused with --values.
+    for name in (f["name"] for f in formats):
+        out = os.path.join(work, name + ".values.kernel.bin")
+        vals = os.path.join(work, name + ".values.f32")
+        w = run([packwise, "fixtures", "--format", name, "--order", "kernel", "-o", out, "--values", vals])
+        canon = os.path.join(work, name + ".values.canonical.bin")
+        c = run([packwise, "fixtures", "--format", name, "-o", canon, "--values", vals])
+        k_ok = run([packwise, "verify", "--format", name, "--values", "--order", "kernel", out])
+        k_bad = run([packwise, "verify", "--format", name, "--values", "--order", "canonical", out])
+        c_ok = run([packwise, "verify", "--format", name, "--values", "--order", "canonical", canon])
+        differs = open(out, "rb").read() != open(canon, "rb").read() if w.returncode == 0 else False
+        ok = (w.returncode == 0 and c.returncode == 0 and k_ok.returncode == 0 and c_ok.returncode == 0
+              and k_bad.returncode == 1 and "the bytes are in the other order" in k_bad.stdout and differs)
+        if not ok:
+            print("%-7s values: write %d, kernel %d %s| canonical %d %s| differs %s" % (
+                name, w.returncode, k_ok.returncode, k_ok.stdout.strip(), k_bad.returncode,
+                k_bad.stdout.strip(), differs))
+        failures += not ok
+    r = run([packwise, "fixtures", "--format", "Q4_0", "--rows", "4", "-o", os.path.join(work, "x"),
+             "--values", os.path.join(work, "y")])
+    failures += not (r.returncode == 2 and "--rows" in r.stderr)
     print("%d formats, %d failures" % (len(formats), failures))
     return 1 if failures or not formats else 0
 
