@@ -327,6 +327,70 @@ static void check_bad_input(pw_context *ctx) {
     CHECK_STATUS(pw_bytes_to_kernel_order(ctx, &g, buf, 162, buf, 162), PW_ERR_INVALID_ARGUMENT, ctx);
 }
 
+/* One block per row: every order lays the blocks out the same way, so a dense view is in
+ * every layout already: prepack gives the same bytes (same pointer) relabelled, no event.
+ * A one-block-wide window of a wider weight is not dense: it is copied, with its event. */
+static void check_one_block_wide(pw_context *ctx, trace_log *log, pw_format f) {
+    const pw_format_info *fi = pw_format_get(f);
+    const int64_t rows = 12, bs = fi->block_size;
+    uint64_t bytes;
+    unsigned char *w = make_weight(ctx, f, rows, bs, 77 + (uint64_t)f, &bytes);
+    pw_view rm;
+    const int64_t shape[2] = {rows, bs};
+    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, w, bytes), ctx);
+    rm.name = "narrow";
+    float *ref = decode_all(ctx, &rm);
+    pw_arena *arena = NULL;
+    CHECK_OK(pw_arena_create(ctx, &arena), ctx);
+    const pw_layout targets[3] = {{PW_ORDER_INPUT_BLOCK_MAJOR, 0}, {PW_ORDER_ROW_TILED, 4},
+                                  {PW_ORDER_ROW_MAJOR, 0}};
+    pw_view cur = rm;
+    for (int k = 0; k < 3; ++k) {
+        memset(log, 0, sizeof *log);
+        pw_view out;
+        CHECK_OK(pw_view_prepack(ctx, &cur, targets[k], arena, &out), ctx);
+        CHECK(log->adapters == 0 && out.data == rm.data, "%s one block wide -> %s: %d events, %s pointer",
+              fi->name, pw_order_name(targets[k].order), log->adapters,
+              out.data == rm.data ? "same" : "another");
+        /* labelled as asked (the order functions cannot tell them apart at one block wide:
+         * the strides say which) */
+        const int labelled = targets[k].order == PW_ORDER_INPUT_BLOCK_MAJOR
+                                 ? out.strides[0] == 1 && out.strides[1] == rows && out.tile_rows == 0
+                             : targets[k].order == PW_ORDER_ROW_TILED
+                                 ? out.tile_rows == targets[k].tile_rows
+                                 : out.strides[1] == 1 && out.tile_rows == 0;
+        CHECK(labelled, "%s one block wide as %s: strides [%lld, %lld], tile %lld", fi->name,
+              pw_order_name(targets[k].order), (long long)out.strides[0], (long long)out.strides[1],
+              (long long)out.tile_rows);
+        float *got = decode_all(ctx, &out);
+        CHECK(memcmp(got, ref, sizeof(float) * (size_t)(rows * bs)) == 0, "%s one block wide as %s: values",
+              fi->name, pw_order_name(targets[k].order));
+        free(got);
+        cur = out;
+    }
+    /* Not dense: block 1 of a three-block-wide weight. */
+    uint64_t wide_bytes;
+    unsigned char *wide = make_weight(ctx, f, rows, 3 * bs, 91 + (uint64_t)f, &wide_bytes);
+    pw_view wv, win, wout;
+    const int64_t wshape[2] = {rows, 3 * bs};
+    CHECK_OK(pw_view_init(ctx, &wv, f, 2, wshape, wide, wide_bytes), ctx);
+    wv.name = "window";
+    CHECK_OK(pw_view_narrow(ctx, &wv, 1, bs, bs, &win), ctx);
+    memset(log, 0, sizeof *log);
+    CHECK_OK(pw_view_prepack(ctx, &win, (pw_layout){PW_ORDER_INPUT_BLOCK_MAJOR, 0}, arena, &wout), ctx);
+    CHECK(log->adapters == 1 && log->last_bytes == (uint64_t)rows * (uint64_t)fi->block_bytes,
+          "%s a one-block window: %d events of %llu bytes", fi->name, log->adapters,
+          (unsigned long long)log->last_bytes);
+    float *wr = decode_all(ctx, &win), *wg = decode_all(ctx, &wout);
+    CHECK(memcmp(wr, wg, sizeof(float) * (size_t)(rows * bs)) == 0, "%s window values", fi->name);
+    free(wr);
+    free(wg);
+    free(wide);
+    free(ref);
+    free(w);
+    pw_arena_destroy(arena);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     trace_log log;
@@ -335,6 +399,7 @@ int main(void) {
         check_format(ctx, &log, (pw_format)f, 19, 3);
         check_format(ctx, &log, (pw_format)f, 21, 5);
         check_tiled(ctx, &log, (pw_format)f);
+        check_one_block_wide(ctx, &log, (pw_format)f);
     }
     check_bad_input(ctx);
     pw_context_destroy(ctx);

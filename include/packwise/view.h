@@ -191,6 +191,10 @@ PW_API pw_status pw_view_to_float(pw_context *ctx, const pw_view *view, float *d
  * Bring a 2-D `[out, in]` view into @p target layout (@ref layout_rules, rule 3).
  *
  * When the view is already in that layout, *out = *src: no copy, no event.
+ * A weight one block wide whose blocks lie one after another is in every
+ * layout at once (each puts block (o, 0) at flat index o): *out views the
+ * same bytes (same data pointer) labelled in @p target, with no copy and no
+ * event.
  * Otherwise the blocks are copied into @p arena, an adapter event is traced
  * (tensor name, bytes copied, from, to), and *out views the same matrix in the
  * new layout (dense, ::PW_STORAGE_ARENA). ::PW_ORDER_ROW_TILED needs
