@@ -9,6 +9,7 @@
  * checks behind them (the library itself is never weakened for fuzzing).
  * Built into the replay driver too (replay.c), so the corpus replays in ctest.
  */
+#include "fuzz_input.h"
 #include "packwise.h"
 #include "cache/cache_internal.h"
 
@@ -21,10 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
 /* Recompute every checksum whose covered range lies inside the image. */
 static void fix_checksums(uint8_t *b, size_t n) {

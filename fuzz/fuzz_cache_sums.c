@@ -18,6 +18,7 @@
  * Built into the replay driver too (replay.c), so the corpus and crash folder
  * replay in ctest (under ASan+UBSan in a PW_SANITIZE=ON build).
  */
+#include "fuzz_input.h"
 #include "packwise.h"
 #include "cache/cache_internal.h"
 
@@ -30,10 +31,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
 /* Records sealed at most (an image this fuzzer builds holds far fewer). */
 #define MAX_SEALED_RECORDS 65536u

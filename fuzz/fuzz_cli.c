@@ -12,6 +12,7 @@
  * fuzz_cli.dict names the subcommands, options and typical values.
  * Built into the replay driver too (replay.c), so the corpus replays in ctest.
  */
+#include "fuzz_input.h"
 #include "cli_args.h"
 
 #include <stdint.h>
@@ -22,10 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ARGS 48
 
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
 static int in_range(long long v, long long lo, long long hi) { return v >= lo && v <= hi; }
 

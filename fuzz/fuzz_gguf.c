@@ -7,6 +7,7 @@
  * "no crash"). Also built into a plain replay driver (replay.c) so the corpus
  * and every input that ever crashed replay as an ordinary ctest test.
  */
+#include "fuzz_input.h"
 #include "packwise.h"
 
 #include <stdint.h>
@@ -16,10 +17,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A finding that is not a crash: stop so libFuzzer records the input. */
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
 /* Read a fixed-size value with its own getter (and check another getter refuses it). */
 static uint64_t read_fixed(pw_context *ctx, const pw_gguf_value *v) {

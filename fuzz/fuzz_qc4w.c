@@ -22,6 +22,7 @@
  * overflow checks on huge N are reached with N past SIZE_MAX / 8 (refused
  * before any array is read). Built into the replay driver too (replay.c).
  */
+#include "fuzz_input.h"
 #include "packwise.h"
 
 #include <float.h>
@@ -32,28 +33,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
-typedef struct input {
-    const uint8_t *p;
-    size_t n;
-} input;
-
-static uint64_t take(input *in, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-        uint64_t b = 0;
-        if (in->n > 0) {
-            b = *in->p++;
-            --in->n;
-        }
-        v |= b << (8 * i);
-    }
-    return v;
-}
 
 /* A float: mostly ordinary, sometimes special. */
 static float take_float(input *in, int specials) {

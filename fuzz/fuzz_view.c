@@ -25,6 +25,7 @@
  * Allocations above 16 MiB are refused by the context's allocator, so huge
  * (valid) views end in a status. Built into the replay driver too (replay.c).
  */
+#include "fuzz_input.h"
 #include "packwise.h"
 #include "layout/layout_internal.h"
 
@@ -38,10 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* 128-bit arithmetic for the expected values (gcc and clang, every 64-bit target). */
 __extension__ typedef __int128 wide;
 
-#define PROPERTY(cond)                                                                      \
-    do {                                                                                    \
-        if (!(cond)) abort();                                                               \
-    } while (0)
 
 enum {
     ELEMENT_LIMIT = 1 << 16, /* decode whole views up to this many elements */
@@ -50,23 +47,6 @@ enum {
     ALLOC_LIMIT = 1 << 24,   /* the context's allocator refuses more */
 };
 
-typedef struct input {
-    const uint8_t *p;
-    size_t n;
-} input;
-
-static uint64_t take(input *in, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-        uint64_t b = 0;
-        if (in->n > 0) {
-            b = *in->p++;
-            --in->n;
-        }
-        v |= b << (8 * i);
-    }
-    return v;
-}
 
 /* A size, count, stride or index: mostly small, sometimes at the ends of int64. */
 static int64_t take_i64(input *in) {

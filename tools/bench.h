@@ -160,6 +160,12 @@ void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c);
 /* GB/s of the median undisturbed sample (0 when none was taken). */
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
+/* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
+ * *invalid (fraction above PW_BENCH_CEILING_SLACK) and *machine_fraction (of m's read
+ * bandwidth; m may be NULL). */
+void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
+                             double *ceiling_gbps, double *fraction, int *invalid,
+                             double *machine_fraction);
 
 /* Per-ISA loops (bench_peak_<isa>.c; only the ones of this architecture are built).
  * int8 loops run `iters` iterations of independent register-only chains and

@@ -328,3 +328,13 @@ void pw_bench_ceiling_free(pw_bench_ceiling *c) {
     }
     memset(c, 0, sizeof *c);
 }
+
+void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
+                             double *ceiling_gbps, double *fraction, int *invalid,
+                             double *machine_fraction) {
+    *ceiling_gbps = pw_bench_ceiling_gbps(c);
+    pw_bench_ceiling_free(c);
+    *machine_fraction = m != NULL && m->read_gbps > 0 ? weight_gbps / m->read_gbps : 0;
+    *fraction = *ceiling_gbps > 0 ? weight_gbps / *ceiling_gbps : 0;
+    *invalid = *fraction > PW_BENCH_CEILING_SLACK;
+}

@@ -187,11 +187,8 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         if (c->gemm) {
             if (m != NULL) c->fraction = c->gflops / m->int8_gops;
         } else {
-            c->ceiling_gbps = pw_bench_ceiling_gbps(&ceiling);
-            pw_bench_ceiling_free(&ceiling);
-            if (m != NULL) c->machine_fraction = c->weight_gbps / m->read_gbps;
-            if (c->ceiling_gbps > 0) c->fraction = c->weight_gbps / c->ceiling_gbps;
-            c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK;
+            pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
+                                    &c->ceiling_invalid, &c->machine_fraction);
         }
         if (o->json) print_json(c);
     }
