@@ -335,25 +335,6 @@ static void fuzz_view(pw_context *ctx, trace_count *tc, input *in) {
     free(buf);
 }
 
-/* pw_view_init over caller bytes: accepted exactly when the shape is whole blocks, fits, and the bytes suffice. */
-static void fuzz_init(pw_context *ctx, input *in) {
-    const pw_format format = (pw_format)(take(in, 1) % PW_FORMAT_COUNT);
-    const int32_t rank = (int32_t)(take(in, 1) % 6);
-    int64_t shape[PW_MAX_RANK + 1];
-    for (int i = 0; i < PW_MAX_RANK + 1; ++i) shape[i] = take_i64(in);
-    const pw_format_info *fi = pw_format_get(format);
-    if (rank >= 1 && take(in, 1) % 2 && shape[rank - 1] >= 0 && shape[rank - 1] <= INT64_MAX / fi->block_size)
-        shape[rank - 1] *= fi->block_size;
-    static uint8_t storage[4096];
-    const uint64_t bytes = take(in, 2) % (sizeof storage + 1);
-    pw_view v;
-    const pw_status st = pw_view_init(ctx, &v, format, rank, shape, storage, bytes);
-    if (st != PW_OK) return;
-    PROPERTY(rank >= 1 && rank <= PW_MAX_RANK && pw_view_check(ctx, &v) == PW_OK);
-    PROPERTY(pw_view_order(&v) == PW_ORDER_ROW_MAJOR && pw_view_bytes(&v) <= bytes);
-    check_accepted(&v);
-}
-
 /* The flat index's formula in 128 bits; -1 when out of range. */
 static wide expected_flat(pw_layout l, int64_t rows, int64_t bpr, int64_t o, int64_t b) {
     if (rows < 1 || bpr < 1 || o < 0 || o >= rows || b < 0 || b >= bpr) return -1;
@@ -373,6 +354,33 @@ static pw_layout take_layout(input *in) {
     l.order = (pw_order)(take(in, 1) % 5);
     l.tile_rows = take(in, 1) % 2 ? (int64_t)(take(in, 1) % 9) : take_i64(in);
     return l;
+}
+
+/* pw_view_init over caller bytes: accepted exactly when the shape is whole blocks, fits, and the bytes suffice. */
+static void fuzz_init(pw_context *ctx, input *in) {
+    const pw_format format = (pw_format)(take(in, 1) % PW_FORMAT_COUNT);
+    const int32_t rank = (int32_t)(take(in, 1) % 6);
+    int64_t shape[PW_MAX_RANK + 1];
+    for (int i = 0; i < PW_MAX_RANK + 1; ++i) shape[i] = take_i64(in);
+    const pw_format_info *fi = pw_format_get(format);
+    if (rank >= 1 && take(in, 1) % 2 && shape[rank - 1] >= 0 && shape[rank - 1] <= INT64_MAX / fi->block_size)
+        shape[rank - 1] *= fi->block_size;
+    static uint8_t storage[4096];
+    const uint64_t bytes = take(in, 2) % (sizeof storage + 1);
+    /* mostly canonical bytes; sometimes any layout, a zeroed one (no order) included */
+    const pw_layout given = take(in, 1) % 4 == 0 ? take_layout(in) : PW_LAYOUT_ROW_MAJOR;
+    pw_view v;
+    const pw_status st = pw_view_init(ctx, &v, format, rank, shape, given, storage, bytes);
+    if (given.order != PW_ORDER_ROW_MAJOR &&
+        (rank != 2 || expected_flat(given, shape[0], 1, 0, 0) < 0))
+        PROPERTY(st != PW_OK); /* no order, strided, a bad tile, or not 2-D */
+    if (st != PW_OK) return;
+    PROPERTY(rank >= 1 && rank <= PW_MAX_RANK && pw_view_check(ctx, &v) == PW_OK);
+    PROPERTY(pw_view_bytes(&v) <= bytes);
+    const int64_t bpr = rank == 2 ? shape[1] / fi->block_size : 0;
+    if (rank != 2 || bpr > 1) /* one block wide, every order is the same bytes */
+        PROPERTY(same_layout(pw_view_layout(&v), given, rank == 2 ? shape[0] : 1));
+    check_accepted(&v);
 }
 
 static void fuzz_flat_index(input *in) {

@@ -22,7 +22,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k, const float *w, c
     CHECK_OK(pw_format_quantize(ctx, k->info.format, w, (size_t)OUT * IN / (size_t)fi->block_size, bytes), ctx);
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, bytes, nb), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
     pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "large");
     free(bytes);
 }

@@ -100,7 +100,7 @@ static void check_format(pw_context *ctx, trace_log *log, pw_format f, int64_t r
     unsigned char *w = make_weight(ctx, f, rows, in, 1000 + (uint64_t)f * 7 + (uint64_t)bpr, &bytes);
     pw_view rm;
     const int64_t shape[2] = {rows, in};
-    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, w, bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w, bytes), ctx);
     rm.name = "w";
     CHECK(pw_view_order(&rm) == PW_ORDER_ROW_MAJOR, "%s init order", fi->name);
     float *ref = decode_all(ctx, &rm);
@@ -141,7 +141,7 @@ static void check_format(pw_context *ctx, trace_log *log, pw_format f, int64_t r
     /* The bug this library exists to prevent: IBM bytes read as ROW_MAJOR differ. */
     if (bpr > 1) {
         pw_view wrong;
-        CHECK_OK(pw_view_init(ctx, &wrong, f, 2, shape, ibm.data, bytes), ctx);
+        CHECK_OK(pw_view_init(ctx, &wrong, f, 2, shape, PW_LAYOUT_ROW_MAJOR, ibm.data, bytes), ctx);
         float *z = decode_all(ctx, &wrong);
         CHECK(!same_bits(z, ref, (size_t)(rows * in)),
               "%s: IBM bytes read as row-major decode the same; the test cannot see block order",
@@ -238,7 +238,7 @@ static void check_tiled(pw_context *ctx, trace_log *log, pw_format f) {
     unsigned char *w = make_weight(ctx, f, rows, in, 77 + (uint64_t)f, &bytes);
     pw_view rm;
     const int64_t shape[2] = {rows, in};
-    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, w, bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w, bytes), ctx);
     float *ref = decode_all(ctx, &rm);
     pw_arena *arena = NULL;
     CHECK_OK(pw_arena_create(ctx, &arena), ctx);
@@ -287,16 +287,16 @@ static void check_bad_input(pw_context *ctx) {
     unsigned char buf[18 * 9] = {0};
     pw_view v;
     const int64_t partial[2] = {3, 33};
-    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, partial, buf, sizeof buf), PW_ERR_SHAPE, ctx);
+    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, partial, PW_LAYOUT_ROW_MAJOR, buf, sizeof buf), PW_ERR_SHAPE, ctx);
     CHECK(strstr(pw_context_message(ctx), "33") && strstr(pw_context_message(ctx), "Q4_0"),
           "partial block message: %s", pw_context_message(ctx));
     const int64_t shape[2] = {3, 96};
-    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, buf, sizeof buf - 1), PW_ERR_SHAPE, ctx);
+    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, buf, sizeof buf - 1), PW_ERR_SHAPE, ctx);
     CHECK(strstr(pw_context_message(ctx), "162") && strstr(pw_context_message(ctx), "161"),
           "too few bytes message: %s", pw_context_message(ctx));
-    CHECK_STATUS(pw_view_init(ctx, &v, (pw_format)99, 2, shape, buf, sizeof buf), PW_ERR_UNSUPPORTED, ctx);
-    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 5, shape, buf, sizeof buf), PW_ERR_SHAPE, ctx);
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, buf, sizeof buf), ctx);
+    CHECK_STATUS(pw_view_init(ctx, &v, (pw_format)99, 2, shape, PW_LAYOUT_ROW_MAJOR, buf, sizeof buf), PW_ERR_UNSUPPORTED, ctx);
+    CHECK_STATUS(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 5, shape, PW_LAYOUT_ROW_MAJOR, buf, sizeof buf), PW_ERR_SHAPE, ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, buf, sizeof buf), ctx);
     pw_view n;
     CHECK_STATUS(pw_view_narrow(ctx, &v, 1, 16, 32, &n), PW_ERR_SHAPE, ctx);
     CHECK(strstr(pw_context_message(ctx), "splits"), "narrow message: %s", pw_context_message(ctx));
@@ -337,7 +337,7 @@ static void check_one_block_wide(pw_context *ctx, trace_log *log, pw_format f) {
     unsigned char *w = make_weight(ctx, f, rows, bs, 77 + (uint64_t)f, &bytes);
     pw_view rm;
     const int64_t shape[2] = {rows, bs};
-    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, w, bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w, bytes), ctx);
     rm.name = "narrow";
     float *ref = decode_all(ctx, &rm);
     pw_arena *arena = NULL;
@@ -373,7 +373,7 @@ static void check_one_block_wide(pw_context *ctx, trace_log *log, pw_format f) {
     unsigned char *wide = make_weight(ctx, f, rows, 3 * bs, 91 + (uint64_t)f, &wide_bytes);
     pw_view wv, win, wout;
     const int64_t wshape[2] = {rows, 3 * bs};
-    CHECK_OK(pw_view_init(ctx, &wv, f, 2, wshape, wide, wide_bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &wv, f, 2, wshape, PW_LAYOUT_ROW_MAJOR, wide, wide_bytes), ctx);
     wv.name = "window";
     CHECK_OK(pw_view_narrow(ctx, &wv, 1, bs, bs, &win), ctx);
     memset(log, 0, sizeof *log);
@@ -391,6 +391,80 @@ static void check_one_block_wide(pw_context *ctx, trace_log *log, pw_format f) {
     pw_arena_destroy(arena);
 }
 
+/* Raw bytes always name their order: a zeroed layout (no order) is refused by every entry
+ * point that takes caller bytes; kernel-order bytes named as such read right; a rank other
+ * than 2 cannot be in a 2-D order. */
+static void check_named_orders(pw_context *ctx, pw_format f) {
+    const pw_format_info *fi = pw_format_get(f);
+    const int64_t rows = 8, bpr = 3, in = bpr * fi->block_size, bb = fi->block_bytes;
+    uint64_t bytes;
+    unsigned char *w = make_weight(ctx, f, rows, in, 555 + (uint64_t)f, &bytes);
+    const int64_t shape[2] = {rows, in};
+    const pw_layout none = {0, 0};
+    pw_view v;
+    CHECK(pw_view_init(ctx, &v, f, 2, shape, none, w, bytes) == PW_ERR_INVALID_ARGUMENT &&
+              strstr(pw_context_message(ctx), "names no order"),
+          "%s: pw_view_init with no order: %s", fi->name, pw_context_message(ctx));
+    const pw_block_grid zero_grid = {rows, bpr, bb, none};
+    unsigned char *k = malloc((size_t)bytes), *back = malloc((size_t)bytes);
+    REQUIRE(k && back, "malloc");
+    CHECK(pw_bytes_reorder(ctx, &zero_grid, w, bytes, PW_LAYOUT_INPUT_BLOCK_MAJOR, k, bytes) ==
+              PW_ERR_INVALID_ARGUMENT,
+          "%s: pw_bytes_reorder from no order", fi->name);
+    const pw_block_grid grid = {rows, bpr, bb, PW_LAYOUT_ROW_MAJOR};
+    CHECK(pw_bytes_reorder(ctx, &grid, w, bytes, none, k, bytes) == PW_ERR_INVALID_ARGUMENT,
+          "%s: pw_bytes_reorder to no order", fi->name);
+    CHECK(pw_fixture_tags(ctx, f, rows, bpr, none, k, bytes) == PW_ERR_INVALID_ARGUMENT,
+          "%s: pw_fixture_tags in no order", fi->name);
+    pw_disagreement_report r;
+    CHECK(pw_disagreement(ctx, w, bytes, f, rows, bpr, none, &r) == PW_ERR_INVALID_ARGUMENT,
+          "%s: pw_disagreement in no order", fi->name);
+    pw_arena *arena = NULL;
+    CHECK_OK(pw_arena_create(ctx, &arena), ctx);
+    pw_view rm, kv, prep;
+    CHECK_OK(pw_view_init(ctx, &rm, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w, bytes), ctx);
+    CHECK(pw_view_prepack(ctx, &rm, none, arena, &prep) == PW_ERR_INVALID_ARGUMENT,
+          "%s: pw_view_prepack to no order", fi->name);
+    /* kernel-order bytes, named: the same matrix */
+    CHECK_OK(pw_bytes_reorder(ctx, &grid, w, bytes, PW_LAYOUT_INPUT_BLOCK_MAJOR, k, bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &kv, f, 2, shape, PW_LAYOUT_INPUT_BLOCK_MAJOR, k, bytes), ctx);
+    CHECK(pw_view_order(&kv) == PW_ORDER_INPUT_BLOCK_MAJOR, "%s: labelled %s", fi->name,
+          pw_order_name(pw_view_order(&kv)));
+    float *want = decode_all(ctx, &rm), *got = decode_all(ctx, &kv);
+    CHECK(memcmp(want, got, sizeof(float) * (size_t)(rows * in)) == 0,
+          "%s: kernel-order bytes named as such decode to other values", fi->name);
+    free(got);
+    const pw_layout tiled = {PW_ORDER_ROW_TILED, 4};
+    const pw_block_grid kgrid = {rows, bpr, bb, PW_LAYOUT_INPUT_BLOCK_MAJOR};
+    CHECK_OK(pw_bytes_reorder(ctx, &kgrid, k, bytes, tiled, back, bytes), ctx);
+    pw_view tv;
+    CHECK_OK(pw_view_init(ctx, &tv, f, 2, shape, tiled, back, bytes), ctx);
+    got = decode_all(ctx, &tv);
+    CHECK(memcmp(want, got, sizeof(float) * (size_t)(rows * in)) == 0,
+          "%s: row_tiled_4 bytes named as such decode to other values", fi->name);
+    free(got);
+    /* the same bytes named wrongly: the tag fixture says which order they are in */
+    CHECK_OK(pw_fixture_tags(ctx, f, rows, bpr, PW_LAYOUT_INPUT_BLOCK_MAJOR, k, bytes), ctx);
+    CHECK_OK(pw_disagreement(ctx, k, bytes, f, rows, bpr, PW_LAYOUT_ROW_MAJOR, &r), ctx);
+    CHECK(r.kind == PW_WRONG_BLOCK && r.other_layout, "%s: kernel-order tags read as canonical: %s",
+          fi->name, r.message);
+    /* 2-D orders need a 2-D view; a bad tile is refused */
+    const int64_t shape3[3] = {2, rows / 2, in};
+    CHECK(pw_view_init(ctx, &v, f, 3, shape3, PW_LAYOUT_INPUT_BLOCK_MAJOR, k, bytes) == PW_ERR_SHAPE,
+          "%s: a 3-D view in the kernel order", fi->name);
+    CHECK(pw_view_init(ctx, &v, f, 2, shape, (pw_layout){PW_ORDER_ROW_TILED, 3}, k, bytes) ==
+              PW_ERR_SHAPE,
+          "%s: row_tiled_3 over 8 rows", fi->name);
+    CHECK(pw_view_init(ctx, &v, f, 2, shape, (pw_layout){PW_ORDER_STRIDED, 0}, k, bytes) ==
+              PW_ERR_INVALID_ARGUMENT,
+          "%s: strided is not an order bytes are in", fi->name);
+    free(want);
+    free(k);
+    free(back);
+    free(w);
+    pw_arena_destroy(arena);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     trace_log log;
@@ -400,6 +474,7 @@ int main(void) {
         check_format(ctx, &log, (pw_format)f, 21, 5);
         check_tiled(ctx, &log, (pw_format)f);
         check_one_block_wide(ctx, &log, (pw_format)f);
+        check_named_orders(ctx, (pw_format)f);
     }
     check_bad_input(ctx);
     pw_context_destroy(ctx);

@@ -77,7 +77,7 @@ static void setup(void) {
     /* Oracle: decoded weight times f32 x, in double. */
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), ctx);
     float wf[OUT * IN];
     CHECK_OK(pw_view_to_float(ctx, &v, wf, OUT * IN), ctx);
     for (int i = 0; i < N; ++i)
@@ -108,7 +108,7 @@ static void test_pack_once(void) {
     pw_context *ctx = make_ctx(&ev, &c, 1);
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), ctx);
     v.name = "blk.0.w";
     pw_weight *h = NULL;
     pw_weight_options wo;
@@ -143,7 +143,7 @@ static void test_fallback_and_prepack(void) {
     pw_context *ctx = make_ctx(&ev, NULL, 1);
     pw_view rm, ibm;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), ctx);
     pw_arena *a = NULL;
     CHECK_OK(pw_arena_create(ctx, &a), ctx);
     CHECK_OK(pw_view_prepack(ctx, &rm, (pw_layout){PW_ORDER_INPUT_BLOCK_MAJOR, 0}, a, &ibm), ctx);
@@ -169,12 +169,12 @@ static void test_refusals(void) {
     pw_context *ctx = make_ctx(&ev, NULL, 1);
     pw_view rm, tr;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &rm, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), ctx);
     /* A block-aligned weight labelled [in, out] (as AS_STORED gives): 64 x 96 both aligned. */
     const int64_t sq[2] = {64, 96};
     static unsigned char sqb[64 * 3 * 18];
     pw_view s;
-    CHECK_OK(pw_view_init(ctx, &s, PW_FORMAT_Q4_0, 2, sq, sqb, sizeof sqb), ctx);
+    CHECK_OK(pw_view_init(ctx, &s, PW_FORMAT_Q4_0, 2, sq, PW_LAYOUT_ROW_MAJOR, sqb, sizeof sqb), ctx);
     CHECK_OK(pw_view_transpose(ctx, &s, &tr), ctx);
     pw_weight *h = NULL;
     CHECK_STATUS(pw_weight_create(ctx, &tr, NULL, &h), PW_ERR_ORIENTATION, ctx);
@@ -207,7 +207,7 @@ static void test_threads(void) {
         pw_context *c1 = make_ctx(&ev, NULL, 1), *c2 = make_ctx(&ev, NULL, 2);
         pw_view v;
         const int64_t shape[2] = {OUT, IN};
-        CHECK_OK(pw_view_init(c1, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), c1);
+        CHECK_OK(pw_view_init(c1, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), c1);
         pw_weight *h1 = NULL, *h2 = NULL;
         CHECK_OK(pw_weight_create(c1, &v, NULL, &h1), c1);
         CHECK_OK(pw_weight_create(c2, &v, NULL, &h2), c2);
@@ -257,7 +257,7 @@ static void test_host_parallel_for(void) {
     CHECK_OK(pw_format_quantize(ctx, PW_FORMAT_Q4_0, w, BO * (BI / 32), q), ctx);
     pw_view v;
     const int64_t shape[2] = {BO, BI};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, q, BO * (BI / 32) * 18), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, q, BO * (BI / 32) * 18), ctx);
     pw_weight *h = NULL, *h1 = NULL;
     CHECK_OK(pw_weight_create(ctx, &v, NULL, &h), ctx);
     CHECK_OK(pw_weight_create(c1, &v, NULL, &h1), c1);
@@ -284,7 +284,7 @@ static void test_epilogue(void) {
     pw_context *ctx = pw_test_context();
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, wbytes, sizeof wbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, wbytes, sizeof wbytes), ctx);
     float bias[OUT];
     for (int o = 0; o < OUT; ++o) bias[o] = (float)(o % 7) - 3.0f;
     for (int policy = PW_MEMORY_COMPACT; policy <= PW_MEMORY_IN_PLACE; ++policy) {

@@ -109,7 +109,7 @@ static void check_format(pw_context *ctx, pw_arena *arena, pw_format f, const pw
     CHECK(is_odd(vo->data), "%s: the GGUF view is at an even address", fi->name);
     pw_view va;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &va, f, 2, shape, aligned, vo->data_bytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &va, f, 2, shape, PW_LAYOUT_ROW_MAJOR, aligned, vo->data_bytes), ctx);
     CHECK(memcmp(aligned, vo->data, (size_t)vo->data_bytes) == 0, "%s: file bytes differ", fi->name);
 
     float *ya = malloc(sizeof(float) * OUT * IN), *yo = malloc(sizeof(float) * OUT * IN);

@@ -110,7 +110,7 @@ static void test_random_blocks(pw_context *ctx) {
     }
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q6_K, 2, shape, bytes, (uint64_t)(OUT * NB * BLOCK)),
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q6_K, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, (uint64_t)(OUT * NB * BLOCK)),
              ctx);
     float *x = malloc(sizeof(float) * N * IN);
     for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);

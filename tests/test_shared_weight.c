@@ -89,8 +89,8 @@ static void view_weights(pw_context *ctx) {
     CHECK_OK(pw_format_quantize(ctx, PW_FORMAT_Q4_K, wf, OUT * IN / 256, q4k), ctx);
     const int64_t shape[2] = {OUT, IN};
     pw_view v40, v4k;
-    CHECK_OK(pw_view_init(ctx, &v40, PW_FORMAT_Q4_0, 2, shape, q40, sizeof q40), ctx);
-    CHECK_OK(pw_view_init(ctx, &v4k, PW_FORMAT_Q4_K, 2, shape, q4k, sizeof q4k), ctx);
+    CHECK_OK(pw_view_init(ctx, &v40, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, q40, sizeof q40), ctx);
+    CHECK_OK(pw_view_init(ctx, &v4k, PW_FORMAT_Q4_K, 2, shape, PW_LAYOUT_ROW_MAJOR, q4k, sizeof q4k), ctx);
     v40.name = "q4_0";
     v4k.name = "q4_k";
     float want1[OUT], want5[NB * OUT];

@@ -158,7 +158,7 @@ static int limited_child(double stacks) {
     pw_view v;
     const int64_t shape[2] = {1, 32};
     pw_weight *h = NULL;
-    if (pw_view_init(one, &v, PW_FORMAT_F32, 2, shape, w, sizeof w) != PW_OK ||
+    if (pw_view_init(one, &v, PW_FORMAT_F32, 2, shape, PW_LAYOUT_ROW_MAJOR, w, sizeof w) != PW_OK ||
         pw_weight_create(one, &v, NULL, &h) != PW_OK || pw_matmul_wt(one, x, 1, h, &y) != PW_OK ||
         y != 2.0f) {
         fprintf(stderr, "child: the context does not work after the failure: %s (y = %g)\n",

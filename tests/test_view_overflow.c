@@ -192,7 +192,7 @@ static void test_narrow_extremes(pw_context *ctx) {
     static float data[6 * 64];
     const int64_t shape[2] = {6, 64};
     pw_view v;
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_F32, 2, shape, data, sizeof data), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_F32, 2, shape, PW_LAYOUT_ROW_MAJOR, data, sizeof data), ctx);
     pw_view out;
     const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, 5, 6, INT64_MAX - 1, INT64_MAX};
     const int n = (int)(sizeof extremes / sizeof extremes[0]);

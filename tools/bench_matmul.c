@@ -164,7 +164,7 @@ static int weight_make(bench *b, pw_format f, int64_t out, int64_t in, weight *w
     }
     snprintf(w->name, sizeof w->name, "bench.%s.%" PRId64 "x%" PRId64, fi->name, out, in);
     const int64_t shape[2] = {out, in};
-    if (st == PW_OK) st = pw_view_init(b->ctx, &w->view, f, 2, shape, w->bytes, w->size);
+    if (st == PW_OK) st = pw_view_init(b->ctx, &w->view, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w->bytes, w->size);
     if (st != PW_OK) {
         weight_free(w);
         return pw_cli_fail_status("bench", b->ctx, st, fi->name);

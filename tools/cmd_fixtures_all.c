@@ -97,7 +97,7 @@ static int write_format(pw_context *ctx, FILE *m, const char *dir, pw_format f) 
     int ndone = 0;
     pw_view v;
     const int64_t shape[2] = {vr, vbl * fi->block_size};
-    if (rc == 0 && pw_view_init(ctx, &v, f, 2, shape, vbytes, vb) != PW_OK) rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
+    if (rc == 0 && pw_view_init(ctx, &v, f, 2, shape, PW_LAYOUT_ROW_MAJOR, vbytes, vb) != PW_OK) rc = pw_cli_fail("fixtures", "%s", pw_context_message(ctx));
     for (size_t i = 0; i < pw_kernel_count() && rc == 0; ++i) {
         const pw_kernel_info *k = pw_kernel_info_get(i);
         if (k->kind != PW_WEIGHT_BLOCKS || k->format != f || k->layout != PW_LAYOUT_PACKED || k->family == NULL)

@@ -48,12 +48,17 @@ extern "C" {
 /** Highest rank a view may have. */
 #define PW_MAX_RANK 4
 
-/** Block order of a 2-D view, derived from its strides (see @ref layout_rules). */
+/**
+ * Block order of a 2-D view, derived from its strides (see @ref layout_rules).
+ * No order is 0: a zeroed ::pw_layout or ::pw_block_grid names none, and every
+ * function that takes one refuses it (::PW_ERR_INVALID_ARGUMENT), so bytes
+ * whose order the caller forgot to name are never read in a default order.
+ */
 typedef enum pw_order {
-    PW_ORDER_ROW_MAJOR = 0,         /**< strides [bpr, 1]: what files hold */
-    PW_ORDER_INPUT_BLOCK_MAJOR = 1, /**< strides [1, out]: what packed kernels read */
-    PW_ORDER_ROW_TILED = 2,         /**< tiles of nr rows, blocks interleaved inside a tile */
-    PW_ORDER_STRIDED = 3            /**< none of the above (e.g. a transposed view) */
+    PW_ORDER_ROW_MAJOR = 1,         /**< strides [bpr, 1]: what files hold */
+    PW_ORDER_INPUT_BLOCK_MAJOR = 2, /**< strides [1, out]: what packed kernels read */
+    PW_ORDER_ROW_TILED = 3,         /**< tiles of nr rows, blocks interleaved inside a tile */
+    PW_ORDER_STRIDED = 4            /**< none of the above (e.g. a transposed view) */
 } pw_order;
 
 /** Who owns the bytes a view reads. */
@@ -65,9 +70,14 @@ typedef enum pw_storage {
 
 /** A layout a conversion can target: an order and, for ::PW_ORDER_ROW_TILED, its nr. */
 typedef struct pw_layout {
-    pw_order order;    /**< the block order */
+    pw_order order;    /**< the block order (0 names none: refused) */
     int64_t tile_rows; /**< nr for ::PW_ORDER_ROW_TILED, otherwise ignored (0) */
 } pw_layout;
+
+/** The canonical layout, what files hold (a C99 compound literal). */
+#define PW_LAYOUT_ROW_MAJOR ((pw_layout){PW_ORDER_ROW_MAJOR, 0})
+/** The spec's kernel order: input-block-major. */
+#define PW_LAYOUT_INPUT_BLOCK_MAJOR ((pw_layout){PW_ORDER_INPUT_BLOCK_MAJOR, 0})
 
 /**
  * A view of a block-quantized (or float) tensor. Fill it with pw_view_init()
@@ -104,19 +114,28 @@ typedef struct pw_view {
 } pw_view;
 
 /**
- * A canonical (ROW_MAJOR, contiguous) view over caller bytes (@ref layout_rules).
+ * A contiguous view over caller bytes in the layout they are in (@ref layout_rules).
+ * The caller names the layout: there is no default, so bytes in the kernel
+ * order can never be read as canonical ones, or the other way round.
  * @param ctx    context for the failure message
  * @param out    receives the view
  * @param format format of the blocks
  * @param rank   1..PW_MAX_RANK
  * @param shape  @p rank sizes in elements; the last axis is tiled by blocks
  *               and must be a whole number of them (::PW_ERR_SHAPE otherwise)
+ * @param layout the order the bytes are in: ::PW_LAYOUT_ROW_MAJOR (what files
+ *               hold; any rank), ::PW_LAYOUT_INPUT_BLOCK_MAJOR or
+ *               ::PW_ORDER_ROW_TILED with its nr (rank 2, `[out, in]`, out a
+ *               whole number of tiles). A layout naming no order (a zeroed
+ *               one) or ::PW_ORDER_STRIDED is refused with
+ *               ::PW_ERR_INVALID_ARGUMENT.
  * @param data   the tensor's bytes; borrowed
  * @param bytes  bytes readable at @p data; at least the tensor's size
  *               (::PW_ERR_SHAPE naming both sizes otherwise)
  */
 PW_API pw_status pw_view_init(pw_context *ctx, pw_view *out, pw_format format, int32_t rank,
-                              const int64_t *shape, const void *data, uint64_t bytes);
+                              const int64_t *shape, pw_layout layout, const void *data,
+                              uint64_t bytes);
 
 /**
  * Check every invariant of a hand-made view (bounds included). The element

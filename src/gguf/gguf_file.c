@@ -241,7 +241,7 @@ static pw_status label(pw_context *ctx, const pw_gguf *g, const pw__gguf_tensor 
     pw_view v;
     if (t->n_dims == 1 || (t->n_dims == 2 && g->orientation == PW_ORIENT_OUT_IN)) {
         const int64_t shape[2] = {t->ne[t->n_dims - 1], t->ne[0]};
-        PW__TRY(pw_view_init(ctx, &v, t->format, t->n_dims, t->n_dims == 1 ? t->ne : shape, data,
+        PW__TRY(pw_view_init(ctx, &v, t->format, t->n_dims, t->n_dims == 1 ? t->ne : shape, PW_LAYOUT_ROW_MAJOR, data,
                              bytes));
     } else {
         /* ne order: blocks tile axis 0, which is the fastest in memory. */

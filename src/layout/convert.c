@@ -28,15 +28,20 @@ int64_t pw_layout_flat_index(pw_layout l, int64_t rows, int64_t bpr, int64_t o, 
     return -1;
 }
 
-static pw_status check_layout(pw_context *ctx, pw_layout l, int64_t rows, const char *which) {
+pw_status pw__check_byte_layout(pw_context *ctx, pw_layout l, int64_t rows, const char *who,
+                                const char *which) {
+    PW__FAIL_IF(l.order == 0, ctx, PW_ERR_INVALID_ARGUMENT,
+                "%s: the %s layout names no order (a zeroed layout): name the order the bytes are "
+                "in, PW_ORDER_ROW_MAJOR (canonical, what files hold) or PW_ORDER_INPUT_BLOCK_MAJOR "
+                "(the kernel order); packwise never assumes one",
+                who, which);
     if (l.order == PW_ORDER_ROW_MAJOR || l.order == PW_ORDER_INPUT_BLOCK_MAJOR) return PW_OK;
     PW__FAIL_IF(l.order != PW_ORDER_ROW_TILED, ctx, PW_ERR_INVALID_ARGUMENT,
-                "pw_bytes_reorder: %s layout %s is not a byte order", which,
-                pw_order_name(l.order));
+                "%s: %s layout %s is not a byte order", who, which, pw_order_name(l.order));
     PW__FAIL_IF(l.tile_rows < 1 || rows % l.tile_rows != 0, ctx, PW_ERR_SHAPE,
-                "pw_bytes_reorder: %s layout row_tiled_%" PRId64 " needs rows (%" PRId64
+                "%s: %s layout row_tiled_%" PRId64 " needs rows (%" PRId64
                 ") to be a whole number of tiles",
-                which, l.tile_rows, rows);
+                who, which, l.tile_rows, rows);
     return PW_OK;
 }
 
@@ -65,8 +70,8 @@ pw_status pw_bytes_reorder(pw_context *ctx, const pw_block_grid *g, const void *
     uint8_t *d = dst;
     PW__FAIL_IF(s < d + total && d < s + total, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_bytes_reorder: source and destination overlap");
-    PW__TRY(check_layout(ctx, g->layout, g->rows, "source"));
-    PW__TRY(check_layout(ctx, target, g->rows, "target"));
+    PW__TRY(pw__check_byte_layout(ctx, g->layout, g->rows, "pw_bytes_reorder", "source"));
+    PW__TRY(pw__check_byte_layout(ctx, target, g->rows, "pw_bytes_reorder", "target"));
     const pw_layout from = pw__layout_normalize(g->layout, g->rows);
     const pw_layout to = pw__layout_normalize(target, g->rows);
     if (from.order == to.order && from.tile_rows == to.tile_rows) {

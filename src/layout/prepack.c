@@ -10,6 +10,7 @@
 #include "layout/layout_internal.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *view_name(const pw_view *v) { return v && v->name ? v->name : "(unnamed)"; }
@@ -24,8 +25,7 @@ pw_layout pw__layout_normalize(pw_layout l, int64_t rows) {
     return l;
 }
 
-/* Fill the view fields that describe a dense [rows, bpr] grid in layout l. */
-static void set_dense_layout(pw_view *v, pw_layout l, int64_t rows, int64_t bpr) {
+void pw__view_set_dense(pw_view *v, pw_layout l, int64_t rows, int64_t bpr) {
     v->offset = 0;
     v->block_axis = 1;
     v->tile_rows = 0;
@@ -78,15 +78,9 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
     const int64_t rows = src->shape[0];
     const int64_t bpr = src->shape[1] / t->info.block_size;
     const int64_t bb = t->info.block_bytes;
-    PW__FAIL_IF(target.order != PW_ORDER_ROW_MAJOR && target.order != PW_ORDER_INPUT_BLOCK_MAJOR &&
-                    target.order != PW_ORDER_ROW_TILED,
-                ctx, PW_ERR_INVALID_ARGUMENT, "pw_view_prepack '%s': cannot target order %s",
-                view_name(src), pw_order_name(target.order));
-    if (target.order == PW_ORDER_ROW_TILED)
-        PW__FAIL_IF(target.tile_rows < 1 || rows % target.tile_rows != 0, ctx, PW_ERR_SHAPE,
-                    "pw_view_prepack '%s': row_tiled_%" PRId64 " needs out (%" PRId64
-                    ") to be a whole number of tiles",
-                    view_name(src), target.tile_rows, rows);
+    char who[160];
+    snprintf(who, sizeof who, "pw_view_prepack '%.120s'", view_name(src));
+    PW__TRY(pw__check_byte_layout(ctx, target, rows, who, "target"));
     const pw_layout to = pw__layout_normalize(target, rows);
     const pw_layout from = pw__layout_normalize(pw_view_layout(src), rows);
     if (from.order == to.order && from.tile_rows == to.tile_rows) {
@@ -105,7 +99,7 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
             dense = pw_view_block_ptr(src, o, 0) == first + (uint64_t)o * (uint64_t)bb;
         if (dense) {
             pw_view v = *src;
-            set_dense_layout(&v, to, rows, 1);
+            pw__view_set_dense(&v, to, rows, 1);
             v.data = first;
             v.data_bytes = src->data_bytes - (uint64_t)(first - src->data);
             *out = v;
@@ -121,7 +115,7 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
                 "pw_view_prepack '%s': cannot allocate %" PRIu64 " bytes in the arena",
                 view_name(src), bytes);
     pw_view v = *src;
-    set_dense_layout(&v, to, rows, bpr);
+    pw__view_set_dense(&v, to, rows, bpr);
     v.data = dst;
     v.data_bytes = bytes;
     v.storage = PW_STORAGE_ARENA;
@@ -163,7 +157,7 @@ pw_status pw_view_materialize(pw_context *ctx, const pw_view *src, pw_arena *are
     /* Dense row-major over the logical shape; for block size 1 the grid is the shape,
      * so a transposed float view is a plain element transpose. */
     pw_view v;
-    PW__TRY(pw_view_init(ctx, &v, src->format, src->rank, src->shape, dst, bytes));
+    PW__TRY(pw_view_init(ctx, &v, src->format, src->rank, src->shape, PW_LAYOUT_ROW_MAJOR, dst, bytes));
     v.name = src->name;
     v.storage = PW_STORAGE_ARENA;
     int64_t grid[PW_MAX_RANK];

@@ -111,7 +111,7 @@ pw_status pw_view_check(pw_context *ctx, const pw_view *v) {
 }
 
 pw_status pw_view_init(pw_context *ctx, pw_view *out, pw_format format, int32_t rank,
-                       const int64_t *shape, const void *data, uint64_t bytes) {
+                       const int64_t *shape, pw_layout layout, const void *data, uint64_t bytes) {
     PW__FAIL_IF(out == NULL || shape == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_view_init: NULL argument");
     const pw__format_traits *t = pw__format(format);
@@ -146,6 +146,14 @@ pw_status pw_view_init(pw_context *ctx, pw_view *out, pw_format format, int32_t 
         v.shape[i] = 1;
         v.strides[i] = 0;
     }
+    /* The order the bytes are in, named by the caller: never assumed. */
+    PW__TRY(pw__check_byte_layout(ctx, layout, rank == 2 ? shape[0] : 1, "pw_view_init", "given"));
+    if (layout.order != PW_ORDER_ROW_MAJOR) {
+        PW__FAIL_IF(rank != 2, ctx, PW_ERR_SHAPE,
+                    "pw_view_init: the %s order is a 2-D [out, in] weight's; this view has rank %d",
+                    pw_order_name(layout.order), (int)rank);
+        pw__view_set_dense(&v, layout, shape[0], shape[1] / t->info.block_size);
+    }
     PW__TRY(pw_view_check(ctx, &v));
     *out = v;
     return PW_OK;
@@ -178,7 +186,7 @@ const char *pw_order_name(pw_order order) {
     case PW_ORDER_ROW_TILED: return "row_tiled";
     case PW_ORDER_STRIDED: return "strided";
     }
-    return "unknown";
+    return order == 0 ? "none" : "unknown";
 }
 
 const char *pw_layout_name(pw_layout l, char *buffer, size_t capacity) {

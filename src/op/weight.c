@@ -218,7 +218,7 @@ static pw_status ready_copy(pw_context *ctx, pw_weight *w, pw__form *f) {
             memcpy(f->own + (uint64_t)(o * bpr + b) * (uint64_t)bb, pw_view_block_ptr(&w->view, o, b),
                    (size_t)bb);
     int64_t shape[2] = {w->out, w->in};
-    PW__TRY(pw_view_init(ctx, &f->copy_view, w->view.format, 2, shape, f->own, f->bytes));
+    PW__TRY(pw_view_init(ctx, &f->copy_view, w->view.format, 2, shape, PW_LAYOUT_ROW_MAJOR, f->own, f->bytes));
     f->copy_view.name = w->name;
     f->data = f->own;
     char from[32];

@@ -22,7 +22,7 @@ int main(void) {
     pw_weight *h = NULL;
     int rc = 1;
     if (pw_format_quantize(ctx, PW_FORMAT_Q4_0, w, OUT * 3, q) == PW_OK &&
-        pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, q, sizeof q) == PW_OK &&
+        pw_view_init(ctx, &v, PW_FORMAT_Q4_0, 2, shape, PW_LAYOUT_ROW_MAJOR, q, sizeof q) == PW_OK &&
         pw_view_to_float(ctx, &v, wd, OUT * IN) == PW_OK && pw_weight_create(ctx, &v, NULL, &h) == PW_OK &&
         pw_matmul_wt(ctx, x, 1, h, y) == PW_OK) {
         rc = 0;

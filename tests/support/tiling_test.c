@@ -78,7 +78,7 @@ void pw_test_tiling_layout(pw_context *ctx, const pw_test_tiling *t) {
     make_weight(ctx, t, 37, 3 * be, 7, &bytes, &nbytes);
     pw_view v;
     const int64_t shape[2] = {37, 3 * be};
-    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nbytes), ctx);
     snprintf(what, sizeof what, "37x%lld", (long long)(3 * be));
     check_pack(ctx, t, &v, what);
     free(bytes);
@@ -87,7 +87,7 @@ void pw_test_tiling_layout(pw_context *ctx, const pw_test_tiling *t) {
     make_weight(ctx, t, 75, 5 * be, 8, &bytes, &nbytes);
     const int64_t wide[2] = {75, 5 * be};
     pw_view w, n;
-    CHECK_OK(pw_view_init(ctx, &w, t->format, 2, wide, bytes, nbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &w, t->format, 2, wide, PW_LAYOUT_ROW_MAJOR, bytes, nbytes), ctx);
     CHECK_OK(pw_view_narrow(ctx, &w, 0, 5, 64, &n), ctx);
     CHECK_OK(pw_view_narrow(ctx, &n, 1, be, 3 * be, &n), ctx);
     snprintf(what, sizeof what, "narrowed 64x%lld", (long long)(3 * be));
@@ -148,7 +148,7 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     make_weight(ctx, t, OUT, in, 9, &bytes, &nbytes);
     pw_view v;
     const int64_t shape[2] = {OUT, in};
-    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nbytes), ctx);
     float *x = malloc(sizeof(float) * (size_t)(N * in)), *y = malloc(sizeof(float) * N * OUT);
     pw_rng r = {10};
     for (int64_t i = 0; i < N * in; ++i) x[i] = (float)pw_rng_gauss(&r);
@@ -256,7 +256,7 @@ void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
     make_weight(ctx, t, OUT, IN, 11, &bytes, &nbytes);
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, bytes, nbytes), ctx);
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nbytes), ctx);
     float *x = malloc(sizeof(float) * (size_t)N * IN);
     pw_rng r = {12};
     for (int64_t i = 0; i < (int64_t)N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);

@@ -5,8 +5,13 @@
         for t in g.tensors():
             print(t.name, t.format, t.shape)
         w = g.dequantize("blk.0.attn_q.weight")      # numpy float32, logical row-major
-    kernel_bytes = packwise.to_kernel_order(canonical_bytes, "Q4_K", rows, blocks)
+    kernel_bytes = packwise.to_kernel_order(canonical_bytes, "Q4_K", rows, blocks, order="canonical")
     assert packwise.disagreement(my_bytes, "Q4_K", rows, blocks, order="kernel") is None
+
+Every function that takes block bytes takes the order they are in, `order=`, with no
+default: "canonical" (row-major, what files hold), "kernel" (input-block-major) or
+"row_tiled_N". Bytes whose order you do not know: `disagreement()` against a fixture
+written the same way tells which it is.
 
 The library is found through $PACKWISE_LIBRARY, then next to this package,
 then the system's loader path (ctypes.util.find_library).
@@ -22,7 +27,7 @@ import numpy as np
 from ._abi import (Layout, View, TensorInfo, BlockGrid, DisagreementReport, GGUFOpenOptions,
                    WeightOptions, ORDERS, ORIENT_AS_STORED, ORIENT_OUT_IN, declare)
 
-__all__ = ["PackwiseError", "GGUF", "Tensor", "formats", "format_info", "to_kernel_order",
+__all__ = ["PackwiseError", "GGUF", "Tensor", "Layout", "formats", "format_info", "to_kernel_order",
            "to_canonical_order", "reorder", "decode", "fixture", "value_fixture", "disagreement",
            "matmul_wt", "version"]
 
@@ -204,25 +209,40 @@ def reorder(data, fmt, rows, blocks, from_order, to_order):
     return out.raw
 
 
-def to_kernel_order(data, fmt, rows, blocks, order="canonical"):
-    """The spec's kernel order (input-block-major) of bytes currently in `order`."""
-    return reorder(data, fmt, rows, blocks, order, "kernel")
+def _require_order(order, what):
+    if order is None:
+        raise TypeError("%s: name the order the bytes are in, order='canonical' (row-major, what "
+                        "files hold), 'kernel' (input-block-major) or 'row_tiled_N'; there is no "
+                        "default" % what)
+    return order
 
 
-def to_canonical_order(data, fmt, rows, blocks, order="kernel"):
-    """Canonical (row-major, what files hold) bytes from bytes currently in `order`."""
-    return reorder(data, fmt, rows, blocks, order, "canonical")
+def to_kernel_order(data, fmt, rows, blocks, order=None):
+    """The spec's kernel order (input-block-major) of bytes currently in `order` (required)."""
+    return reorder(data, fmt, rows, blocks, _require_order(order, "to_kernel_order"), "kernel")
 
 
-def decode(data, fmt, rows, in_):
-    """Canonical block bytes of a [rows, in] weight decoded to float32 (shape [rows, in])."""
-    data = bytes(data)
-    rows, in_ = _int(rows, "rows"), _int(in_, "in")
-    f = _format_id(fmt)
-    buf = ctypes.create_string_buffer(data, len(data))
+def to_canonical_order(data, fmt, rows, blocks, order=None):
+    """Canonical (row-major, what files hold) bytes from bytes currently in `order` (required)."""
+    return reorder(data, fmt, rows, blocks, _require_order(order, "to_canonical_order"), "canonical")
+
+
+def _view_of_bytes(buf, n, fmt, rows, in_, order):
+    """A 2-D [rows, in] view over block bytes in `order`."""
     v = View()
     shape = (ctypes.c_int64 * 2)(rows, in_)
-    _call(_lib.pw_view_init, ctypes.byref(v), f, 2, shape, buf, len(data))
+    _call(_lib.pw_view_init, ctypes.byref(v), _format_id(fmt), 2, shape, _layout(order), buf, n)
+    return v
+
+
+def decode(data, fmt, rows, in_, order=None):
+    """Block bytes of a [rows, in] weight, in `order` (required), decoded to float32
+    (shape [rows, in], logical row-major whatever the bytes' order)."""
+    _require_order(order, "decode")
+    data = bytes(data)
+    rows, in_ = _int(rows, "rows"), _int(in_, "in")
+    buf = ctypes.create_string_buffer(data, len(data))
+    v = _view_of_bytes(buf, len(data), fmt, rows, in_, order)
     out = np.empty((rows, in_), dtype=np.float32)
     _call(_lib.pw_view_to_float, ctypes.byref(v), out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
           out.size)
@@ -256,11 +276,12 @@ def value_fixture(fmt):
     return buf.raw, vals.reshape(rows.value, -1)
 
 
-def disagreement(data, fmt, rows, blocks, order="canonical"):
+def disagreement(data, fmt, rows, blocks, order=None):
     """None when `data` is exactly the tag fixture in `order`; otherwise a message naming
     the first misplaced block, where it was expected (flat index and order) and what was
     found there (another block's bytes, a changed byte); a buffer of another length (a wrong
     row or block count) is reported first, with both lengths."""
+    _require_order(order, "disagreement")
     data = bytes(data)
     rows, blocks = _int(rows, "rows"), _int(blocks, "blocks")
     rep = DisagreementReport()
@@ -370,15 +391,13 @@ def _matmul_view(x, view, kernel):
     return y
 
 
-def matmul_wt(x, data, fmt, out, in_, kernel=None):
-    """Y = X W^T for canonical (row-major) block bytes of an [out, in] weight."""
+def matmul_wt(x, data, fmt, out, in_, order=None, kernel=None):
+    """Y = X W^T for block bytes of an [out, in] weight in `order` (required)."""
+    _require_order(order, "matmul_wt")
     data = bytes(data)
     out, in_ = _int(out, "out"), _int(in_, "in")
-    f = _format_id(fmt)
     buf = ctypes.create_string_buffer(data, len(data))
-    v = View()
-    shape = (ctypes.c_int64 * 2)(out, in_)
-    _call(_lib.pw_view_init, ctypes.byref(v), f, 2, shape, buf, len(data))
+    v = _view_of_bytes(buf, len(data), fmt, out, in_, order)
     y = _matmul_view(x, v, kernel)
     del buf
     return y

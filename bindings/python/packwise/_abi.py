@@ -4,7 +4,8 @@ Structs are declared field by field in the header's order; ctypes applies the
 C alignment rules of the platform, as the compiler does."""
 import ctypes
 
-ORDERS = {"canonical": 0, "row_major": 0, "kernel": 1, "input_block_major": 1, "row_tiled": 2}
+# pw_order: no order is 0 (a zeroed layout names none and is refused)
+ORDERS = {"canonical": 1, "row_major": 1, "kernel": 2, "input_block_major": 2, "row_tiled": 3}
 ORIENT_AS_STORED, ORIENT_OUT_IN = 0, 1
 
 
@@ -87,7 +88,7 @@ def declare(lib):
         "pw_gguf_find_tensor": (I, [P, P, S, ctypes.POINTER(I64)]),
         "pw_gguf_tensor_view": (I, [P, P, I64, ctypes.POINTER(View)]),
         "pw_gguf_tensor_read": (I, [P, P, I64, P, U64]),
-        "pw_view_init": (I, [P, ctypes.POINTER(View), I, ctypes.c_int32, ctypes.POINTER(I64), P, U64]),
+        "pw_view_init": (I, [P, ctypes.POINTER(View), I, ctypes.c_int32, ctypes.POINTER(I64), Layout, P, U64]),
         "pw_view_to_float": (I, [P, ctypes.POINTER(View), ctypes.POINTER(ctypes.c_float), ctypes.c_size_t]),
         "pw_weight_options_init": (None, [ctypes.POINTER(WeightOptions)]),
         "pw_weight_create": (I, [P, ctypes.POINTER(View), ctypes.POINTER(WeightOptions), ctypes.POINTER(P)]),

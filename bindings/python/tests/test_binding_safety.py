@@ -86,26 +86,26 @@ class Integers(unittest.TestCase):
         seven = packwise.fixture("Q4_0", 7, 3)
         for rows in (2 ** 64 + 7, 2 ** 63, -2 ** 63 - 1, 2 ** 200):
             with self.assertRaises((OverflowError, ValueError)):
-                packwise.disagreement(seven, "Q4_0", rows, 3)
+                packwise.disagreement(seven, "Q4_0", rows, 3, order="canonical")
             with self.assertRaises((OverflowError, ValueError)):
                 packwise.fixture("Q4_0", rows, 3)
             with self.assertRaises((OverflowError, ValueError)):
-                packwise.to_kernel_order(seven, "Q4_0", rows, 3)
+                packwise.to_kernel_order(seven, "Q4_0", rows, 3, order="canonical")
         with self.assertRaises((OverflowError, ValueError)):
-            packwise.disagreement(seven, "Q4_0", 7, 2 ** 64 + 3)
+            packwise.disagreement(seven, "Q4_0", 7, 2 ** 64 + 3, order="canonical")
         with self.assertRaises((OverflowError, ValueError)):
             packwise.disagreement(seven, "Q4_0", 7, 3, order="row_tiled_%d" % (2 ** 64 + 7))
         data, values = packwise.value_fixture("Q8_0")
         with self.assertRaises((OverflowError, ValueError)):
-            packwise.decode(data, "Q8_0", 2 ** 64 + values.shape[0], values.shape[1])
+            packwise.decode(data, "Q8_0", 2 ** 64 + values.shape[0], values.shape[1], order="canonical")
 
     def test_not_integers(self):
         seven = packwise.fixture("Q4_0", 7, 3)
         for rows in (7.0, "7", True, None):
             with self.assertRaises(TypeError):
-                packwise.disagreement(seven, "Q4_0", rows, 3)
+                packwise.disagreement(seven, "Q4_0", rows, 3, order="canonical")
         # numpy integers are integers
-        self.assertIsNone(packwise.disagreement(seven, "Q4_0", np.int64(7), np.int32(3)))
+        self.assertIsNone(packwise.disagreement(seven, "Q4_0", np.int64(7), np.int32(3), order="canonical"))
 
     def test_row_tiled_text(self):
         data = packwise.fixture("Q4_0", 8, 3, "row_tiled_4")
@@ -121,7 +121,8 @@ class Arrays(unittest.TestCase):
         self.out, self.in_ = self.values.shape
 
     def matmul(self, x):
-        return packwise.matmul_wt(x, self.data, "Q8_0", self.out, self.in_, kernel="ref_q8_0")
+        return packwise.matmul_wt(x, self.data, "Q8_0", self.out, self.in_, order="canonical",
+                                  kernel="ref_q8_0")
 
     def test_rank(self):
         """A 3-D x whose second axis matched `in` was taken as [n, in] and read short."""

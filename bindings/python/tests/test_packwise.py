@@ -73,9 +73,9 @@ class Orders(unittest.TestCase):
     def test_there_and_back(self):
         rows, blocks = 7, 3
         canon = packwise.fixture("Q4_K", rows, blocks, "canonical")
-        kern = packwise.to_kernel_order(canon, "Q4_K", rows, blocks)
+        kern = packwise.to_kernel_order(canon, "Q4_K", rows, blocks, order="canonical")
         self.assertNotEqual(kern, canon)
-        self.assertEqual(packwise.to_canonical_order(kern, "Q4_K", rows, blocks), canon)
+        self.assertEqual(packwise.to_canonical_order(kern, "Q4_K", rows, blocks, order="kernel"), canon)
         # Naming the order the bytes are in: converting to it changes nothing.
         self.assertEqual(packwise.to_kernel_order(kern, "Q4_K", rows, blocks, order="kernel"), kern)
         self.assertEqual(kern, packwise.fixture("Q4_K", rows, blocks, "kernel"))
@@ -112,19 +112,67 @@ class ConverterStyle(unittest.TestCase):
     def test_value_fixtures(self):
         for f in packwise.formats():
             data, values = packwise.value_fixture(f["name"])
-            got = packwise.decode(data, f["name"], values.shape[0], values.shape[1])
+            got = packwise.decode(data, f["name"], values.shape[0], values.shape[1], order="canonical")
             self.assertTrue(np.array_equal(got, values), f["name"])
 
     def test_matmul_on_bytes(self):
         data, values = packwise.value_fixture("Q8_0")
         x = np.arange(values.shape[1], dtype=np.float32).reshape(1, -1) / 50.0
-        y = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1])
+        y = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1], order="canonical")
         ref = x.astype(np.float64) @ values.T.astype(np.float64)
         # Fast kernels quantize x to int8 (half a step of max|x|/127 per value): 1% of sum |w x|.
         mag = np.abs(x).astype(np.float64) @ np.abs(values.T).astype(np.float64)
         self.assertTrue(np.all(np.abs(y - ref) <= 0.01 * mag), (y, ref))
-        y_ref = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1], kernel="ref_q8_0")
+        y_ref = packwise.matmul_wt(x, data, "Q8_0", values.shape[0], values.shape[1], order="canonical",
+                                   kernel="ref_q8_0")
         self.assertTrue(np.all(np.abs(y_ref - ref) <= 1e-6 * mag))
+
+class BytesNameTheirOrder(unittest.TestCase):
+    """Every entry point that takes block bytes takes their order, with no default; kernel-order
+    bytes go through each one fast and right when named, and a wrong name shows up against a
+    fixture instead of turning into plausible numbers."""
+
+    def test_no_default_order(self):
+        data, values = packwise.value_fixture("Q4_K")
+        rows, cols = values.shape
+        blocks = cols // packwise.format_info("Q4_K")["block_size"]
+        x = np.ones((1, cols), dtype=np.float32)
+        for call in (lambda: packwise.decode(data, "Q4_K", rows, cols),
+                     lambda: packwise.matmul_wt(x, data, "Q4_K", rows, cols),
+                     lambda: packwise.to_kernel_order(data, "Q4_K", rows, blocks),
+                     lambda: packwise.to_canonical_order(data, "Q4_K", rows, blocks),
+                     lambda: packwise.disagreement(data, "Q4_K", rows, blocks)):
+            with self.assertRaises(TypeError) as cm:
+                call()
+            self.assertIn("name the order", str(cm.exception))
+        # A zeroed Layout names no order: refused by the library itself.
+        with self.assertRaises(packwise.PackwiseError) as cm:
+            packwise.decode(data, "Q4_K", rows, cols, order=packwise.Layout(0, 0))
+        self.assertIn("names no order", str(cm.exception))
+
+    def test_kernel_order_bytes(self):
+        for name in ("Q4_0", "Q8_0", "Q4_K", "Q6_K"):
+            data, values = packwise.value_fixture(name)
+            rows, cols = values.shape
+            blocks = cols // packwise.format_info(name)["block_size"]
+            kern = packwise.to_kernel_order(data, name, rows, blocks, order="canonical")
+            self.assertNotEqual(kern, data, name)
+            # named right: the exact values, and the product of them
+            self.assertTrue(np.array_equal(packwise.decode(kern, name, rows, cols, order="kernel"), values))
+            x = (np.arange(cols, dtype=np.float32).reshape(1, -1) % 7) / 7.0
+            y = packwise.matmul_wt(x, kern, name, rows, cols, order="kernel")
+            y_canon = packwise.matmul_wt(x, data, name, rows, cols, order="canonical")
+            self.assertTrue(np.array_equal(y, y_canon), name)
+            # named wrong: a tag fixture in kernel order, checked as canonical, is reported as
+            # being in the other order (the way to find out what order unknown bytes are in)
+            tags = packwise.fixture(name, rows, blocks, order="kernel")
+            msg = packwise.disagreement(tags, name, rows, blocks, order="canonical")
+            self.assertIsNotNone(msg)
+            self.assertIn("the bytes are in the other order", msg)
+            # and converting them as if canonical does not give the kernel order twice over:
+            # the result disagrees with the kernel-order fixture
+            twice = packwise.to_kernel_order(tags, name, rows, blocks, order="canonical")
+            self.assertIsNotNone(packwise.disagreement(twice, name, rows, blocks, order="kernel"))
 
 
 if __name__ == "__main__":
