@@ -137,6 +137,13 @@ static void test_trace_format(void) {
     pw_trace_format(&e, line, sizeof line);
     CHECK(strcmp(line, "trace fallback kernel=ref_q4_0 reason=\"no kernel reads row_major q4_0\"") == 0,
           "fallback line: %s", line);
+    memset(&e, 0, sizeof e);
+    e.kind = PW_TRACE_WARNING;
+    e.tensor = "w";
+    e.reason = "no kernel reads it";
+    pw_trace_format(&e, line, sizeof line);
+    CHECK(strcmp(line, "trace warning tensor=w reason=\"no kernel reads it\"") == 0, "warning line: %s",
+          line);
     char small[10];
     n = pw_trace_format(&e, small, sizeof small);
     CHECK(n > sizeof small && strlen(small) == sizeof small - 1, "truncation");

@@ -17,12 +17,18 @@
 typedef struct trace_log {
     int adapters;
     int others;
+    int warnings;
+    char last_warning[1024];
     uint64_t last_bytes;
     char last_from[32], last_to[32], last_tensor[64];
 } trace_log;
 
 static void on_trace(void *user, const pw_trace_event *e) {
     trace_log *t = user;
+    if (e->kind == PW_TRACE_WARNING) {
+        t->warnings++;
+        snprintf(t->last_warning, sizeof t->last_warning, "%s", e->reason ? e->reason : "");
+    }
     if (e->kind != PW_TRACE_ADAPTER) {
         t->others++;
         return;
@@ -113,6 +119,34 @@ static void check_format(pw_context *ctx, trace_log *log, pw_format f, int64_t r
     pw_view same;
     CHECK_OK(pw_view_prepack(ctx, &rm, (pw_layout){PW_ORDER_ROW_MAJOR, 0}, arena, &same), ctx);
     CHECK(log->adapters == 0 && same.data == rm.data, "%s: row_major -> row_major copied", fi->name);
+
+    /* A prepack to a layout that no usable kernel reads as it is warns, naming what kernels
+     * read; to one that a kernel reads, it does not. No kernel reads input-block-major bytes
+     * as they are (pw_weight packs them), so that prepack warns; row-major warns exactly
+     * when no non-reference row-major kernel of the format is usable here. */
+    {
+        int rm_kernel = 0;
+        for (size_t i = 0; i < pw_kernel_count(); ++i) {
+            const pw_kernel_info *k = pw_kernel_info_get(i);
+            rm_kernel |= k->kind == PW_WEIGHT_BLOCKS && k->format == f && !k->is_reference &&
+                         k->layout == PW_LAYOUT_BLOCKED_ROW_MAJOR && pw_kernel_usable(ctx, i);
+        }
+        pw_view tmp;
+        memset(log, 0, sizeof *log);
+        CHECK_OK(pw_view_prepack(ctx, &rm, (pw_layout){PW_ORDER_ROW_MAJOR, 0}, arena, &tmp), ctx);
+        CHECK(log->warnings == !rm_kernel, "%s: row_major prepack: %d warnings, row-major kernel %d: %s",
+              fi->name, log->warnings, rm_kernel, log->last_warning);
+        memset(log, 0, sizeof *log);
+        CHECK_OK(pw_view_prepack(ctx, &rm, (pw_layout){PW_ORDER_INPUT_BLOCK_MAJOR, 0}, arena, &tmp), ctx);
+        CHECK(log->warnings == 1 && strstr(log->last_warning, "input_block_major") &&
+                  strstr(log->last_warning, "reference kernel") &&
+                  strstr(log->last_warning, "pw_weight_create"),
+              "%s: input_block_major prepack: %d warnings: %s", fi->name, log->warnings,
+              log->last_warning);
+        if (rm_kernel)
+            CHECK(strstr(log->last_warning, "row_major") != NULL, "%s: the warning does not name "
+                  "row_major, which a kernel reads: %s", fi->name, log->last_warning);
+    }
 
     /* To INPUT_BLOCK_MAJOR: one event, the whole weight's bytes. */
     pw_view ibm;

@@ -130,7 +130,9 @@ typedef enum pw_trace_kind {
     PW_TRACE_KERNEL = 0,   /**< a kernel was selected: kernel, key */
     PW_TRACE_ADAPTER = 1,  /**< a layout conversion copied bytes: tensor, bytes, from, to */
     PW_TRACE_FALLBACK = 2, /**< the reference kernel was used: kernel, reason */
-    PW_TRACE_CACHE = 3     /**< a weights-cache decision: tensor, reason */
+    PW_TRACE_CACHE = 3,    /**< a weights-cache decision: tensor, reason */
+    PW_TRACE_WARNING = 4   /**< it works, but not as the caller may think (a dead end that
+                                only the reference kernel reads): tensor, reason */
 } pw_trace_kind;
 
 /**

@@ -218,7 +218,10 @@ PW_API pw_status pw_view_to_float(pw_context *ctx, const pw_view *view, float *d
  * (tensor name, bytes copied, from, to), and *out views the same matrix in the
  * new layout (dense, ::PW_STORAGE_ARENA). ::PW_ORDER_ROW_TILED needs
  * `out % nr == 0`. A transposed view is refused (::PW_ERR_LAYOUT): see
- * pw_view_transpose().
+ * pw_view_transpose(). When no kernel usable in @p ctx reads the result as it
+ * is (a product over it would run the reference kernel), a ::PW_TRACE_WARNING
+ * event says so and names the layouts the format's kernels read;
+ * pw_weight_create() packs a view in any order into the form they read.
  */
 PW_API pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
                                  pw_arena *arena, pw_view *out);

@@ -14,6 +14,7 @@ static const char *kind_name(pw_trace_kind kind) {
     case PW_TRACE_ADAPTER: return "adapter";
     case PW_TRACE_FALLBACK: return "fallback";
     case PW_TRACE_CACHE: return "cache";
+    case PW_TRACE_WARNING: return "warning";
     }
     return "unknown";
 }
@@ -83,6 +84,7 @@ size_t pw_trace_format(const pw_trace_event *e, char *buffer, size_t capacity) {
         put_field(&l, "reason", e->reason);
         break;
     case PW_TRACE_CACHE:
+    case PW_TRACE_WARNING:
         put_field(&l, "tensor", e->tensor);
         put_field(&l, "reason", e->reason);
         break;

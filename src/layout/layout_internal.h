@@ -24,4 +24,9 @@ pw_status pw__check_byte_layout(pw_context *ctx, pw_layout l, int64_t rows, cons
  * (offset 0, block axis 1). */
 void pw__view_set_dense(pw_view *v, pw_layout l, int64_t rows, int64_t bpr);
 
+/* pw_view_prepack's conversion itself (the public function, in src/op/, adds the warning
+ * when no kernel reads the result as it is). */
+pw_status pw__view_prepack(pw_context *ctx, const pw_view *src, pw_layout target, pw_arena *arena,
+                           pw_view *out);
+
 #endif

@@ -61,8 +61,8 @@ static void trace_adapter(pw_context *ctx, const pw_view *src, pw_layout from, p
     pw__trace(ctx, &e);
 }
 
-pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target, pw_arena *arena,
-                          pw_view *out) {
+pw_status pw__view_prepack(pw_context *ctx, const pw_view *src, pw_layout target, pw_arena *arena,
+                           pw_view *out) {
     PW__FAIL_IF(out == NULL || arena == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_view_prepack: NULL argument");
     PW__TRY(pw_view_check(ctx, src));
