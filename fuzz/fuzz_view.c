@@ -232,9 +232,11 @@ static bool same_view(const pw_view *a, const pw_view *b) {
 }
 
 /* Whether two byte layouts of a [rows, bpr]-block grid are the same bytes: with one block
- * per row (bpr == 1) every order is (a view's label is then ambiguous). */
+ * per row (bpr == 1) or one row (rows == 1) every order is (a view's label is then
+ * ambiguous). */
 static bool same_layout(pw_layout a, pw_layout b, int64_t rows, int64_t bpr) {
-    if (bpr == 1 && a.order != PW_ORDER_STRIDED && b.order != PW_ORDER_STRIDED) return true;
+    if ((bpr == 1 || rows == 1) && a.order != PW_ORDER_STRIDED && b.order != PW_ORDER_STRIDED)
+        return true;
     a = pw__layout_normalize(a, rows);
     b = pw__layout_normalize(b, rows);
     return a.order == b.order && a.tile_rows == b.tile_rows;

@@ -179,6 +179,26 @@ PW_API pw_status pw_weight_run(pw_context *ctx, const pw_weight *weight, const p
 PW_API pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, const pw_weight *weight,
                               float *y);
 
+/** One product of pw_matmul_wt_many(): its weight and where its Y goes. */
+typedef struct pw_product {
+    const pw_weight *weight; /**< the prepared weight */
+    float *y;                /**< n rows of the weight's `out` f32 values, fully overwritten */
+    int64_t ldy;             /**< elements between rows of y; 0 = out */
+} pw_product;
+
+/**
+ * Several weights over the same X in one call, as a decode step runs them (Q, K and
+ * V; gate and up): X is scanned once, quantized once per activation form the
+ * weights' kernels read, and every product runs in one dispatch of the context's
+ * threads instead of one each. Each y is bit for bit what pw_matmul_wt() writes for
+ * its weight alone (bias, clamp and the NaN rows of non-finite X included). Every
+ * weight must take `in` = the same row length (::PW_ERR_SHAPE naming the first that
+ * does not); @p ldx is the elements between rows of x (0 = in). Nothing is written
+ * when a check fails. @p count may be 0.
+ */
+PW_API pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
+                                   const pw_product *products, size_t count);
+
 /**
  * Evict the bytes the weight's kernels read (its forms, and the source where a
  * kernel reads it in place) from every level of the CPU's caches, for

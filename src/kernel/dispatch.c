@@ -155,3 +155,71 @@ void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *cal
     }
     run_cell(&rp, 0, c.out, 0, c.n);
 }
+
+typedef struct many_plan {
+    const run_plan *plans;
+    const size_t *first; /* first[i]: the first task of plan i; first[count] = all tasks */
+    size_t count;
+} many_plan;
+
+static void run_many_task(void *p, size_t t) {
+    const many_plan *m = p;
+    size_t lo = 0, hi = m->count; /* the plan whose tasks hold t: first[lo] <= t < first[lo + 1] */
+    while (hi - lo > 1) {
+        const size_t mid = (lo + hi) / 2;
+        if (m->first[mid] <= t) lo = mid;
+        else hi = mid;
+    }
+    const run_plan *rp = &m->plans[lo];
+    int64_t o0, o1, i0, i1;
+    pw__task_grid_cell(&rp->grid, t - m->first[lo], &o0, &o1, &i0, &i1);
+    run_cell(rp, o0, o1, i0, i1);
+}
+
+pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const *ks,
+                              const pw__mm_call *calls, const float *const *bias) {
+    if (count == 0) return PW_OK;
+    run_plan *plans = pw__alloc(ctx, sizeof *plans * count, 64);
+    size_t *first = pw__alloc(ctx, sizeof *first * (count + 1), 64);
+    if (plans == NULL || first == NULL) {
+        pw__free(ctx, plans);
+        pw__free(ctx, first);
+        return pw__fail(ctx, PW_ERR_OUT_OF_MEMORY, "pw_matmul_wt_many: out of memory for %zu products",
+                        count);
+    }
+    const int threads = pw_context_threads(ctx);
+    double macs = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const pw__kernel *k = ks[i];
+        run_plan *rp = &plans[i];
+        memset(rp, 0, sizeof *rp);
+        rp->k = k;
+        rp->call = &calls[i];
+        if (!k->epilogue) {
+            rp->bias = bias[i];
+            rp->min = calls[i].min;
+            rp->max = calls[i].max;
+            rp->epilogue = bias[i] != NULL || calls[i].min > -INFINITY || calls[i].max < INFINITY;
+        }
+        macs += (double)calls[i].out * (double)calls[i].in * (double)calls[i].n;
+    }
+    if (threads > 1 && macs >= (double)(1 << 20)) {
+        /* each product split as pw__kernel_run splits it; all of them in one dispatch */
+        first[0] = 0;
+        for (size_t i = 0; i < count; ++i) {
+            const pw__kernel *k = ks[i];
+            const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
+            const int64_t split = (k->info.activation == PW_ACT_QD8 ? 2 : 4) * mr;
+            plans[i].grid = pw__task_grid_plan(threads, calls[i].out, k->info.tile_rows, calls[i].n, mr,
+                                               split);
+            first[i + 1] = first[i] + plans[i].grid.tasks;
+        }
+        many_plan m = {plans, first, count};
+        pw__parallel_for(ctx, run_many_task, &m, first[count]);
+    } else {
+        for (size_t i = 0; i < count; ++i) run_cell(&plans[i], 0, calls[i].out, 0, calls[i].n);
+    }
+    pw__free(ctx, plans);
+    pw__free(ctx, first);
+    return PW_OK;
+}

@@ -166,3 +166,155 @@ pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, const pw_weig
     a.y = y;
     return pw_weight_run(ctx, w, &a);
 }
+
+/* One activation form X is quantized into for pw_matmul_wt_many: kernels that read the
+ * same form (and, for QD8, the same panel height) share it. */
+typedef struct act_group {
+    pw_activation act;
+    int32_t panel;
+    size_t row;                /* bytes per quantized row */
+    size_t at_rows, at_panels; /* offsets in the scratch */
+} act_group;
+
+pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
+                            const pw_product *products, size_t count) {
+    PW__FAIL_IF(ctx == NULL || (count > 0 && (x == NULL || products == NULL)) || n < 1, ctx,
+                PW_ERR_INVALID_ARGUMENT,
+                "pw_matmul_wt_many: ctx, x and products must be non-NULL and n >= 1 (n = %" PRId64 ")", n);
+    if (count == 0) return PW_OK;
+    PW__FAIL_IF(count > 4096, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_matmul_wt_many: %zu products in one call (at most 4096)", count);
+    const int c = n >= 2 ? PW__GEMM : PW__GEMV;
+    const int64_t in = products[0].weight ? products[0].weight->in : 0;
+    if (ldx == 0) ldx = in;
+    act_group groups[16];
+    size_t ngroups = 0;
+    uint8_t group_of[4096];
+    for (size_t p = 0; p < count; ++p) {
+        pw_weight *w = (pw_weight *)(uintptr_t)products[p].weight;
+        PW__FAIL_IF(w == NULL || products[p].y == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
+                    "pw_matmul_wt_many: product %zu has no weight or no y", p);
+        PW__FAIL_IF(w->in != in, ctx, PW_ERR_SHAPE,
+                    "pw_matmul_wt_many: weight '%s' (product %zu) takes in = %" PRId64
+                    ", the first takes %" PRId64 ": one X serves weights of one row length",
+                    w->name, p, w->in, in);
+        const int64_t ldy = products[p].ldy ? products[p].ldy : w->out;
+        PW__FAIL_IF(ldx < in || ldy < w->out, ctx, PW_ERR_SHAPE,
+                    "weight '%s': row strides ldx = %" PRId64 " (>= in = %" PRId64 ") and ldy = %" PRId64
+                    " (>= out = %" PRId64 ") are too short",
+                    w->name, ldx, in, ldy, w->out);
+        int64_t span;
+        PW__FAIL_IF(pw__mul_overflow_i64(n - 1, ldx > ldy ? ldx : ldy, &span) ||
+                        pw__add_overflow_i64(span, in > w->out ? in : w->out, &span) ||
+                        (uint64_t)span > SIZE_MAX / sizeof(float),
+                    ctx, PW_ERR_OVERFLOW, "weight '%s': n = %" PRId64 " rows overflow", w->name, n);
+        const pw__kernel *k = w->plan.k[c];
+        PW__FAIL_IF(k == NULL, ctx, PW_ERR_UNSUPPORTED,
+                    "weight '%s' was created to serve %s only (pw_weight_options.serves), not n = %" PRId64,
+                    w->name, c == PW__GEMV ? "n >= 2" : "n = 1", n);
+        if (!atomic_load_explicit(&w->ready[c], memory_order_acquire)) PW__TRY(pw__weight_ready(ctx, w, c));
+        const pw_activation act = k->info.activation;
+        PW__FAIL_IF(in % pw__act_block_size(act) != 0, ctx, PW_ERR_SHAPE,
+                    "kernel %s quantizes activations in blocks of %" PRId64 " but in is %" PRId64,
+                    k->info.name, pw__act_block_size(act), in);
+        const int32_t panel = n > 1 ? k->xq_panel : 0;
+        size_t g = 0;
+        while (g < ngroups && !(groups[g].act == act && groups[g].panel == panel)) ++g;
+        PW__FAIL_IF(g == sizeof groups / sizeof groups[0], ctx, PW_ERR_UNSUPPORTED,
+                    "pw_matmul_wt_many: more than %zu activation forms in one call",
+                    sizeof groups / sizeof groups[0]);
+        if (g == ngroups) {
+            groups[g].act = act;
+            groups[g].panel = panel;
+            groups[g].row = act == PW_ACT_F32 ? 0 : pw__act_row_bytes(act, in);
+            PW__FAIL_IF(act != PW_ACT_F32 && groups[g].row == 0, ctx, PW_ERR_OVERFLOW,
+                        "weight '%s': activation rows of in = %" PRId64 " overflow", w->name, in);
+            ++ngroups;
+        }
+        group_of[p] = (uint8_t)g;
+    }
+
+    /* Scratch: row flags, then each form's quantized rows and QD8 panels. */
+    size_t need = align64((size_t)n);
+    for (size_t g = 0; g < ngroups; ++g) {
+        size_t rows_bytes;
+        PW__FAIL_IF(__builtin_mul_overflow(groups[g].row, (size_t)n, &rows_bytes), ctx, PW_ERR_OVERFLOW,
+                    "pw_matmul_wt_many: activation scratch for n = %" PRId64 " overflows", n);
+        groups[g].at_rows = need;
+        need += align64(rows_bytes);
+        groups[g].at_panels = need;
+        if (groups[g].panel > 0)
+            need += align64(pw__qd8_panels_bytes(n, pw__qd8_k_padded(in), groups[g].panel));
+    }
+    uint8_t *s = pw__ctx_scratch(ctx, need);
+    PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
+                "pw_matmul_wt_many: cannot allocate %zu bytes of scratch for n = %" PRId64, need, n);
+    uint8_t *bad = s;
+    scan_job sj = {x, ldx, in, n, n, bad};
+    const int threads = pw_context_threads(ctx);
+    if (threads > 1 && n * in >= (int64_t)1 << 16) {
+        sj.per = (n + 4 * threads - 1) / (4 * threads);
+        pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
+    } else {
+        scan_task(&sj, 0);
+    }
+    int64_t n_bad = 0;
+    for (int64_t i = 0; i < n; ++i) n_bad += bad[i];
+    for (size_t g = 0; g < ngroups; ++g) {
+        if (groups[g].act == PW_ACT_F32) continue;
+        uint8_t *xq = s + groups[g].at_rows;
+        pw__act_quantize_rows(ctx, groups[g].act, x, ldx, n, in, xq, groups[g].row);
+        if (groups[g].panel > 0)
+            pw__qd8_panel_rows(xq, groups[g].row, pw__qd8_k_padded(in), groups[g].panel, 0, n,
+                               s + groups[g].at_panels);
+    }
+
+    pw__mm_call *calls = pw__alloc(ctx, sizeof *calls * count, 64);
+    const pw__kernel **ks = pw__alloc(ctx, sizeof *ks * count, 64);
+    const float **biases = pw__alloc(ctx, sizeof *biases * count, 64);
+    pw_status st = calls && ks && biases ? PW_OK
+                                         : pw__fail(ctx, PW_ERR_OUT_OF_MEMORY,
+                                                    "pw_matmul_wt_many: out of memory for %zu products",
+                                                    count);
+    for (size_t p = 0; st == PW_OK && p < count; ++p) {
+        const pw_weight *w = products[p].weight;
+        const act_group *gr = &groups[group_of[p]];
+        pw__mm_call *call = &calls[p];
+        memset(call, 0, sizeof *call);
+        call->out = w->out;
+        call->in = in;
+        call->n = n;
+        call->x = x;
+        call->ldx = ldx;
+        call->ldy = products[p].ldy ? products[p].ldy : w->out;
+        call->min = w->min;
+        call->max = w->max;
+        call->y = products[p].y;
+        const int fi = w->plan.form[c];
+        if (fi < 0) {
+            call->w = &w->view;
+        } else if (w->plan.forms[fi].kind == PW__FORM_COPY) {
+            call->w = &w->plan.forms[fi].copy_view;
+        } else {
+            call->packed = w->plan.forms[fi].data;
+            call->pack_desc = &w->plan.forms[fi].desc;
+        }
+        if (gr->act != PW_ACT_F32) {
+            call->xq = s + gr->at_rows;
+            call->xq_row_bytes = gr->row;
+            if (gr->panel > 0) call->xq_panels = s + gr->at_panels;
+        }
+        ks[p] = w->plan.k[c];
+        biases[p] = w->bias;
+    }
+    if (st == PW_OK) st = pw__kernel_run_many(ctx, count, ks, calls, biases);
+    if (st == PW_OK && n_bad > 0)
+        for (size_t p = 0; p < count; ++p)
+            for (int64_t i = 0; i < n; ++i)
+                if (bad[i])
+                    for (int64_t o = 0; o < calls[p].out; ++o) products[p].y[i * calls[p].ldy + o] = NAN;
+    pw__free(ctx, calls);
+    pw__free(ctx, (void *)ks);
+    pw__free(ctx, (void *)biases);
+    return st;
+}
