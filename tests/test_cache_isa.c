@@ -1,0 +1,180 @@
+// pw-test: once
+/*
+ * A cache file prepacked at one ISA level, used at a lower one (issue 16): every weight
+ * is either served from the file with no adapter event (the form its kernels read at
+ * that level is in the file), or packed with a cache trace event that says why the
+ * file could not serve it (the family the file holds against the one the kernel reads,
+ * for instance). Never a silent repack, never a wrong form: the products agree with the
+ * same weight made without any cache. At the level the file was made, under the same
+ * policy, every form is served.
+ *
+ * Weights: Q4_0, Q8_0, Q4_K and Q6_K at 96 x 768 (3 K-quant blocks, 24 Q4_0 blocks per
+ * row); files prepacked under compact and under fastest at the native level; used at
+ * native, at avx2 (x86) or neon (Arm), and at scalar, under compact and fastest.
+ */
+#include "pw_test.h"
+
+#include <math.h>
+#include <unistd.h>
+
+enum { OUT = 96, IN = 768, NW = 4 }; /* 96 rows: whole 32-row tiles, so compact packs too */
+static const pw_format formats[NW] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K, PW_FORMAT_Q6_K};
+
+typedef struct events {
+    int adapters, caches;
+    char reason[512];
+} events;
+
+static void on_trace(void *user, const pw_trace_event *e) {
+    events *ev = user;
+    if (e->kind == PW_TRACE_ADAPTER) ev->adapters++;
+    if (e->kind == PW_TRACE_CACHE) {
+        ev->caches++;
+        snprintf(ev->reason, sizeof ev->reason, "%s", e->reason ? e->reason : "");
+    }
+}
+
+static char gguf_path[512];
+
+static void write_gguf(pw_context *ctx) {
+    pw_gguf_writer *w = NULL;
+    CHECK_OK(pw_gguf_writer_create(ctx, &w), ctx);
+    float *x = malloc(sizeof(float) * OUT * IN);
+    uint8_t *q[NW];
+    pw_rng r = {77};
+    for (int i = 0; i < NW; ++i) {
+        const pw_format_info *fi = pw_format_get(formats[i]);
+        const size_t blocks = (size_t)(OUT * IN / fi->block_size);
+        for (int k = 0; k < OUT * IN; ++k) x[k] = (float)pw_rng_gauss(&r);
+        q[i] = malloc(blocks * (size_t)fi->block_bytes);
+        CHECK_OK(pw_format_quantize(ctx, formats[i], x, blocks, q[i]), ctx);
+        char name[32];
+        snprintf(name, sizeof name, "w.%s", fi->name);
+        const int64_t ne[2] = {IN, OUT};
+        CHECK_OK(pw_gguf_writer_add_tensor(w, name, formats[i], 2, ne, q[i], blocks * (size_t)fi->block_bytes),
+                 ctx);
+    }
+    CHECK_OK(pw_gguf_writer_write(w, gguf_path), ctx);
+    pw_gguf_writer_destroy(w);
+    for (int i = 0; i < NW; ++i) free(q[i]);
+    free(x);
+}
+
+static pw_context *context_at(pw_isa isa, pw_memory_policy policy, events *ev) {
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.max_isa = isa;
+    o.ignore_env = 1;
+    o.memory_policy = policy;
+    o.threads = 1;
+    o.trace = on_trace;
+    o.trace_user = ev;
+    pw_context *ctx = NULL;
+    REQUIRE(pw_context_create(&o, &ctx) == PW_OK, "context: %s", pw_last_create_message());
+    return ctx;
+}
+
+/* Every weight of the GGUF through the cache at `isa` under `policy`: returns how many
+ * forms were served; fails a check for a silent repack or a wrong product. */
+static int use_cache(pw_isa isa, pw_memory_policy policy, const char *cache_path, int expect_all,
+                     int *packed) {
+    events ev;
+    memset(&ev, 0, sizeof ev);
+    pw_context *ctx = context_at(isa, policy, &ev);
+    pw_gguf_open_options go;
+    pw_gguf_open_options_init(&go);
+    go.orientation = PW_ORIENT_OUT_IN;
+    pw_gguf *g = NULL;
+    CHECK_OK(pw_gguf_open(ctx, gguf_path, &go, &g), ctx);
+    pw_cache *c = NULL;
+    CHECK_OK(pw_cache_open(ctx, cache_path, &c), ctx);
+    int served = 0;
+    float x[2 * IN], y[2 * OUT], y_plain[2 * OUT];
+    pw_rng r = {5};
+    for (int i = 0; i < 2 * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+    for (int64_t t = 0; g && c && t < pw_gguf_tensor_count(g); ++t) {
+        pw_view v;
+        CHECK_OK(pw_gguf_tensor_view(ctx, g, t, &v), ctx);
+        pw_weight_options o;
+        pw_weight_options_init(&o);
+        o.cache = c;
+        pw_weight *w = NULL, *plain = NULL;
+        memset(&ev, 0, sizeof ev);
+        CHECK_OK(pw_weight_create(ctx, &v, &o, &w), ctx);
+        CHECK_OK(pw_weight_prepare(ctx, w), ctx);
+        const pw_weight_info info = pw_test_weight_info(w);
+        const int all_served = info.from_cache == info.forms;
+        served += info.from_cache;
+        *packed += info.forms - info.from_cache;
+        if (all_served) {
+            CHECK(ev.adapters == 0, "%s at %s/%s: served from the file, yet %d adapter events", v.name,
+                  pw_isa_name(isa), pw_memory_policy_name(policy), ev.adapters);
+        } else {
+            /* packed here: a cache event says why the file could not serve it */
+            CHECK(ev.caches >= 1 && strstr(ev.reason, "miss: packed and stored; ") &&
+                      strstr(ev.reason, "cache file"),
+                  "%s at %s/%s: %d of %d forms packed, cache event '%s'", v.name, pw_isa_name(isa),
+                  pw_memory_policy_name(policy), info.forms - info.from_cache, info.forms, ev.reason);
+        }
+        if (expect_all)
+            CHECK(all_served, "%s at the level the file was made: %d of %d forms served (%s)", v.name,
+                  info.from_cache, info.forms, ev.reason);
+        /* the same products as a weight made without the cache */
+        pw_weight_options po;
+        pw_weight_options_init(&po);
+        CHECK_OK(pw_weight_create(ctx, &v, &po, &plain), ctx);
+        for (int64_t n = 1; n <= 2; ++n) {
+            CHECK_OK(pw_matmul_wt(ctx, x, n, w, y), ctx);
+            CHECK_OK(pw_matmul_wt(ctx, x, n, plain, y_plain), ctx);
+            CHECK(memcmp(y, y_plain, sizeof(float) * (size_t)(n * OUT)) == 0,
+                  "%s at %s/%s, n = %lld: the cache-served product differs", v.name, pw_isa_name(isa),
+                  pw_memory_policy_name(policy), (long long)n);
+        }
+        pw_weight_destroy(w);
+        pw_weight_destroy(plain);
+    }
+    pw_cache_close(c);
+    pw_gguf_close(g);
+    pw_context_destroy(ctx);
+    return served;
+}
+
+int main(void) {
+    snprintf(gguf_path, sizeof gguf_path, "%s/test_cache_isa_%d.gguf", PW_TEST_BINARY_DIR, (int)getpid());
+    pw_context *ctx = pw_test_context();
+    write_gguf(ctx);
+#if defined(__aarch64__)
+    const pw_isa lower = PW_ISA_NEON;
+#else
+    const pw_isa lower = PW_ISA_AVX2;
+#endif
+    const pw_memory_policy policies[2] = {PW_MEMORY_COMPACT, PW_MEMORY_FASTEST};
+    for (int m = 0; m < 2; ++m) {
+        char cache_path[600];
+        snprintf(cache_path, sizeof cache_path, "%s/test_cache_isa_%d_%s.pwc", PW_TEST_BINARY_DIR,
+                 (int)getpid(), pw_memory_policy_name(policies[m]));
+        events ev;
+        memset(&ev, 0, sizeof ev);
+        pw_context *native = context_at(PW_ISA_NATIVE, policies[m], &ev);
+        pw_cache_prepack_options po;
+        pw_cache_prepack_options_init(&po);
+        po.policy = policies[m];
+        CHECK_OK(pw_cache_prepack(native, gguf_path, cache_path, &po), native);
+        pw_context_destroy(native);
+        int packed = 0;
+        const int at_native = use_cache(PW_ISA_NATIVE, policies[m], cache_path, 1, &packed);
+        for (int u = 0; u < 2; ++u) {
+            const pw_isa isas[2] = {lower, PW_ISA_SCALAR};
+            int repacked = 0;
+            const int s = use_cache(isas[u], policies[u == 0 ? m : 1 - m], cache_path, 0, &repacked);
+            printf("file made under %s at native (%d forms served there): at %s under %s, %d forms "
+                   "served, %d packed with a reason\n",
+                   pw_memory_policy_name(policies[m]), at_native, pw_isa_name(isas[u]),
+                   pw_memory_policy_name(policies[u == 0 ? m : 1 - m]), s, repacked);
+        }
+        unlink(cache_path);
+    }
+    unlink(gguf_path);
+    pw_context_destroy(ctx);
+    return pw_test_finish();
+}
