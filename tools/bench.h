@@ -30,6 +30,7 @@ typedef struct pw_bench_options {
     int nbatch;
     int threads[PW_BENCH_MAX_LIST];
     int nthreads;
+    int kernel_order;      /* --layout kernel: weights handed over as input-block-major bytes */
     pw_memory_policy policies[3]; /* --policy: the memory policies each case runs under */
     int npolicies;                /* 0 = compact alone (the library's default) */
 } pw_bench_options;
@@ -64,6 +65,7 @@ typedef struct pw_bench_result {
     uint64_t weight_bytes; /* row-major bytes of the weight */
     pw_memory_policy policy; /* the weight's memory policy */
     uint64_t packed_bytes; /* bytes of the packed forms the weight holds under it */
+    char layout[48];       /* what the kernel reads: row_major, input_block_major or a family */
     double pack_s;         /* packing time of this weight, on the case that packed it */
     double ref_ratio;      /* GEMM: gflops / the reference kernel's gflops */
     char ref_kernel[64];

@@ -164,7 +164,17 @@ static int weight_make(bench *b, pw_format f, int64_t out, int64_t in, weight *w
     }
     snprintf(w->name, sizeof w->name, "bench.%s.%" PRId64 "x%" PRId64, fi->name, out, in);
     const int64_t shape[2] = {out, in};
-    if (st == PW_OK) st = pw_view_init(b->ctx, &w->view, f, 2, shape, PW_LAYOUT_ROW_MAJOR, w->bytes, w->size);
+    pw_layout layout = PW_LAYOUT_ROW_MAJOR;
+    if (st == PW_OK && b->o->kernel_order) {
+        /* --layout kernel: the bytes a converter writes in the spec's kernel order */
+        uint8_t *k = pw_bench_alloc((size_t)w->size);
+        const pw_block_grid g = {out, in / fi->block_size, fi->block_bytes, PW_LAYOUT_ROW_MAJOR};
+        st = k ? pw_bytes_to_kernel_order(b->ctx, &g, w->bytes, w->size, k, w->size) : PW_ERR_OUT_OF_MEMORY;
+        free(w->bytes);
+        w->bytes = k;
+        layout = PW_LAYOUT_INPUT_BLOCK_MAJOR;
+    }
+    if (st == PW_OK) st = pw_view_init(b->ctx, &w->view, f, 2, shape, layout, w->bytes, w->size);
     if (st != PW_OK) {
         weight_free(w);
         return pw_cli_fail_status("bench", b->ctx, st, fi->name);
@@ -306,6 +316,16 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     info.struct_size = sizeof info;
     (void)pw_weight_info_get(h, &info);
     snprintf(c->kernel, sizeof c->kernel, "%s", gemm ? info.kernel_gemm : info.kernel_gemv);
+    {
+        size_t ki = 0;
+        const pw_kernel_info *kinf =
+            pw_kernel_find(b->ctx, c->kernel, &ki) == PW_OK ? pw_kernel_info_get(ki) : NULL;
+        const char *lay = "row_major";
+        if (kinf != NULL && kinf->layout == PW_LAYOUT_PACKED && kinf->family != NULL) lay = kinf->family;
+        else if (kinf != NULL && kinf->layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) lay = "input_block_major";
+        else if (kinf != NULL && kinf->layout == PW_LAYOUT_ROW_TILED) lay = "row_tiled";
+        snprintf(c->layout, sizeof c->layout, "%s", lay);
+    }
     c->policy = info.policy;
     c->packed_bytes = info.packed_bytes;
     pw_bench_sampler s;

@@ -26,8 +26,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
            json_num(c->fraction));
     printf(",\"reps\":%d,\"clean_reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64, c->reps,
            c->clean_reps, c->cold ? "true" : "false", c->weight_bytes);
-    printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64, pw_memory_policy_name(c->policy),
-           c->packed_bytes);
+    printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64 ",\"layout\":\"%s\"",
+           pw_memory_policy_name(c->policy), c->packed_bytes, c->layout);
     if (!c->gemm)
         printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
                json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",

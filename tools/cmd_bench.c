@@ -17,8 +17,8 @@
 
 #define USAGE                                                                                     \
     "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
-    "[--threads T,..] [--policy compact|fastest|in_place,..] [--kernel K] [--json] "           \
-    "[--plot FILE.svg] [--quick] [--decode]"
+    "[--threads T,..] [--policy compact|fastest|in_place,..] [--layout canonical|kernel] "    \
+    "[--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode]"
 
 static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
                                             PW_FORMAT_Q6_K};
@@ -166,6 +166,11 @@ int pw_cmd_bench(int argc, char **argv) {
             return PW_EXIT_OK;
         } else if (strcmp(a, "--kernel") == 0 && has_value) {
             o.kernel = argv[++i];
+        } else if (strcmp(a, "--layout") == 0 && has_value) {
+            const char *l = argv[++i];
+            if (strcmp(l, "canonical") == 0 || strcmp(l, "row_major") == 0) o.kernel_order = 0;
+            else if (strcmp(l, "kernel") == 0 || strcmp(l, "input_block_major") == 0) o.kernel_order = 1;
+            else rc = pw_cli_fail("bench", "--layout: '%s' is not canonical or kernel", l);
         } else if (strcmp(a, "--plot") == 0 && has_value) {
             o.plot = argv[++i];
         } else if ((strcmp(a, "--formats") == 0 || strcmp(a, "--shapes") == 0 ||
