@@ -19,6 +19,12 @@ if(NOT CMAKE_CROSSCOMPILING)
     add_test(NAME cli_fixtures_all
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_fixtures_all.sh $<TARGET_FILE:packwise>
               ${CMAKE_CURRENT_SOURCE_DIR}/data ${CMAKE_CURRENT_BINARY_DIR}/fixtures_all)
+    add_test(NAME cli_help_readme
+      COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_help_readme.py
+              $<TARGET_FILE:packwise> ${PROJECT_SOURCE_DIR}/README.md)
+    add_test(NAME cli_prepack_pty
+      COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_prepack_pty.py
+              $<TARGET_FILE:packwise> ${CMAKE_CURRENT_BINARY_DIR}/cli_prepack_pty)
     add_test(NAME cli_fixtures_verify
       COMMAND ${PW_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_fixtures_cli.py
               $<TARGET_FILE:packwise> ${CMAKE_CURRENT_BINARY_DIR}/cli_fixtures)
