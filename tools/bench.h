@@ -20,6 +20,7 @@ typedef struct pw_bench_options {
     int json;              /* one JSON object per line instead of a table */
     int quick;             /* small default sizes and few repetitions (tests) */
     int decode;            /* run the decode section instead of the matmul suite */
+    int step;              /* --step: the decode-step section (bench_step.c) */
     uint64_t formats_mask; /* bit f set: include format f; 0 = the section's default */
     int qc4w;              /* --formats QC4W (or a qc4w_* --kernel): run the QC4W section */
     const char *kernel;    /* --kernel: force this kernel for every case; NULL = dispatch */
@@ -134,6 +135,12 @@ int pw_bench_flush(const void *p, size_t bytes);
 /* Read bandwidth and int8 peak with ctx's current thread count. */
 int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *read_buffer,
                              size_t read_bytes, pw_bench_machine *m);
+/* The figures r holds for `threads`, or NULL. */
+const pw_bench_machine *pw_bench_machine_for(const pw_bench_results *r, int threads);
+/* Measure (and append to r, printing JSON with o->json) the figures for ctx's `threads`
+ * unless r has them. Returns an exit code. */
+int pw_bench_ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench_results *r,
+                            int threads);
 /* Bytes of the bandwidth buffer: much larger than the last-level cache. */
 size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
 
@@ -194,6 +201,9 @@ double pw_bench_int8_i8mm(uint64_t iters);
 /* The matmul suite on its own context: machine figures, then every case
  * (JSON lines are printed as they come with o->json); results appended to r. */
 int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r);
+/* A whole decode step per format and thread count (bench_step.c); machine figures from r
+ * or measured into it. */
+int pw_bench_step(const pw_bench_options *o, pw_bench_results *r);
 /* Decode throughput per format: GB/s of packed bytes read and of floats written. */
 int pw_bench_decode(pw_context *ctx, const pw_bench_options *o);
 

@@ -338,3 +338,30 @@ void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_b
     *fraction = *ceiling_gbps > 0 ? weight_gbps / *ceiling_gbps : 0;
     *invalid = *fraction > PW_BENCH_CEILING_SLACK;
 }
+
+/* --- the machine figures of a results set (bench.h) --- */
+
+const pw_bench_machine *pw_bench_machine_for(const pw_bench_results *r, int threads) {
+    for (int i = 0; i < r->nmachine; ++i)
+        if (r->machine[i].threads == threads) return &r->machine[i];
+    return NULL;
+}
+
+int pw_bench_ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench_results *r,
+                          int threads) {
+    if (pw_bench_machine_for(r, threads) != NULL) return PW_EXIT_OK;
+    if (r->nmachine == PW_BENCH_MAX_LIST) return pw_cli_fail("bench", "too many thread counts");
+    const size_t bytes = pw_bench_read_buffer_bytes(o);
+    uint8_t *buf = pw_bench_alloc(bytes);
+    if (buf == NULL) return pw_cli_fail("bench", "out of memory for a %zu-byte read buffer", bytes);
+    for (size_t i = 0; i < bytes; i += 4096) memset(buf + i, (int)(i >> 12) & 0xff, 4096);
+    pw_bench_machine *m = &r->machine[r->nmachine];
+    const int rc = pw_bench_machine_measure(ctx, o, buf, bytes, m);
+    free(buf);
+    if (rc != PW_EXIT_OK) return rc;
+    m->threads = threads;
+    ++r->nmachine;
+    if (o->json) pw_bench_print_machine_json(m);
+    return PW_EXIT_OK;
+}
+

@@ -288,11 +288,6 @@ static int append(pw_bench_results *r, const pw_bench_result *c) {
     return PW_EXIT_OK;
 }
 
-static const pw_bench_machine *machine_for(const pw_bench_results *r, int threads) {
-    for (int i = 0; i < r->nmachine; ++i)
-        if (r->machine[i].threads == threads) return &r->machine[i];
-    return NULL;
-}
 
 /*
  * Time one case on handle h. The first call is not timed: it packs the weight's
@@ -358,7 +353,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     c->weight_bytes = w->size;
     c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
     c->weight_gbps = (double)w->size / c->median_s * 1e-9;
-    const pw_bench_machine *m = machine_for(b->r, c->threads);
+    const pw_bench_machine *m = pw_bench_machine_for(b->r, c->threads);
     if (gemm) {
         if (m != NULL) c->fraction = c->gflops / m->int8_gops;
     } else {

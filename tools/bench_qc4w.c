@@ -24,30 +24,6 @@ typedef struct qc4w_case {
     uint64_t weight_bytes;
 } qc4w_case;
 
-static const pw_bench_machine *machine_for(const pw_bench_results *r, int threads) {
-    for (int i = 0; i < r->nmachine; ++i)
-        if (r->machine[i].threads == threads) return &r->machine[i];
-    return NULL;
-}
-
-static int ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench_results *r,
-                          int threads) {
-    if (machine_for(r, threads) != NULL) return PW_EXIT_OK;
-    if (r->nmachine == PW_BENCH_MAX_LIST) return pw_cli_fail("bench", "too many thread counts");
-    const size_t bytes = pw_bench_read_buffer_bytes(o);
-    uint8_t *buf = pw_bench_alloc(bytes);
-    if (buf == NULL) return pw_cli_fail("bench", "out of memory for a %zu-byte read buffer", bytes);
-    for (size_t i = 0; i < bytes; i += 4096) memset(buf + i, (int)(i >> 12) & 0xff, 4096);
-    pw_bench_machine *m = &r->machine[r->nmachine];
-    const int rc = pw_bench_machine_measure(ctx, o, buf, bytes, m);
-    free(buf);
-    if (rc != PW_EXIT_OK) return rc;
-    m->threads = threads;
-    ++r->nmachine;
-    if (o->json) pw_bench_print_machine_json(m);
-    return PW_EXIT_OK;
-}
-
 static void print_json(const qc4w_case *c) {
     printf("{\"kind\":\"%s\",\"format\":\"QC4W\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
            ",\"n\":%" PRId64 ",\"threads\":%d,\"median_s\":%.6e,\"gflops\":%.6g,"
@@ -136,7 +112,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
     pw_status st = pw_weight_create_qc4w(ctx, &t->w, &fo, &op);
     const double pack_s = pw_bench_now() - p0;
     if (st != PW_OK) return pw_cli_fail_status("bench", ctx, st, "QC4W operator");
-    const pw_bench_machine *m = machine_for(r, threads);
+    const pw_bench_machine *m = pw_bench_machine_for(r, threads);
     pw_weight_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -241,7 +217,7 @@ int pw_bench_qc4w(const pw_bench_options *o, pw_bench_results *r) {
             rc = pw_cli_fail_status("bench", ctx, st, "threads");
             break;
         }
-        rc = ensure_machine(ctx, o, r, threads[ti]);
+        rc = pw_bench_ensure_machine(ctx, o, r, threads[ti]);
         for (int s = 0; rc == PW_EXIT_OK && s < nshapes; ++s) {
             weights t;
             rc = weights_make(shapes[s][0], shapes[s][1], &t);

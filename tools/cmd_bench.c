@@ -18,7 +18,7 @@
 #define USAGE                                                                                     \
     "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
     "[--threads T,..] [--policy compact|fastest|in_place,..] [--layout canonical|kernel] "    \
-    "[--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode]"
+    "[--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode] [--step]"
 
 static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
                                             PW_FORMAT_Q6_K};
@@ -110,7 +110,7 @@ static int complete(pw_bench_options *o) {
         o->kernel = k->name;
         o->formats_mask = 1ull << k->format;
     }
-    if (o->formats_mask == 0 && !o->qc4w) {
+    if (o->formats_mask == 0 && !o->qc4w && !o->step) { /* --step has its own default set */
         if (o->decode) o->formats_mask = (1ull << PW_FORMAT_COUNT) - 1;
         for (size_t i = 0; !o->decode && i < sizeof default_formats / sizeof default_formats[0]; ++i)
             o->formats_mask |= 1ull << default_formats[i];
@@ -161,6 +161,8 @@ int pw_cmd_bench(int argc, char **argv) {
             o.quick = 1;
         } else if (strcmp(a, "--decode") == 0) {
             o.decode = 1;
+        } else if (strcmp(a, "--step") == 0) {
+            o.step = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("%s\n", USAGE);
             return PW_EXIT_OK;
@@ -197,6 +199,13 @@ int pw_cmd_bench(int argc, char **argv) {
     }
     pw_bench_results r;
     memset(&r, 0, sizeof r);
+    if (o.step) {
+        if (o.decode || o.plot || o.kernel)
+            return pw_cli_fail("bench", "--step times whole layers: drop --decode, --plot and --kernel");
+        rc = pw_bench_step(&o, &r);
+        free(r.cases);
+        return rc;
+    }
     if (o.formats_mask != 0) {
         rc = pw_bench_matmul(&o, &r);
         if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
