@@ -142,7 +142,8 @@ PW_API pw_status pw_weight_prepare(pw_context *ctx, pw_weight *weight);
 /** Element types of activations and outputs. */
 typedef enum pw_dtype {
     PW_DTYPE_F32 = 0, /**< IEEE binary32 */
-    PW_DTYPE_F16 = 1  /**< IEEE binary16 (outputs: rounded to nearest even after the clamp) */
+    PW_DTYPE_F16 = 1, /**< IEEE binary16 (outputs: rounded to nearest even after the clamp) */
+    PW_DTYPE_BF16 = 2 /**< bfloat16 (activations only) */
 } pw_dtype;
 
 /** One product's operands; initialise with pw_run_args_init(). New fields are only
@@ -150,11 +151,14 @@ typedef enum pw_dtype {
 typedef struct pw_run_args {
     size_t struct_size;   /**< sizeof(pw_run_args), set by init */
     int64_t n;            /**< rows of X and Y (1 = GEMV) */
-    const float *x;       /**< n rows of `in` f32 values */
+    const void *x;        /**< n rows of `in` values of x_type */
     int64_t ldx;          /**< elements between rows of x; 0 = in */
     void *y;              /**< n rows of `out` values of y_type, fully overwritten on success */
     pw_dtype y_type;      /**< F32 (default) or F16 */
     int64_t ldy;          /**< elements between rows of y; 0 = out */
+    pw_dtype x_type;      /**< F32 (default), F16 or BF16: converted to f32 exactly, then as f32 X */
+    float beta;           /**< 0 (default): Y = the product; otherwise Y = beta * Y + the product
+                               (bias and clamp apply to the product), beta finite */
 } pw_run_args;
 
 /** Zero everything and set struct_size (F32 output, dense rows). */
@@ -198,6 +202,19 @@ typedef struct pw_product {
  */
 PW_API pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
                                    const pw_product *products, size_t count);
+
+/**
+ * Mixture-of-experts rows: row i of X goes through the weight experts[route[i]]
+ * (route[i] < count), or through none when route[i] is -1 (row i of Y is then left
+ * as it is). Bit for bit what gathering each expert's rows in order, one
+ * pw_matmul_wt() per expert over them, and scattering the rows back gives; an expert
+ * with no rows costs nothing. Every expert takes the same `in` and gives the same
+ * `out` (::PW_ERR_SHAPE otherwise); @p ldx, @p ldy: elements between rows (0 = in,
+ * out). Allocates the gathered rows per call. Nothing is written when a check fails.
+ */
+PW_API pw_status pw_matmul_wt_experts(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
+                                      const pw_weight *const *experts, size_t count,
+                                      const int32_t *route, float *y, int64_t ldy);
 
 /**
  * Evict the bytes the weight's kernels read (its forms, and the source where a

@@ -63,6 +63,11 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
                 w->name, ldx, in, ldy, out);
     PW__FAIL_IF(a.y_type != PW_DTYPE_F32 && a.y_type != PW_DTYPE_F16, ctx, PW_ERR_INVALID_ARGUMENT,
                 "weight '%s': y_type %d is not F32 or F16", w->name, (int)a.y_type);
+    PW__FAIL_IF(a.x_type != PW_DTYPE_F32 && a.x_type != PW_DTYPE_F16 && a.x_type != PW_DTYPE_BF16, ctx,
+                PW_ERR_INVALID_ARGUMENT, "weight '%s': x_type %d is not F32, F16 or BF16", w->name,
+                (int)a.x_type);
+    PW__FAIL_IF(!isfinite(a.beta), ctx, PW_ERR_INVALID_ARGUMENT, "weight '%s': beta = %g is not finite",
+                w->name, (double)a.beta);
     int64_t span;
     PW__FAIL_IF(pw__mul_overflow_i64(n - 1, ldx > ldy ? ldx : ldy, &span) ||
                     pw__add_overflow_i64(span, in > out ? in : out, &span) ||
@@ -91,14 +96,31 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
                 w->name, n);
     at_panels = align64(at_panels);
     at_sums = at_panels + (panel > 0 ? align64(pw__qd8_panels_bytes(n, pw__qd8_k_padded(in), panel)) : 0);
-    need = at_sums + (f16 && !k->epilogue ? sizeof(float) * (size_t)n * (size_t)out : 0);
+    /* beta != 0: the product goes to f32 scratch first, then Y = beta * Y + it */
+    const int blend = a.beta != 0.0f;
+    need = at_sums + ((f16 && !k->epilogue) || blend ? align64(sizeof(float) * (size_t)n * (size_t)out) : 0);
+    /* f16 or bf16 X: converted to f32 rows (exact) */
+    const size_t at_xf = need;
+    if (a.x_type != PW_DTYPE_F32) need += sizeof(float) * (size_t)n * (size_t)in;
     uint8_t *s = pw__ctx_scratch(ctx, need);
     PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "weight '%s': cannot allocate %zu bytes of scratch for n = %" PRId64, w->name, need, n);
     uint8_t *bad = s;
+    const float *x32 = a.x;
+    int64_t ldx32 = ldx;
+    if (a.x_type != PW_DTYPE_F32) {
+        float *xf = (float *)(void *)(s + at_xf);
+        const uint16_t *xh = a.x;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < in; ++j)
+                xf[i * in + j] = a.x_type == PW_DTYPE_F16 ? pw_f16_to_f32(xh[i * ldx + j])
+                                                          : pw_bf16_to_f32(xh[i * ldx + j]);
+        x32 = xf;
+        ldx32 = in;
+    }
 
     /* Rows that hold a value that is not finite: their Y is NaN. */
-    scan_job sj = {a.x, ldx, in, n, n, bad};
+    scan_job sj = {x32, ldx32, in, n, n, bad};
     const int threads = pw_context_threads(ctx);
     if (threads > 1 && n * in >= (int64_t)1 << 16) {
         sj.per = (n + 4 * threads - 1) / (4 * threads);
@@ -114,12 +136,15 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
     call.out = out;
     call.in = in;
     call.n = n;
-    call.x = a.x;
-    call.ldx = ldx;
-    call.ldy = ldy;
+    call.x = x32;
+    call.ldx = ldx32;
+    call.ldy = blend ? out : ldy;
     call.min = w->min;
     call.max = w->max;
-    if (f16)
+    float *product = blend ? (float *)(void *)(s + at_sums) : NULL;
+    if (blend)
+        call.y = product;
+    else if (f16)
         call.y16 = a.y;
     else
         call.y = a.y;
@@ -134,7 +159,7 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
     }
     if (act != PW_ACT_F32) {
         uint8_t *xq = s + at_rows;
-        pw__act_quantize_rows(ctx, act, a.x, ldx, n, in, xq, row);
+        pw__act_quantize_rows(ctx, act, x32, ldx32, n, in, xq, row);
         call.xq = xq;
         call.xq_row_bytes = row;
         if (panel > 0) {
@@ -143,7 +168,21 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
             call.xq_panels = panels;
         }
     }
-    pw__kernel_run(ctx, k, &call, w->bias, f16 && !k->epilogue ? (float *)(void *)(s + at_sums) : NULL);
+    pw__kernel_run(ctx, k, &call, w->bias,
+                   !blend && f16 && !k->epilogue ? (float *)(void *)(s + at_sums) : NULL);
+    if (blend) {
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t o = 0; o < out; ++o) {
+                const float p = product[i * out + o];
+                if (f16) {
+                    uint16_t *y16 = (uint16_t *)a.y + i * ldy + o;
+                    *y16 = pw_f32_to_f16(a.beta * pw_f16_to_f32(*y16) + p);
+                } else {
+                    float *y32 = (float *)a.y + i * ldy + o;
+                    *y32 = a.beta * *y32 + p;
+                }
+            }
+    }
     if (n_bad > 0) {
         for (int64_t i = 0; i < n; ++i) {
             if (!bad[i]) continue;
@@ -316,5 +355,76 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
     pw__free(ctx, calls);
     pw__free(ctx, (void *)ks);
     pw__free(ctx, (void *)biases);
+    return st;
+}
+
+pw_status pw_matmul_wt_experts(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
+                               const pw_weight *const *experts, size_t count, const int32_t *route,
+                               float *y, int64_t ldy) {
+    PW__FAIL_IF(ctx == NULL || x == NULL || experts == NULL || route == NULL || y == NULL || n < 1 ||
+                    count < 1,
+                ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_matmul_wt_experts: ctx, x, experts, route and y must be non-NULL, n >= 1 and "
+                "count >= 1 (n = %" PRId64 ", count = %zu)", n, count);
+    for (size_t e = 0; e < count; ++e)
+        PW__FAIL_IF(experts[e] == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
+                    "pw_matmul_wt_experts: expert %zu is NULL", e);
+    const int64_t in = experts[0]->in, out = experts[0]->out;
+    for (size_t e = 1; e < count; ++e)
+        PW__FAIL_IF(experts[e]->in != in || experts[e]->out != out, ctx, PW_ERR_SHAPE,
+                    "pw_matmul_wt_experts: expert %zu ('%s') is [%" PRId64 ", %" PRId64
+                    "], expert 0 is [%" PRId64 ", %" PRId64 "]: experts share one shape",
+                    e, experts[e]->name, experts[e]->out, experts[e]->in, out, in);
+    if (ldx == 0) ldx = in;
+    if (ldy == 0) ldy = out;
+    PW__FAIL_IF(ldx < in || ldy < out, ctx, PW_ERR_SHAPE,
+                "pw_matmul_wt_experts: ldx = %" PRId64 " (>= in = %" PRId64 ") and ldy = %" PRId64
+                " (>= out = %" PRId64 ") are too short", ldx, in, ldy, out);
+    int64_t most = 0;
+    for (size_t e = 0; e < count; ++e) {
+        int64_t rows = 0;
+        for (int64_t i = 0; i < n; ++i) rows += route[i] == (int32_t)e;
+        most = rows > most ? rows : most;
+    }
+    for (int64_t i = 0; i < n; ++i)
+        PW__FAIL_IF(route[i] < -1 || (route[i] >= 0 && (size_t)route[i] >= count), ctx,
+                    PW_ERR_INVALID_ARGUMENT,
+                    "pw_matmul_wt_experts: route[%" PRId64 "] = %d is not an expert (0..%zu) or -1", i,
+                    (int)route[i], count - 1);
+    for (size_t e = 0; e < count; ++e) { /* every expert serves its batch: checked before any write */
+        int64_t m = 0;
+        for (int64_t i = 0; i < n; ++i) m += route[i] == (int32_t)e;
+        const int c = m >= 2 ? PW__GEMM : PW__GEMV;
+        PW__FAIL_IF(m > 0 && experts[e]->plan.k[c] == NULL, ctx, PW_ERR_UNSUPPORTED,
+                    "pw_matmul_wt_experts: expert %zu ('%s') gets %" PRId64 " rows but was created to "
+                    "serve %s only (pw_weight_options.serves)",
+                    e, experts[e]->name, m, c == PW__GEMV ? "n >= 2" : "n = 1");
+    }
+    if (most == 0) return PW_OK;
+    size_t xb, yb;
+    PW__FAIL_IF(__builtin_mul_overflow((size_t)most, (size_t)in * sizeof(float), &xb) ||
+                    __builtin_mul_overflow((size_t)most, (size_t)out * sizeof(float), &yb),
+                ctx, PW_ERR_OVERFLOW, "pw_matmul_wt_experts: %" PRId64 " rows overflow", most);
+    float *xg = pw__alloc(ctx, xb, 64), *yg = pw__alloc(ctx, yb, 64);
+    int64_t *rows = pw__alloc(ctx, sizeof(int64_t) * (size_t)most, 64);
+    pw_status st = xg && yg && rows ? PW_OK
+                                    : pw__fail(ctx, PW_ERR_OUT_OF_MEMORY,
+                                               "pw_matmul_wt_experts: out of memory for %" PRId64 " rows",
+                                               most);
+    for (size_t e = 0; st == PW_OK && e < count; ++e) {
+        int64_t m = 0;
+        for (int64_t i = 0; i < n; ++i)
+            if (route[i] == (int32_t)e) {
+                memcpy(xg + m * in, x + i * ldx, sizeof(float) * (size_t)in);
+                rows[m++] = i;
+            }
+        if (m == 0) continue;
+        st = pw_matmul_wt(ctx, xg, m, experts[e], yg);
+        for (int64_t r = 0; st == PW_OK && r < m; ++r)
+            memcpy(y + rows[r] * ldy, yg + r * out, sizeof(float) * (size_t)out);
+    }
+    pw__free(ctx, xg);
+    pw__free(ctx, yg);
+    pw__free(ctx, rows);
     return st;
 }
