@@ -1,3 +1,4 @@
+// pw-test: tsan
 /*
  * pw_matmul_wt_many (weight.h): several weights over one X, quantized once per
  * activation form and run in one dispatch, give each Y bit for bit as pw_matmul_wt
