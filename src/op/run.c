@@ -44,6 +44,35 @@ static void scan_task(void *p, size_t t) {
 
 static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
 
+/* Flag the rows of X that hold a value that is not finite (their Y is NaN); the count. */
+static int64_t flag_bad_rows(pw_context *ctx, const float *x, int64_t ldx, int64_t in, int64_t n,
+                             uint8_t *bad) {
+    scan_job sj = {x, ldx, in, n, n, bad};
+    const int threads = pw_context_threads(ctx);
+    if (threads > 1 && n * in >= (int64_t)1 << 16) {
+        sj.per = (n + 4 * threads - 1) / (4 * threads);
+        pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
+    } else {
+        scan_task(&sj, 0);
+    }
+    int64_t n_bad = 0;
+    for (int64_t i = 0; i < n; ++i) n_bad += bad[i];
+    return n_bad;
+}
+
+/* The weight operand of batch class c: the source view, its row-major copy, or a packed form. */
+static void set_operand(const pw_weight *w, int c, pw__mm_call *call) {
+    const int fi = w->plan.form[c];
+    if (fi < 0) {
+        call->w = &w->view;
+    } else if (w->plan.forms[fi].kind == PW__FORM_COPY) {
+        call->w = &w->plan.forms[fi].copy_view;
+    } else {
+        call->packed = w->plan.forms[fi].data;
+        call->pack_desc = &w->plan.forms[fi].desc;
+    }
+}
+
 pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args *args) {
     PW__FAIL_IF(ctx == NULL || cw == NULL || args == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_weight_run: ctx, weight and args must be non-NULL");
@@ -120,16 +149,7 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
     }
 
     /* Rows that hold a value that is not finite: their Y is NaN. */
-    scan_job sj = {x32, ldx32, in, n, n, bad};
-    const int threads = pw_context_threads(ctx);
-    if (threads > 1 && n * in >= (int64_t)1 << 16) {
-        sj.per = (n + 4 * threads - 1) / (4 * threads);
-        pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
-    } else {
-        scan_task(&sj, 0);
-    }
-    int64_t n_bad = 0;
-    for (int64_t i = 0; i < n; ++i) n_bad += bad[i];
+    const int64_t n_bad = flag_bad_rows(ctx, x32, ldx32, in, n, bad);
 
     pw__mm_call call;
     memset(&call, 0, sizeof call);
@@ -148,15 +168,7 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
         call.y16 = a.y;
     else
         call.y = a.y;
-    const int fi = w->plan.form[c];
-    if (fi < 0) {
-        call.w = &w->view;
-    } else if (w->plan.forms[fi].kind == PW__FORM_COPY) {
-        call.w = &w->plan.forms[fi].copy_view;
-    } else {
-        call.packed = w->plan.forms[fi].data;
-        call.pack_desc = &w->plan.forms[fi].desc;
-    }
+    set_operand(w, c, &call);
     if (act != PW_ACT_F32) {
         uint8_t *xq = s + at_rows;
         pw__act_quantize_rows(ctx, act, x32, ldx32, n, in, xq, row);
@@ -289,16 +301,7 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
     PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "pw_matmul_wt_many: cannot allocate %zu bytes of scratch for n = %" PRId64, need, n);
     uint8_t *bad = s;
-    scan_job sj = {x, ldx, in, n, n, bad};
-    const int threads = pw_context_threads(ctx);
-    if (threads > 1 && n * in >= (int64_t)1 << 16) {
-        sj.per = (n + 4 * threads - 1) / (4 * threads);
-        pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
-    } else {
-        scan_task(&sj, 0);
-    }
-    int64_t n_bad = 0;
-    for (int64_t i = 0; i < n; ++i) n_bad += bad[i];
+    const int64_t n_bad = flag_bad_rows(ctx, x, ldx, in, n, bad);
     for (size_t g = 0; g < ngroups; ++g) {
         if (groups[g].act == PW_ACT_F32) continue;
         uint8_t *xq = s + groups[g].at_rows;
@@ -329,15 +332,7 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
         call->min = w->min;
         call->max = w->max;
         call->y = products[p].y;
-        const int fi = w->plan.form[c];
-        if (fi < 0) {
-            call->w = &w->view;
-        } else if (w->plan.forms[fi].kind == PW__FORM_COPY) {
-            call->w = &w->plan.forms[fi].copy_view;
-        } else {
-            call->packed = w->plan.forms[fi].data;
-            call->pack_desc = &w->plan.forms[fi].desc;
-        }
+        set_operand(w, c, call);
         if (gr->act != PW_ACT_F32) {
             call->xq = s + gr->at_rows;
             call->xq_row_bytes = gr->row;
