@@ -148,8 +148,10 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * A GEMV case's own ceiling: a streaming read of a buffer of the case's bytes,
  * allocated as the library allocates packed weights (2 MiB aligned, huge pages
  * asked for, from 4 MiB), flushed from the caches before each sample as the
- * weight is, read on the context's threads in contiguous chunks (8 per thread)
- * with the widest loads and the read loops' prefetch. The caller takes one
+ * weight is, read on the context's threads with the widest loads and the read
+ * loops' prefetch two ways, each sample both: in contiguous chunks (8 per
+ * thread, taken by whichever thread is free) and in one contiguous range per
+ * thread; the ceiling is the faster way's median. The caller takes one
  * sample after each of the kernel's, so both see the same moments of a shared
  * machine; both figures are medians of their undisturbed samples. A kernel
  * above PW_BENCH_CEILING_SLACK of it means the ceiling was mismeasured, and the
@@ -160,13 +162,14 @@ typedef struct pw_bench_ceiling {
     uint8_t *buffer;
     size_t bytes;      /* read per sample: chunks x chunk */
     size_t chunk, chunks;
-    pw_bench_sampler s;
+    size_t range;      /* the other way: one range of this many bytes per thread */
+    pw_bench_sampler s, s_range;
 } pw_bench_ceiling;
 /* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
 /* Flush the buffer, then time one read of it on ctx's threads. */
 void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c);
-/* GB/s of the median undisturbed sample (0 when none was taken). */
+/* GB/s of the faster way's median undisturbed sample (0 when none was taken). */
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
