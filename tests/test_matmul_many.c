@@ -168,6 +168,10 @@ static void check_refusals(pw_context *ctx, const layer *l) {
     CHECK_OK(pw_matmul_wt_many(ctx, NULL, 1, 0, NULL, 0), ctx);
     pw_product bad = {l->w[0], NULL, 0};
     CHECK(pw_matmul_wt_many(ctx, x, 1, 0, &bad, 1) == PW_ERR_INVALID_ARGUMENT, "NULL y");
+    pw_product many[PW_MATMUL_MANY_MAX + 1];
+    for (int i = 0; i <= PW_MATMUL_MANY_MAX; ++i) many[i] = (pw_product){l->w[0], y, 0};
+    CHECK(pw_matmul_wt_many(ctx, x, 1, 0, many, PW_MATMUL_MANY_MAX + 1) == PW_ERR_INVALID_ARGUMENT,
+          "%d products in one call", PW_MATMUL_MANY_MAX + 1);
     pw_product shortld = {l->w[0], y, 3};
     CHECK(pw_matmul_wt_many(ctx, x, 1, 0, &shortld, 1) == PW_ERR_SHAPE, "ldy below out");
     pw_weight_destroy(other);

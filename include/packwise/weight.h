@@ -183,6 +183,9 @@ PW_API pw_status pw_weight_run(pw_context *ctx, const pw_weight *weight, const p
 PW_API pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, const pw_weight *weight,
                               float *y);
 
+/** The most products one pw_matmul_wt_many() call takes (a layer's products fit many times). */
+#define PW_MATMUL_MANY_MAX 64
+
 /** One product of pw_matmul_wt_many(): its weight and where its Y goes. */
 typedef struct pw_product {
     const pw_weight *weight; /**< the prepared weight */
@@ -198,7 +201,8 @@ typedef struct pw_product {
  * its weight alone (bias, clamp and the NaN rows of non-finite X included). Every
  * weight must take `in` = the same row length (::PW_ERR_SHAPE naming the first that
  * does not); @p ldx is the elements between rows of x (0 = in). Nothing is written
- * when a check fails. @p count may be 0.
+ * when a check fails. @p count may be 0, and at most ::PW_MATMUL_MANY_MAX; in steady
+ * state a call allocates nothing (its scratch is the context's).
  */
 PW_API pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
                                    const pw_product *products, size_t count);

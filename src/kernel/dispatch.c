@@ -120,6 +120,20 @@ static void run_task(void *p, size_t t) {
     run_cell(rp, o0, o1, i0, i1);
 }
 
+/* The task grid of one run on `threads` threads: rows of X split from 4 mr-tiles up (2 for
+ * kernels reading QD8 panels), so smaller calls stream the weight once. */
+static pw__task_grid plan_grid(const pw__kernel *k, const pw__mm_call *c, int threads) {
+    const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
+    const int64_t split = (k->info.activation == PW_ACT_QD8 ? 2 : 4) * mr;
+    return pw__task_grid_plan(threads, c->out, k->info.tile_rows, c->n, mr, split);
+}
+
+/* Whether the dispatcher applies the epilogue after a kernel without its own: without
+ * bias, clamp or half output there is nothing to do. */
+static int needs_epilogue(const pw__mm_call *c, const float *bias, const uint16_t *y16) {
+    return y16 != NULL || bias != NULL || c->min > -INFINITY || c->max < INFINITY;
+}
+
 void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *call,
                     const float *bias, float *f32_scratch) {
     pw__mm_call c = *call;
@@ -139,17 +153,13 @@ void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *cal
         rp.bias = bias;
         rp.min = c.min;
         rp.max = c.max;
-        rp.epilogue = rp.y16 != NULL || bias != NULL || c.min > -INFINITY || c.max < INFINITY;
+        rp.epilogue = needs_epilogue(&c, bias, rp.y16);
     }
     const int threads = pw_context_threads(ctx);
     /* Waking the pool costs microseconds: below ~1M multiply-adds one thread is faster. */
     const double macs = (double)c.out * (double)c.in * (double)c.n;
     if (threads > 1 && macs >= (double)(1 << 20)) {
-        /* Rows of X split from 4 mr-tiles up (2 for kernels reading QD8 panels):
-         * smaller calls stream the weight once. */
-        const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
-        const int64_t split = (k->info.activation == PW_ACT_QD8 ? 2 : 4) * mr;
-        rp.grid = pw__task_grid_plan(threads, c.out, k->info.tile_rows, c.n, mr, split);
+        rp.grid = plan_grid(k, &c, threads);
         pw__parallel_for(ctx, run_task, &rp, rp.grid.tasks);
         return;
     }
@@ -176,17 +186,11 @@ static void run_many_task(void *p, size_t t) {
     run_cell(rp, o0, o1, i0, i1);
 }
 
-pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const *ks,
-                              const pw__mm_call *calls, const float *const *bias) {
-    if (count == 0) return PW_OK;
-    run_plan *plans = pw__alloc(ctx, sizeof *plans * count, 64);
-    size_t *first = pw__alloc(ctx, sizeof *first * (count + 1), 64);
-    if (plans == NULL || first == NULL) {
-        pw__free(ctx, plans);
-        pw__free(ctx, first);
-        return pw__fail(ctx, PW_ERR_OUT_OF_MEMORY, "pw_matmul_wt_many: out of memory for %zu products",
-                        count);
-    }
+void pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const *ks,
+                         const pw__mm_call *calls, const float *const *bias) {
+    run_plan plans[PW__RUN_MANY_MAX];
+    size_t first[PW__RUN_MANY_MAX + 1];
+    if (count == 0 || count > PW__RUN_MANY_MAX) return;
     const int threads = pw_context_threads(ctx);
     double macs = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -199,7 +203,7 @@ pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *c
             rp->bias = bias[i];
             rp->min = calls[i].min;
             rp->max = calls[i].max;
-            rp->epilogue = bias[i] != NULL || calls[i].min > -INFINITY || calls[i].max < INFINITY;
+            rp->epilogue = needs_epilogue(&calls[i], bias[i], NULL);
         }
         macs += (double)calls[i].out * (double)calls[i].in * (double)calls[i].n;
     }
@@ -207,11 +211,7 @@ pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *c
         /* each product split as pw__kernel_run splits it; all of them in one dispatch */
         first[0] = 0;
         for (size_t i = 0; i < count; ++i) {
-            const pw__kernel *k = ks[i];
-            const int64_t mr = k->info.tile_batch > 0 ? k->info.tile_batch : 1;
-            const int64_t split = (k->info.activation == PW_ACT_QD8 ? 2 : 4) * mr;
-            plans[i].grid = pw__task_grid_plan(threads, calls[i].out, k->info.tile_rows, calls[i].n, mr,
-                                               split);
+            plans[i].grid = plan_grid(ks[i], &calls[i], threads);
             first[i + 1] = first[i] + plans[i].grid.tasks;
         }
         many_plan m = {plans, first, count};
@@ -219,7 +219,4 @@ pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *c
     } else {
         for (size_t i = 0; i < count; ++i) run_cell(&plans[i], 0, calls[i].out, 0, calls[i].n);
     }
-    pw__free(ctx, plans);
-    pw__free(ctx, first);
-    return PW_OK;
 }

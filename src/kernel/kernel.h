@@ -193,9 +193,11 @@ pw_status pw__kernel_check_family(pw_context *ctx, const pw__kernel *k, const pw
 
 /* Several runs in one dispatch of the context's threads (pw_matmul_wt_many): kernel ks[i]
  * over calls[i] with bias[i] (NULL for none), f32 output only; each product split as
- * pw__kernel_run splits it, so each y is what pw__kernel_run writes. */
-pw_status pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const *ks,
-                              const pw__mm_call *calls, const float *const *bias);
+ * pw__kernel_run splits it, so each y is what pw__kernel_run writes. At most
+ * PW__RUN_MANY_MAX runs (= PW_MATMUL_MANY_MAX, weight.h); nothing is allocated. */
+#define PW__RUN_MANY_MAX 64
+void pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const *ks,
+                         const pw__mm_call *calls, const float *const *bias);
 
 /* The shared epilogue, for kernels without .epilogue: y[i, o] for the rectangle
  * gets bias[o] added (bias may be NULL), is clamped to [min, max], and is written

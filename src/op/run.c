@@ -218,6 +218,8 @@ pw_status pw_matmul_wt(pw_context *ctx, const float *x, int64_t n, const pw_weig
     return pw_weight_run(ctx, w, &a);
 }
 
+_Static_assert(PW_MATMUL_MANY_MAX == PW__RUN_MANY_MAX, "one bound for batched products");
+
 /* One activation form X is quantized into for pw_matmul_wt_many: kernels that read the
  * same form (and, for QD8, the same panel height) share it. */
 typedef struct act_group {
@@ -233,14 +235,14 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
                 PW_ERR_INVALID_ARGUMENT,
                 "pw_matmul_wt_many: ctx, x and products must be non-NULL and n >= 1 (n = %" PRId64 ")", n);
     if (count == 0) return PW_OK;
-    PW__FAIL_IF(count > 4096, ctx, PW_ERR_INVALID_ARGUMENT,
-                "pw_matmul_wt_many: %zu products in one call (at most 4096)", count);
+    PW__FAIL_IF(count > PW_MATMUL_MANY_MAX, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_matmul_wt_many: %zu products in one call (at most %d)", count, PW_MATMUL_MANY_MAX);
     const int c = n >= 2 ? PW__GEMM : PW__GEMV;
     const int64_t in = products[0].weight ? products[0].weight->in : 0;
     if (ldx == 0) ldx = in;
     act_group groups[16];
     size_t ngroups = 0;
-    uint8_t group_of[4096];
+    uint8_t group_of[PW_MATMUL_MANY_MAX];
     for (size_t p = 0; p < count; ++p) {
         pw_weight *w = (pw_weight *)(uintptr_t)products[p].weight;
         PW__FAIL_IF(w == NULL || products[p].y == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
@@ -311,14 +313,10 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
                                s + groups[g].at_panels);
     }
 
-    pw__mm_call *calls = pw__alloc(ctx, sizeof *calls * count, 64);
-    const pw__kernel **ks = pw__alloc(ctx, sizeof *ks * count, 64);
-    const float **biases = pw__alloc(ctx, sizeof *biases * count, 64);
-    pw_status st = calls && ks && biases ? PW_OK
-                                         : pw__fail(ctx, PW_ERR_OUT_OF_MEMORY,
-                                                    "pw_matmul_wt_many: out of memory for %zu products",
-                                                    count);
-    for (size_t p = 0; st == PW_OK && p < count; ++p) {
+    pw__mm_call calls[PW_MATMUL_MANY_MAX];
+    const pw__kernel *ks[PW_MATMUL_MANY_MAX];
+    const float *biases[PW_MATMUL_MANY_MAX];
+    for (size_t p = 0; p < count; ++p) {
         const pw_weight *w = products[p].weight;
         const act_group *gr = &groups[group_of[p]];
         pw__mm_call *call = &calls[p];
@@ -341,16 +339,13 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
         ks[p] = w->plan.k[c];
         biases[p] = w->bias;
     }
-    if (st == PW_OK) st = pw__kernel_run_many(ctx, count, ks, calls, biases);
-    if (st == PW_OK && n_bad > 0)
+    pw__kernel_run_many(ctx, count, ks, calls, biases);
+    if (n_bad > 0)
         for (size_t p = 0; p < count; ++p)
             for (int64_t i = 0; i < n; ++i)
                 if (bad[i])
                     for (int64_t o = 0; o < calls[p].out; ++o) products[p].y[i * calls[p].ldy + o] = NAN;
-    pw__free(ctx, calls);
-    pw__free(ctx, (void *)ks);
-    pw__free(ctx, (void *)biases);
-    return st;
+    return PW_OK;
 }
 
 pw_status pw_matmul_wt_experts(pw_context *ctx, const float *x, int64_t n, int64_t ldx,
