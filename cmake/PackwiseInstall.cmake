@@ -55,3 +55,5 @@ if(PW_BUILD_TOOLS)
       message(FATAL_ERROR \"packwise fixtures --all failed (\${pw_rc})\")
     endif()")
 endif()
+
+include(${PROJECT_SOURCE_DIR}/cmake/PackwisePython.cmake)

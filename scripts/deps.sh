@@ -10,6 +10,6 @@ $SUDO apt-get install -y --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates time \
   clang libclang-rt-14-dev \
   libpthreadpool-dev libxxhash-dev \
-  python3 python3-numpy \
+  python3 python3-numpy python3-venv python3-pip python3-setuptools python3-wheel \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
   doxygen gnuplot-nox

@@ -13,13 +13,18 @@ default: "canonical" (row-major, what files hold), "kernel" (input-block-major) 
 "row_tiled_N". Bytes whose order you do not know: `disagreement()` against a fixture
 written the same way tells which it is.
 
-The library is found through $PACKWISE_LIBRARY, then next to this package,
-then the system's loader path (ctypes.util.find_library).
+The library is found, first that loads, through: $PACKWISE_LIBRARY (a file); the path
+baked into this package when it was installed (`cmake --install`, or `pip install` with
+$PACKWISE_LIBRARY_DIR set: packwise/_install_path.py); a libpackwise.so next to this
+package; the system's loader (ctypes.util.find_library, after ldconfig); then the standard
+prefixes /usr/local/lib and /usr/lib (and their multiarch folders). `library_path` names
+the file that was loaded.
 """
 import ctypes
 import ctypes.util
 import operator
 import os
+import sysconfig
 import threading
 
 import numpy as np
@@ -29,28 +34,75 @@ from ._abi import (Layout, View, TensorInfo, BlockGrid, DisagreementReport, GGUF
 
 __all__ = ["PackwiseError", "GGUF", "Tensor", "Layout", "formats", "format_info", "to_kernel_order",
            "to_canonical_order", "reorder", "decode", "fixture", "value_fixture", "disagreement",
-           "matmul_wt", "version"]
+           "matmul_wt", "version", "library_path"]
+
+
+def _candidates():
+    """The library files to try, in order (see the module's docstring)."""
+    out = []
+    if os.environ.get("PACKWISE_LIBRARY"):
+        out.append(os.environ["PACKWISE_LIBRARY"])
+    try:
+        from ._install_path import LIBRARY as baked
+    except ImportError:
+        baked = None
+    if baked:
+        out.append(baked)
+    here = os.path.dirname(os.path.abspath(__file__))
+    out.append(os.path.join(here, "libpackwise.so"))
+    found = ctypes.util.find_library("packwise")
+    if found:
+        out.append(found)
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    for prefix in ("/usr/local", "/usr"):
+        dirs = [os.path.join(prefix, "lib")]
+        if multiarch:
+            dirs.append(os.path.join(prefix, "lib", multiarch))
+        dirs.append(os.path.join(prefix, "lib64"))
+        for d in dirs:
+            for name in ("libpackwise.so.0", "libpackwise.so"):
+                p = os.path.join(d, name)
+                if os.path.exists(p):
+                    out.append(p)
+    return out
 
 
 def _load():
-    candidates = []
-    if os.environ.get("PACKWISE_LIBRARY"):
-        candidates.append(os.environ["PACKWISE_LIBRARY"])
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates.append(os.path.join(here, "libpackwise.so"))
-    found = ctypes.util.find_library("packwise")
-    if found:
-        candidates.append(found)
     errors = []
-    for c in candidates:
+    for c in _candidates():
         try:
-            return declare(ctypes.CDLL(c))
+            return declare(ctypes.CDLL(c)), c
         except OSError as e:
             errors.append("%s: %s" % (c, e))
-    raise OSError("libpackwise not found; set PACKWISE_LIBRARY (tried: %s)" % "; ".join(errors))
+    raise OSError("libpackwise not found; set PACKWISE_LIBRARY to the file, or install packwise "
+                  "(cmake --install) and this package with it (tried: %s)"
+                  % ("; ".join(errors) or "nothing: no candidate exists"))
 
 
-_lib = _load()
+def _loaded_path(lib, name):
+    """The file the loader mapped for `lib` (dladdr on one of its functions), else `name`."""
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                    ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except (OSError, AttributeError):
+        return name
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+    dladdr.restype = ctypes.c_int
+    info = DlInfo()
+    if dladdr(ctypes.cast(lib.pw_version, ctypes.c_void_p), ctypes.byref(info)) and info.dli_fname:
+        return os.path.abspath(os.fsdecode(info.dli_fname))
+    return name
+
+
+_lib, _library_name = _load()
+
+#: The library file this package loaded (as the loader found it: a path through
+#: $LD_LIBRARY_PATH or the ld.so cache when found through ctypes.util.find_library).
+library_path = _loaded_path(_lib, _library_name)
 
 
 class PackwiseError(Exception):
