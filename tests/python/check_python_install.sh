@@ -2,7 +2,8 @@
 # The Python package as a user installs it (issue 17, must show 2), never the build tree:
 #   1. cmake --install into a fresh prefix; with a clean environment (env -i, PYTHONPATH =
 #      the prefix's package folder and nothing else) `import packwise` must load the
-#      prefix's library and run a Q8_0 product that agrees with numpy;
+#      prefix's library and run a Q8_0 product that agrees with numpy; then the binding's
+#      own tests (bindings/python/tests) run on the installed package;
 #   2. pip install ./bindings/python (offline: --no-build-isolation --no-index, Debian's
 #      setuptools) into a venv that uses the system site packages, without
 #      PACKWISE_LIBRARY_DIR: with a clean environment the import fails with the binding's
@@ -45,6 +46,15 @@ test -f "$site/packwise/__init__.py" || { echo "FAILED: no $site/packwise/__init
 grep -q "^LIBRARY = \"$lib/libpackwise.so" "$site/packwise/_install_path.py" ||
   { cat "$site/packwise/_install_path.py"; echo "FAILED: _install_path.py does not name $lib"; exit 1; }
 clean PYTHONPATH="$site" "$py" "$check" "$prefix" "$prefix"
+echo "== 1b. the binding's own tests (bindings/python/tests) on the installed package"
+logged "$work/unittest.log" clean PYTHONPATH="$site" PACKWISE_TEST_DATA="$src/tests/data" \
+  "$py" -B -c "if True:
+    import os, sys, unittest, packwise
+    print('testing packwise from', packwise.__file__, 'with', packwise.library_path)
+    sys.exit(0 if unittest.main(module=None, argv=['unittest', 'discover', '-s', sys.argv[1]],
+                                exit=False).result.wasSuccessful() else 1)" \
+  "$src/bindings/python/tests"
+grep "^testing packwise\|^Ran " "$work/unittest.log"
 
 echo "== 2. pip install into a venv, no PACKWISE_LIBRARY_DIR"
 cp -R "$src/bindings/python" "$work/pysrc"
