@@ -8,6 +8,10 @@
     kernel_bytes = packwise.to_kernel_order(canonical_bytes, "Q4_K", rows, blocks, order="canonical")
     assert packwise.disagreement(my_bytes, "Q4_K", rows, blocks, order="kernel") is None
 
+    w = packwise.Weight(kernel_bytes, "Q4_K", rows, cols, order="kernel")  # the operator:
+    w.prepare()                                      # packed once,
+    y = w(x)                                         # run many times (f32/f16/bf16 X)
+
 Every function that takes block bytes takes the order they are in, `order=`, with no
 default: "canonical" (row-major, what files hold), "kernel" (input-block-major) or
 "row_tiled_N". Bytes whose order you do not know: `disagreement()` against a fixture
@@ -34,7 +38,7 @@ from ._abi import (Layout, View, TensorInfo, BlockGrid, DisagreementReport, GGUF
 
 __all__ = ["PackwiseError", "GGUF", "Tensor", "Layout", "formats", "format_info", "to_kernel_order",
            "to_canonical_order", "reorder", "decode", "fixture", "value_fixture", "disagreement",
-           "matmul_wt", "version", "library_path"]
+           "matmul_wt", "version", "library_path", "Context", "TraceEvent", "Weight", "WeightInfo"]
 
 
 def _candidates():
@@ -113,45 +117,15 @@ class PackwiseError(Exception):
         super().__init__("%s: %s" % (self.status, message))
 
 
-# --- Shared plumbing: one context per thread, errors carried with the call that made them,
-# --- every argument checked before it reaches ctypes (which masks integers to the C width and
-# --- cuts strings at a NUL without a word).
-
-class _Context:
-    """A pw_context for one thread: a context is not for concurrent use, and ctypes releases
-    the GIL during every call, so threads sharing one would read each other's messages."""
-
-    def __init__(self):
-        self.ptr = ctypes.c_void_p()
-        st = _lib.pw_context_create(None, ctypes.byref(self.ptr))
-        if st != 0:
-            raise PackwiseError(st, _lib.pw_last_create_message().decode(errors="replace"))
-
-    def __del__(self):
-        if getattr(self, "ptr", None) and _lib is not None:
-            _lib.pw_context_destroy(self.ptr)
-            self.ptr = None
-
-
-_local = threading.local()
-
-
-def _context():
-    ctx = getattr(_local, "ctx", None)
-    if ctx is None:
-        ctx = _local.ctx = _Context()
-    return ctx.ptr
-
+# --- Shared plumbing: one context per thread (Context, in _operator.py), errors carried with
+# --- the call that made them, every argument checked before it reaches ctypes (which masks
+# --- integers to the C width and cuts strings at a NUL without a word).
 
 def _call(fn, *args):
-    """fn(this thread's context, *args); a failure raises PackwiseError with the message this
-    call left (the context's message is cleared first, so an older one cannot show)."""
-    ctx = _context()
-    _lib.pw_context_clear_message(ctx)
-    st = fn(ctx, *args)
-    if st != 0:
-        msg = _lib.pw_context_message(ctx).decode(errors="replace")
-        raise PackwiseError(st, msg or "%s failed without a message" % fn.__name__)
+    """fn(this thread's default context, *args) (see Context._call): a context is not for
+    concurrent use, and ctypes releases the GIL during every call, so each thread has its
+    own, and a failure raises PackwiseError with the message this call left."""
+    return default_context()._call(fn, *args)
 
 
 _I32 = (-2 ** 31, 2 ** 31 - 1)
@@ -365,15 +339,42 @@ class GGUF:
 
     def __init__(self, path, orientation="out_in"):
         self._ptr = ctypes.c_void_p()
+        self._lock = threading.Lock()
+        self._weights = 0                    # Weights reading the mapping (Weight.from_gguf)
+        self._closed_ptr = ctypes.c_void_p()  # closed while they did: freed after the last
         opts = GGUFOpenOptions()
         _lib.pw_gguf_open_options_init(ctypes.byref(opts))
         opts.orientation = {"out_in": ORIENT_OUT_IN, "as_stored": ORIENT_AS_STORED}[orientation]
         _call(_lib.pw_gguf_open, _path(path), ctypes.byref(opts), ctypes.byref(self._ptr))
 
     def close(self):
-        if self._ptr:
-            _lib.pw_gguf_close(self._ptr)
-            self._ptr = ctypes.c_void_p()
+        """Close the file; weights made from it keep its mapping until they no longer read
+        it (they are prepared, or closed)."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            ptr, self._ptr = self._ptr, ctypes.c_void_p()
+            if ptr and self._weights:
+                self._closed_ptr = ptr
+                return
+        if ptr:
+            _lib.pw_gguf_close(ptr)
+
+    def _retain(self):
+        with self._lock:
+            if not self._ptr:
+                raise ValueError("the GGUF file is closed")
+            self._weights += 1
+
+    def _release(self):
+        with self._lock:
+            self._weights -= 1
+            ptr = None
+            if self._weights == 0 and self._closed_ptr:
+                ptr, self._closed_ptr = self._closed_ptr, ctypes.c_void_p()
+        if ptr and _lib is not None:
+            _lib.pw_gguf_close(ptr)
 
     def __enter__(self):
         return self
@@ -385,6 +386,8 @@ class GGUF:
         self.close()
 
     def _index(self, name):
+        if not self._ptr:
+            raise ValueError("the GGUF file is closed")
         i = ctypes.c_int64()
         _call(_lib.pw_gguf_find_tensor, self._ptr, _name(name, "tensor name"), ctypes.byref(i))
         return i.value
@@ -420,8 +423,13 @@ class GGUF:
         return out
 
     def matmul_wt(self, x, name, kernel=None):
-        """Y = X W^T for the 2-D weight `name` (kept [out, in]); x is [n, in] float32."""
+        """Y = X W^T for the 2-D weight `name` (kept [out, in]); x is [n, in] float32.
+        One product: self.weight(name) prepares the weight once for many."""
         return _matmul_view(x, self._view(name), kernel)
+
+    def weight(self, name, **options):
+        """The prepared-weight operator over tensor `name`: Weight.from_gguf(self, name, ...)."""
+        return Weight.from_gguf(self, name, **options)
 
 
 def _matmul_view(x, view, kernel):
@@ -444,7 +452,8 @@ def _matmul_view(x, view, kernel):
 
 
 def matmul_wt(x, data, fmt, out, in_, order=None, kernel=None):
-    """Y = X W^T for block bytes of an [out, in] weight in `order` (required)."""
+    """Y = X W^T for block bytes of an [out, in] weight in `order` (required): one product,
+    the weight planned and packed for it and freed after. Weight(...) prepares once for many."""
     _require_order(order, "matmul_wt")
     data = bytes(data)
     out, in_ = _int(out, "out"), _int(in_, "in")
@@ -453,3 +462,7 @@ def matmul_wt(x, data, fmt, out, in_, order=None, kernel=None):
     y = _matmul_view(x, v, kernel)
     del buf
     return y
+
+
+# The operator (prepared weights, contexts, trace events): it takes the names above.
+from ._operator import Context, TraceEvent, Weight, WeightInfo, default_context  # noqa: E402

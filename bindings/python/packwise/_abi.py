@@ -61,12 +61,66 @@ class DisagreementReport(ctypes.Structure):
                 ("other_layout", ctypes.c_int), ("message", ctypes.c_char * 512)]
 
 
+class TraceEvent(ctypes.Structure):
+    """pw_trace_event (base.h): strings valid only during the callback."""
+    _fields_ = [("kind", ctypes.c_int), ("tensor", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
+                ("key", ctypes.c_char_p), ("bytes", ctypes.c_uint64), ("from_", ctypes.c_char_p),
+                ("to", ctypes.c_char_p), ("reason", ctypes.c_char_p)]
+
+
+#: pw_trace_fn: void (*)(void *user, const pw_trace_event *event)
+TRACE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(TraceEvent))
+TRACE_KINDS = ("kernel", "adapter", "fallback", "cache", "warning")
+
+
+class Allocator(ctypes.Structure):
+    _fields_ = [("alloc", ctypes.c_void_p), ("free", ctypes.c_void_p), ("user", ctypes.c_void_p)]
+
+
+class ContextOptions(ctypes.Structure):
+    """pw_context_options, whole: pw_context_options_init writes every field. The
+    allocator and parallel-for hooks stay NULL (the library's own)."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("max_isa", ctypes.c_int), ("ignore_env", ctypes.c_int),
+                ("threads", ctypes.c_int), ("prepack_weights", ctypes.c_int), ("trace", TRACE_FN),
+                ("trace_user", ctypes.c_void_p), ("allocator", Allocator),
+                ("parallel_for", ctypes.c_void_p), ("parallel_for_user", ctypes.c_void_p),
+                ("memory_policy", ctypes.c_int)]
+
+
+# pw_serve bits, pw_dtype values, pw_weight_kind values, pw_qc4w_flag bits
+SERVE_GEMV, SERVE_GEMM = 1, 2
+DTYPE_F32, DTYPE_F16, DTYPE_BF16 = 0, 1, 2
+WEIGHT_KINDS = ("blocks", "qc4w")
+QC4W_TRANSPOSED = 1
+
+
+class WeightInfo(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("name", ctypes.c_char_p), ("kind", ctypes.c_int),
+                ("out", ctypes.c_int64), ("in_", ctypes.c_int64), ("policy", ctypes.c_int),
+                ("kernel_gemv", ctypes.c_char_p), ("kernel_gemm", ctypes.c_char_p),
+                ("source_bytes", ctypes.c_uint64), ("packed_bytes", ctypes.c_uint64),
+                ("forms", ctypes.c_int32), ("reads_source", ctypes.c_int32),
+                ("prepared", ctypes.c_int32), ("from_cache", ctypes.c_int32)]
+
+
+class RunArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("n", ctypes.c_int64), ("x", ctypes.c_void_p),
+                ("ldx", ctypes.c_int64), ("y", ctypes.c_void_p), ("y_type", ctypes.c_int),
+                ("ldy", ctypes.c_int64), ("x_type", ctypes.c_int), ("beta", ctypes.c_float)]
+
+
+class QC4WWeights(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("out", ctypes.c_int64), ("in_", ctypes.c_int64),
+                ("data", ctypes.c_void_p), ("scale", ctypes.c_void_p), ("bias", ctypes.c_void_p),
+                ("zero_point", ctypes.c_int32), ("flags", ctypes.c_uint32), ("name", ctypes.c_char_p)]
+
+
 def declare(lib):
     """Set argument and result types of every function the binding calls."""
     P, I, I64, U64, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p
     sig = {
         "pw_status_name": (S, [I]),
-        "pw_context_create": (I, [P, ctypes.POINTER(P)]),
+        "pw_context_create": (I, [ctypes.POINTER(ContextOptions), ctypes.POINTER(P)]),
         "pw_context_destroy": (None, [P]),
         "pw_context_message": (S, [P]),
         "pw_context_clear_message": (None, [P]),
@@ -94,6 +148,23 @@ def declare(lib):
         "pw_weight_create": (I, [P, ctypes.POINTER(View), ctypes.POINTER(WeightOptions), ctypes.POINTER(P)]),
         "pw_weight_destroy": (None, [P]),
         "pw_matmul_wt": (I, [P, ctypes.POINTER(ctypes.c_float), I64, P, ctypes.POINTER(ctypes.c_float)]),
+        "pw_context_options_init": (None, [ctypes.POINTER(ContextOptions)]),
+        "pw_context_threads": (I, [P]),
+        "pw_context_isa": (I, [P]),
+        "pw_context_memory_policy": (I, [P]),
+        "pw_isa_name": (S, [I]),
+        "pw_isa_from_name": (I, [S, ctypes.POINTER(I)]),
+        "pw_memory_policy_name": (S, [I]),
+        "pw_memory_policy_from_name": (I, [S, ctypes.POINTER(I)]),
+        "pw_trace_format": (ctypes.c_size_t, [ctypes.POINTER(TraceEvent), ctypes.c_char_p, ctypes.c_size_t]),
+        "pw_weight_create_qc4w": (I, [P, ctypes.POINTER(QC4WWeights), ctypes.POINTER(WeightOptions),
+                                      ctypes.POINTER(P)]),
+        "pw_qc4w_weights_init": (None, [ctypes.POINTER(QC4WWeights)]),
+        "pw_weight_prepare": (I, [P, P]),
+        "pw_weight_info_get": (I, [P, ctypes.POINTER(WeightInfo)]),
+        "pw_weight_bytes": (U64, [P]),
+        "pw_run_args_init": (None, [ctypes.POINTER(RunArgs)]),
+        "pw_weight_run": (I, [P, P, ctypes.POINTER(RunArgs)]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

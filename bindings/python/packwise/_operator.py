@@ -1,0 +1,674 @@
+"""The operator from Python (include/packwise/weight.h): contexts with their threads, ISA
+cap, memory policy and trace events, and prepared weights that run many times.
+
+    ctx = packwise.Context(threads=4, trace=True)
+    w = packwise.Weight(data, "Q4_K", out, in_, order="canonical", context=ctx)
+    w.prepare()                  # packs once; ctx.events() holds the adapter event
+    for x in batches:            # float32, float16 or bfloat16 [n, in]
+        y = w(x)                 # Y = X W^T, float32 [n, out]; w.run(x, out=y, beta=1) adds
+
+Imported by packwise/__init__.py after the names it takes from there are defined.
+"""
+import ctypes
+import dataclasses
+import numbers
+import threading
+from typing import Optional
+
+import numpy as np
+
+from . import _lib, PackwiseError, GGUF, _int, _name, _require_order, _view_of_bytes, _I32
+from ._abi import (ContextOptions, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
+                   TRACE_FN, TRACE_KINDS, SERVE_GEMV, SERVE_GEMM, DTYPE_F32, DTYPE_F16, DTYPE_BF16,
+                   WEIGHT_KINDS, QC4W_TRANSPOSED)
+
+__all__ = ["Context", "TraceEvent", "Weight", "WeightInfo"]
+
+
+def _text(b):
+    return None if b is None else b.decode(errors="replace")
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceEvent:
+    """One pw_trace_event, copied out of the callback. Fields that do not apply to the kind
+    are None (bytes: 0); `line` is the command's one-line form (pw_trace_format)."""
+    kind: str              # "kernel", "adapter", "fallback", "cache" or "warning"
+    tensor: Optional[str]  # the weight's name, when known
+    kernel: Optional[str]  # kernel (kernel, fallback)
+    key: Optional[str]     # kernel key (kernel)
+    bytes: int             # bytes copied (adapter)
+    from_: Optional[str]   # source layout (adapter)
+    to: Optional[str]      # target layout (adapter)
+    reason: Optional[str]  # why (fallback, cache, warning)
+    line: str
+
+    def __str__(self):
+        return self.line
+
+
+def _event_of(p):
+    e = p.contents
+    buf = ctypes.create_string_buffer(256)
+    need = _lib.pw_trace_format(p, buf, len(buf))
+    if need >= len(buf):
+        buf = ctypes.create_string_buffer(need + 1)
+        _lib.pw_trace_format(p, buf, len(buf))
+    kind = TRACE_KINDS[e.kind] if 0 <= e.kind < len(TRACE_KINDS) else "kind_%d" % e.kind
+    return TraceEvent(kind, _text(e.tensor), _text(e.kernel), _text(e.key), e.bytes, _text(e.from_),
+                      _text(e.to), _text(e.reason), buf.value.decode(errors="replace"))
+
+
+class _Sink:
+    """The trace callback's state, apart from the Context so that the ctypes callback holds
+    no reference to it (no cycle through a C function pointer)."""
+
+    def __init__(self, handler):
+        self.handler, self.events, self.raised = handler, [], None
+
+    def __call__(self, _user, p):
+        # An exception cannot cross C: kept, and raised when the call returns.
+        try:
+            ev = _event_of(p)
+            if self.handler is None:
+                self.events.append(ev)
+            else:
+                self.handler(ev)
+        except BaseException as e:  # noqa: B902 (re-raised by Context._call)
+            if self.raised is None:
+                self.raised = e
+
+
+def _isa_id(name):
+    v = ctypes.c_int()
+    if _lib.pw_isa_from_name(_name(name, "isa"), ctypes.byref(v)) != 0:
+        raise ValueError("isa must be 'native', 'scalar', 'avx2', 'avx512', 'neon', 'dotprod' or "
+                         "'i8mm', not %r" % (name,))
+    return v.value
+
+
+def _policy_id(name):
+    v = ctypes.c_int()
+    if _lib.pw_memory_policy_from_name(_name(name, "policy"), ctypes.byref(v)) != 0:
+        raise ValueError("policy must be 'compact', 'fastest' or 'in_place', not %r" % (name,))
+    return v.value
+
+
+class Context:
+    """A pw_context: worker threads, ISA cap, memory policy of the weights it creates, and
+    a trace sink.
+
+    threads: worker threads counting the caller (None: all online cores; at most 1024).
+    isa: cap ('scalar', 'avx2', 'avx512', 'neon', ...; None: what the CPU has); the
+    environment's PACKWISE_ISA may lower it further. policy: memory policy of weights
+    created with it ('compact', 'fastest', 'in_place'; None: 'compact'). trace: None, True
+    (events are kept: read them with events()) or a callable taking each TraceEvent (an
+    exception it raises is raised when the packwise call returns).
+
+    A context serves one call at a time: calls from several threads on one context wait
+    for each other. Give each serving thread its own context; a prepared Weight may run on
+    all of them at once. The functions that take no context use one per thread."""
+
+    def __init__(self, threads=None, isa=None, policy=None, trace=None):
+        self._ptr = ctypes.c_void_p()
+        self._lock = threading.Lock()
+        self._owner = None
+        self._sink = None
+        self._trace_fn = None
+        opts = ContextOptions()
+        _lib.pw_context_options_init(ctypes.byref(opts))
+        if threads is not None:
+            opts.threads = _int(threads, "threads", _I32)
+        if isa is not None:
+            opts.max_isa = _isa_id(isa)
+        if policy is not None:
+            opts.memory_policy = _policy_id(policy)
+        if trace is True:
+            self._sink = _Sink(None)
+        elif callable(trace):
+            self._sink = _Sink(trace)
+        elif trace is not None and trace is not False:
+            raise TypeError("trace must be None, True (keep the events) or a callable taking a "
+                            "TraceEvent, not %s" % type(trace).__name__)
+        if self._sink is not None:
+            # Kept on the object: C calls it until the context is destroyed.
+            self._trace_fn = TRACE_FN(self._sink)
+            opts.trace = self._trace_fn
+        st = _lib.pw_context_create(ctypes.byref(opts), ctypes.byref(self._ptr))
+        if st != 0:
+            self._ptr = ctypes.c_void_p()
+            raise PackwiseError(st, _lib.pw_last_create_message().decode(errors="replace"))
+
+    def _not_in_a_call(self):
+        # The lock is held by this very thread: inside a trace callback of a call on it.
+        if self._owner == threading.get_ident():
+            raise RuntimeError("this context is already in a call on this thread (a trace "
+                               "callback cannot use its own context)")
+
+    def _call(self, fn, *args):
+        """fn(this context, *args); a failure raises PackwiseError with the message this
+        call left (the context's message is cleared first, so an older one cannot show)."""
+        self._not_in_a_call()
+        with self._lock:
+            if not self._ptr:
+                raise ValueError("the context is closed")
+            self._owner = threading.get_ident()
+            try:
+                if self._sink is not None:
+                    self._sink.raised = None
+                _lib.pw_context_clear_message(self._ptr)
+                st = fn(self._ptr, *args)
+                msg = _lib.pw_context_message(self._ptr).decode(errors="replace") if st else ""
+                raised = None
+                if self._sink is not None:
+                    raised, self._sink.raised = self._sink.raised, None
+            finally:
+                self._owner = None
+        if st != 0:
+            raise PackwiseError(st, msg or "%s failed without a message" % fn.__name__) from raised
+        if raised is not None:
+            raise raised
+
+    def _query(self, fn):
+        self._not_in_a_call()
+        with self._lock:
+            if not self._ptr:
+                raise ValueError("the context is closed")
+            return fn(self._ptr)
+
+    @property
+    def threads(self):
+        """Worker threads, counting the caller."""
+        return self._query(_lib.pw_context_threads)
+
+    @property
+    def isa(self):
+        """The highest ISA level kernels may use here (after the cap and PACKWISE_ISA)."""
+        return _lib.pw_isa_name(self._query(_lib.pw_context_isa)).decode()
+
+    @property
+    def policy(self):
+        """The memory policy of weights created with this context."""
+        return _lib.pw_memory_policy_name(self._query(_lib.pw_context_memory_policy)).decode()
+
+    def events(self):
+        """The trace events kept so far, oldest first (a context made with trace=True)."""
+        if self._sink is None or self._sink.handler is not None:
+            raise ValueError("this context keeps no events: create it with trace=True")
+        self._not_in_a_call()
+        with self._lock:
+            return list(self._sink.events)
+
+    def clear_events(self):
+        if self._sink is None or self._sink.handler is not None:
+            raise ValueError("this context keeps no events: create it with trace=True")
+        self._not_in_a_call()
+        with self._lock:
+            self._sink.events.clear()
+
+    def close(self):
+        """Join the context's threads and free it. Weights made with it stay usable: their
+        runs then name another context."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        self._not_in_a_call()
+        with lock:
+            if self._ptr and _lib is not None:
+                _lib.pw_context_destroy(self._ptr)
+            self._ptr = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        if not self._ptr:
+            return "Context(closed)"
+        return "Context(threads=%d, isa=%r, policy=%r)" % (self.threads, self.isa, self.policy)
+
+
+_local = threading.local()
+
+
+def default_context():
+    """This thread's context, made on first use: all cores, no cap, no trace."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _local.ctx = Context()
+    return ctx
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightInfo:
+    """pw_weight_info: what a weight's plan is and costs."""
+    name: str
+    kind: str             # "blocks" (a block format, F32/F16/BF16) or "qc4w"
+    out: int
+    in_: int
+    policy: str           # the policy the plan follows
+    kernel_gemv: str      # kernel for n = 1 ("" when not served)
+    kernel_gemm: str      # kernel for n >= 2 ("" when not served)
+    source_bytes: int
+    packed_bytes: int     # bytes of the packed forms the plan holds
+    forms: int            # packed forms (0: kernels read the source)
+    reads_source: bool    # a kernel reads the source at run time (it is kept alive)
+    prepared: bool        # every planned form is ready
+    from_cache: int
+    owned_bytes: int      # bytes the weight holds beyond the caller's (pw_weight_bytes)
+
+
+_SERVES = {"both": SERVE_GEMV | SERVE_GEMM, "gemv": SERVE_GEMV, "gemm": SERVE_GEMM}
+_X_TYPES = {"f32": DTYPE_F32, "f16": DTYPE_F16, "bf16": DTYPE_BF16}
+_Y_TYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16)}
+
+
+def _bytes_of(data, what="data"):
+    """data's bytes as a 1-D uint8 array sharing its memory (a copy when it is not
+    contiguous): the reference that keeps them alive while C reads them."""
+    if isinstance(data, np.ndarray):
+        if data.dtype.hasobject:
+            raise TypeError("%s must hold bytes, not Python objects" % what)
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError("%s must be bytes-like (bytes, bytearray, a numpy array), not %s"
+                        % (what, type(data).__name__)) from None
+    if not mv.c_contiguous:
+        mv = memoryview(mv.tobytes())
+    return np.frombuffer(mv.cast("B"), dtype=np.uint8)
+
+
+def _floats(values, count, what):
+    """`count` values as a contiguous float32 array (C copies or reads them during the call)."""
+    a = np.ascontiguousarray(np.asarray(values, dtype=np.float32))
+    if a.shape != (count,):
+        raise ValueError("%s must have shape (%d,), not %s" % (what, count, a.shape))
+    return a
+
+
+def _options(kernel, policy, serves, bias, clamp, out):
+    """pw_weight_options, and the arrays it points at (alive while the weight is created)."""
+    opts = WeightOptions()
+    _lib.pw_weight_options_init(ctypes.byref(opts))
+    keep = None
+    if kernel is not None:
+        opts.kernel = _name(kernel, "kernel")
+    if policy is not None:
+        opts.policy = _policy_id(policy)
+    if serves is not None:
+        if serves not in _SERVES:
+            raise ValueError("serves must be 'both', 'gemv' (n = 1) or 'gemm' (n >= 2), not %r"
+                             % (serves,))
+        opts.serves = _SERVES[serves]
+    if bias is not None:
+        keep = _floats(bias, out, "bias")
+        opts.bias = keep.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    if clamp is not None:
+        lo, hi = clamp
+        opts.min, opts.max = float(lo), float(hi)
+    return opts, keep
+
+
+def _rows(a, n, cols, what):
+    """The row stride in elements to pass for a 2-D array [n, cols], or None when its rows
+    are not each contiguous (or overlap, or run backwards): only then is a copy needed."""
+    item = a.itemsize
+    if n == 0:
+        return 0
+    if not a.flags.aligned or (cols > 1 and a.strides[1] != item):
+        return None
+    if n <= 1:
+        return 0
+    s = a.strides[0]
+    if s % item or s < cols * item:
+        return None
+    return s // item
+
+
+class Weight:
+    """A prepared weight: planned at creation, packed once (prepare(), or the first product
+    that needs it), then run any number of times, from any thread, each run on its context.
+
+        w = packwise.Weight(data, "Q4_0", out, in_, order="canonical")
+        w = packwise.Weight.from_gguf(g, "blk.0.attn_q.weight")   # or g.weight(name)
+        w = packwise.Weight.qc4w(nibbles, scale, out, in_, zero_point=8)
+
+    data: the block bytes of an [out, in] weight in `order` (required, as everywhere bytes
+    are taken). They are borrowed, not copied: the weight keeps a reference to them for as
+    long as the library may read them (until prepared, or for good when a kernel reads them
+    in place: info.reads_source). Options: name (for messages and trace events), kernel
+    (force one by name), policy ('compact', 'fastest', 'in_place'; None: the context's),
+    serves ('both', 'gemv': n = 1 only, 'gemm': n >= 2 only), bias (out values added to
+    every row of Y), clamp ((min, max) applied to X W^T + bias), context (creates the
+    weight, takes its trace events, and is the default context of its runs; None: this
+    thread's default context)."""
+
+    def __init__(self, data, fmt, out, in_, order=None, *, name=None, kernel=None, policy=None,
+                 serves=None, bias=None, clamp=None, context=None):
+        self._setup(context)
+        _require_order(order, "Weight")
+        out, in_ = _int(out, "out"), _int(in_, "in")
+        src = _bytes_of(data)
+        view = _view_of_bytes(src.ctypes.data, src.nbytes, fmt, out, in_, order)
+        if name is not None:
+            view.name = _name(name, "name")
+        opts, keep = _options(kernel, policy, serves, bias, clamp, out)
+        self._create(_lib.pw_weight_create, ctypes.byref(view), ctypes.byref(opts))
+        del keep
+        self.format = fmt
+        self._hold(src)
+
+    @classmethod
+    def from_gguf(cls, gguf, name, *, kernel=None, policy=None, serves=None, bias=None, clamp=None,
+                  context=None):
+        """The 2-D tensor `name` of an open GGUF file (opened out_in, the default). The file
+        stays open for the weight while the library may read its mapping, even after
+        gguf.close()."""
+        if not isinstance(gguf, GGUF):
+            raise TypeError("gguf must be a packwise.GGUF, not %s" % type(gguf).__name__)
+        self = cls.__new__(cls)
+        self._setup(context)
+        view = gguf._view(name)
+        opts, keep = _options(kernel, policy, serves, bias, clamp, view.shape[0])
+        self._create(_lib.pw_weight_create, ctypes.byref(view), ctypes.byref(opts))
+        del keep
+        self.format = _lib.pw_format_get(view.format).contents.name.decode()
+        gguf._retain()
+        self._hold(gguf)
+        return self
+
+    @classmethod
+    def qc4w(cls, data, scale, out, in_, zero_point=None, *, bias=None, transposed=False, name=None,
+             kernel=None, policy=None, serves=None, clamp=None, context=None):
+        """A QC4W weight (qc4w.h): out x ceil(in/2) bytes of int4 values, two per byte along
+        `in` with the low nibble the even one (transposed=True: in x ceil(out/2) bytes, paired
+        along `out`), one float32 scale per output and an optional bias. zero_point is
+        required: 0 when the nibbles are signed -8..7, 8 when they are 0..15 and stand for the
+        value + 8. Packed at creation; the arrays are not kept."""
+        if zero_point is None:
+            raise TypeError("Weight.qc4w: name the nibbles' encoding, zero_point=0 (signed -8..7) "
+                            "or 8 (unsigned 0..15, value + 8); there is no default")
+        self = cls.__new__(cls)
+        self._setup(context)
+        out, in_ = _int(out, "out"), _int(in_, "in")
+        zp = _int(zero_point, "zero_point", _I32)
+        src = _bytes_of(data)
+        rows, cols = (in_, out) if transposed else (out, in_)
+        if rows >= 1 and cols >= 1 and src.nbytes != rows * ((cols + 1) // 2):
+            raise ValueError("QC4W data holds %d bytes; [%d, %d]%s takes %d x ceil(%d / 2) = %d"
+                             % (src.nbytes, out, in_, " transposed" if transposed else "", rows, cols,
+                                rows * ((cols + 1) // 2)))
+        d = QC4WWeights()
+        _lib.pw_qc4w_weights_init(ctypes.byref(d))
+        d.out, d.in_, d.zero_point = out, in_, zp
+        d.flags = QC4W_TRANSPOSED if transposed else 0
+        d.data = src.ctypes.data
+        sc = _floats(scale, max(out, 0), "scale")
+        d.scale = sc.ctypes.data
+        b = None
+        if bias is not None:
+            b = _floats(bias, max(out, 0), "bias")
+            d.bias = b.ctypes.data
+        if name is not None:
+            d.name = _name(name, "name")
+        opts, _ = _options(kernel, policy, serves, None, clamp, out)
+        self._create(_lib.pw_weight_create_qc4w, ctypes.byref(d), ctypes.byref(opts))
+        del src, sc, b
+        self.format = "QC4W"
+        self._hold(None)
+        return self
+
+    # --- life: created, held by runs in flight, closed when the last run returns ---
+
+    def _setup(self, context):
+        if context is not None and not isinstance(context, Context):
+            raise TypeError("context must be a packwise.Context, not %s" % type(context).__name__)
+        self._ptr = ctypes.c_void_p()
+        self._state = threading.Lock()
+        self._busy = 0
+        self._closing = False
+        self._source = None
+        self._context = context
+
+    def _create(self, fn, *args):
+        ctx = self._context or default_context()
+        ctx._call(fn, *args, ctypes.byref(self._ptr))
+        info = self.info
+        self.out, self.in_, self.name = info.out, info.in_, info.name
+
+    def _hold(self, source):
+        """Keep `source` (bytes, or the GGUF file) while the library may read it."""
+        self._source = source
+        self._release_source_if_done()
+
+    def _release_source_if_done(self):
+        if self._source is None:
+            return
+        try:
+            info = self.info
+        except ValueError:  # closed meanwhile: closing released it
+            return
+        if info.reads_source or not info.prepared:
+            return
+        with self._state:
+            src, self._source = self._source, None
+        if src is not None and hasattr(src, "_release"):
+            src._release()
+
+    def _begin(self):
+        with self._state:
+            if self._closing or not self._ptr:
+                raise ValueError("the weight is closed")
+            self._busy += 1
+            return self._ptr
+
+    def _end(self):
+        with self._state:
+            self._busy -= 1
+            last = self._busy == 0 and self._closing
+        if last:
+            self._destroy()
+
+    def _destroy(self):
+        with self._state:
+            ptr, self._ptr = self._ptr, ctypes.c_void_p()
+            src, self._source = self._source, None
+        if ptr and _lib is not None:
+            _lib.pw_weight_destroy(ptr)
+        if src is not None and hasattr(src, "_release"):
+            src._release()
+
+    def close(self):
+        """Free the weight (after the runs in flight return); later calls raise ValueError."""
+        state = getattr(self, "_state", None)
+        if state is None:
+            return
+        with state:
+            if self._closing:
+                return
+            self._closing = True
+            busy = self._busy
+        if busy == 0:
+            self._destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    @property
+    def shape(self):
+        return (self.out, self.in_)
+
+    @property
+    def info(self):
+        """The plan: kernels, policy, packed bytes, whether it is prepared (WeightInfo)."""
+        h = self._begin()
+        try:
+            i = _CWeightInfo()
+            i.struct_size = ctypes.sizeof(i)
+            st = _lib.pw_weight_info_get(h, ctypes.byref(i))
+            if st != 0:
+                raise PackwiseError(st, "pw_weight_info_get failed")
+            owned = _lib.pw_weight_bytes(h)
+        finally:
+            self._end()
+        kind = WEIGHT_KINDS[i.kind] if 0 <= i.kind < len(WEIGHT_KINDS) else "kind_%d" % i.kind
+        return WeightInfo(_text(i.name) or "", kind, i.out, i.in_,
+                          _lib.pw_memory_policy_name(i.policy).decode(), _text(i.kernel_gemv) or "",
+                          _text(i.kernel_gemm) or "", i.source_bytes, i.packed_bytes, i.forms,
+                          bool(i.reads_source), bool(i.prepared), i.from_cache, owned)
+
+    def __repr__(self):
+        if not self._ptr:
+            return "Weight(closed)"
+        i = self.info
+        return "Weight(%r, %s [%d, %d], gemv=%s, gemm=%s, policy=%s)" % (
+            i.name, self.format, i.out, i.in_, i.kernel_gemv or "-", i.kernel_gemm or "-", i.policy)
+
+    # --- the operator ---
+
+    def prepare(self, context=None):
+        """Pack every planned form now (or take it from the cache), on the context's threads,
+        so that no run packs anything. Idempotent."""
+        ctx = self._run_context(context)
+        h = self._begin()
+        try:
+            ctx._call(_lib.pw_weight_prepare, h)
+        finally:
+            self._end()
+        self._release_source_if_done()
+        return self
+
+    def _run_context(self, context):
+        if context is None:
+            return self._context or default_context()
+        if not isinstance(context, Context):
+            raise TypeError("context must be a packwise.Context, not %s" % type(context).__name__)
+        return context
+
+    def run(self, x, out=None, *, y_dtype=None, beta=0.0, x_dtype=None, context=None):
+        """Y = X W^T (+ bias, clamped) (+ beta * Y). x: [n, in] (or one row [in]) of float32,
+        float16, or bfloat16: a uint16 array of bfloat16 bits with x_dtype='bf16' (or an
+        ml_dtypes.bfloat16 array). Y is float32 or float16 (y_dtype, or out's dtype): a new
+        array [n, out] ([out] for one row), or `out`, written in place (beta = 1 adds the
+        product to it). Rows may be strided: numpy's row strides are passed as they are; an
+        array whose rows are not contiguous is copied (x) or refused (out)."""
+        xa, x_type, one_row = self._x_operand(x, x_dtype)
+        n = xa.shape[0]
+        if not isinstance(beta, numbers.Real) or isinstance(beta, bool):
+            raise TypeError("beta must be a real number, not %s" % type(beta).__name__)
+        beta = float(beta)
+        want = (self.out,) if one_row else (n, self.out)
+        if out is None:
+            if beta != 0.0:
+                raise ValueError("beta = %g adds the product to Y: pass the Y to add to as out="
+                                 % beta)
+            ydt = self._y_dtype(y_dtype, None)
+            y = np.empty(want, dtype=ydt)
+        else:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("out must be a numpy array, not %s" % type(out).__name__)
+            ydt = self._y_dtype(y_dtype, out)
+            if out.shape != want:
+                raise ValueError("out has shape %s; Y of %d row%s by out = %d is %s"
+                                 % (out.shape, n, "" if n == 1 else "s", self.out, want))
+            if not out.flags.writeable:
+                raise ValueError("out is read-only")
+            y = out
+        y2 = y.reshape(1, -1) if one_row else y
+        ldy = _rows(y2, n, self.out, "out")
+        if ldy is None:
+            raise ValueError("out's rows must each be contiguous, aligned and in increasing, "
+                             "non-overlapping order (strides %s); its row stride is passed as "
+                             "it is" % (y.strides,))
+        if out is not None and np.may_share_memory(xa, y2):
+            xa = np.array(xa, order="C", copy=True)
+        ldx = _rows(xa, n, self.in_, "x")
+        if ldx is None:
+            xa = np.ascontiguousarray(xa)
+            ldx = 0
+        ctx = self._run_context(context)
+        h = self._begin()
+        try:
+            if n > 0:
+                a = RunArgs()
+                _lib.pw_run_args_init(ctypes.byref(a))
+                a.n, a.x, a.ldx, a.x_type = n, xa.ctypes.data, ldx, x_type
+                a.y, a.ldy, a.beta = y2.ctypes.data, ldy, beta
+                a.y_type = DTYPE_F16 if ydt == np.float16 else DTYPE_F32
+                ctx._call(_lib.pw_weight_run, h, ctypes.byref(a))
+        finally:
+            self._end()
+        if self._source is not None:
+            self._release_source_if_done()
+        return y
+
+    __call__ = run
+
+    def _x_operand(self, x, x_dtype):
+        """(x as a 2-D array, its pw_dtype, whether it was one row)."""
+        if not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        dt = x.dtype
+        if not dt.isnative:
+            raise TypeError("x must be in the machine's byte order (%s is not); convert it with "
+                            "x.astype(x.dtype.newbyteorder('='))" % dt.str)
+        if x_dtype is None:
+            if dt == np.float32:
+                t = DTYPE_F32
+            elif dt == np.float16:
+                t = DTYPE_F16
+            elif dt.name == "bfloat16" and dt.itemsize == 2:
+                t = DTYPE_BF16
+            elif dt == np.uint16:
+                raise TypeError("x is uint16: if it holds bfloat16 bits say so, x_dtype='bf16'")
+            else:
+                raise TypeError("x must be float32, float16 or bfloat16 (a uint16 array with "
+                                "x_dtype='bf16'), not %s; convert it with x.astype(np.float32)" % dt)
+        else:
+            if x_dtype not in _X_TYPES:
+                raise ValueError("x_dtype must be 'f32', 'f16' or 'bf16', not %r" % (x_dtype,))
+            t = _X_TYPES[x_dtype]
+            ok = {DTYPE_F32: dt == np.float32, DTYPE_F16: dt == np.float16,
+                  DTYPE_BF16: dt == np.uint16 or (dt.name == "bfloat16" and dt.itemsize == 2)}[t]
+            if not ok:
+                raise TypeError("x_dtype=%r takes a %s array, not %s" % (
+                    x_dtype, {DTYPE_F32: "float32", DTYPE_F16: "float16",
+                              DTYPE_BF16: "uint16 (bfloat16 bits)"}[t], dt))
+        one_row = x.ndim == 1
+        if one_row:
+            x = x.reshape(1, -1)
+        if x.ndim != 2:
+            raise ValueError("x must be 1-D [in] or 2-D [n, in], not %d-D %s" % (x.ndim, x.shape))
+        if x.shape[1] != self.in_:
+            raise ValueError("x has %d columns, the weight has in = %d" % (x.shape[1], self.in_))
+        return x, t, one_row
+
+    @staticmethod
+    def _y_dtype(y_dtype, out):
+        if y_dtype is None:
+            ydt = out.dtype if out is not None else np.dtype(np.float32)
+        elif isinstance(y_dtype, str) and y_dtype in _Y_TYPES:
+            ydt = _Y_TYPES[y_dtype]
+        else:
+            try:
+                ydt = np.dtype(y_dtype)
+            except TypeError:
+                raise TypeError("y_dtype must be np.float32 or np.float16, not %r" % (y_dtype,)) from None
+        if ydt not in (np.dtype(np.float32), np.dtype(np.float16)) or not ydt.isnative:
+            raise TypeError("Y must be float32 or float16 in the machine's byte order, not %s" % ydt)
+        if out is not None and out.dtype != ydt:
+            raise TypeError("out is %s but y_dtype is %s" % (out.dtype, ydt))
+        return ydt
