@@ -67,8 +67,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
             uint64_t nb;
             make_weight(ctx, f, out, in, seed++, &bytes, &nb);
             pw_view w;
-            const int64_t shape[2] = {out, in};
-            CHECK_OK(pw_view_init(ctx, &w, f, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
+            pw_test_view_for(ctx, k->info.layout, f, out, in, bytes, nb, &w);
             for (size_t c = 0; c < 6; ++c) {
                 if (ns[c] < 1 || (c > 0 && ns[c] == ns[c - 1])) continue;
                 check_case(ctx, k, &w, ns[c], seed++, "dense");
@@ -83,8 +82,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
         uint64_t nb;
         make_weight(ctx, f, rows, in, 999, &bytes, &nb);
         pw_view w, v;
-        const int64_t shape[2] = {rows, in};
-        CHECK_OK(pw_view_init(ctx, &w, f, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
+        pw_test_view_for(ctx, k->info.layout, f, rows, in, bytes, nb, &w);
         CHECK_OK(pw_view_narrow(ctx, &w, 0, 3, nr + 2, &v), ctx);
         CHECK_OK(pw_view_narrow(ctx, &v, 1, unit, 3 * unit, &v), ctx);
         check_case(ctx, k, &v, 1, 5, "narrowed");

@@ -298,8 +298,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
                     }
                 }
                 pw_view w;
-                const int64_t shape[2] = {out, in};
-                CHECK_OK(pw_view_init(ctx, &w, f, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
+                pw_test_view_for(ctx, k->info.layout, f, out, in, bytes, nb, &w);
                 for (size_t ni = 0; ni < 3; ++ni) {
                     if (ni > 0 && ns[ni] == ns[ni - 1]) continue;
                     for (int xpat = 0; xpat < 3; ++xpat) {

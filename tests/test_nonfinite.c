@@ -74,9 +74,7 @@ static int block_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     fill(wf, OUT * IN, 5 + (uint64_t)k->format);
     CHECK_OK(pw_format_quantize(ctx, k->format, wf, (size_t)blocks, wb), ctx);
     pw_view v;
-    const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, k->format, 2, shape, PW_LAYOUT_ROW_MAJOR, wb,
-                          (uint64_t)blocks * (uint64_t)fi->block_bytes), ctx);
+    pw_test_view_for(ctx, k->layout, k->format, OUT, IN, wb, (uint64_t)blocks * (uint64_t)fi->block_bytes, &v);
     v.name = "w";
     pw_weight_options o;
     pw_weight_options_init(&o);

@@ -71,6 +71,22 @@ PW_KERNEL(q6_k_rm_avx2)
 PW_KERNEL(tq1_0_rm_avx2)
 PW_KERNEL(tq2_0_rm_avx2)
 
+/* AVX2 + FMA + F16C: the same GEMV code over input-block-major views (the spec's kernel
+ * order, read as it is: rows of a block column are adjacent). */
+PW_KERNEL(q4_0_ibm_avx2)
+PW_KERNEL(q4_1_ibm_avx2)
+PW_KERNEL(q5_0_ibm_avx2)
+PW_KERNEL(q5_1_ibm_avx2)
+PW_KERNEL(q8_0_ibm_avx2)
+PW_KERNEL(iq4_nl_ibm_avx2)
+PW_KERNEL(q2_k_ibm_avx2)
+PW_KERNEL(q3_k_ibm_avx2)
+PW_KERNEL(q4_k_ibm_avx2)
+PW_KERNEL(q5_k_ibm_avx2)
+PW_KERNEL(q6_k_ibm_avx2)
+PW_KERNEL(tq1_0_ibm_avx2)
+PW_KERNEL(tq2_0_ibm_avx2)
+
 /* AVX2: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_avx2)
 PW_KERNEL(q4_1_i8g32_avx2)
@@ -95,6 +111,15 @@ PW_KERNEL(q5_k_rm_avx512vnni)
 PW_KERNEL(q6_k_rm_avx512vnni)
 PW_KERNEL(tq2_0_rm_avx512vnni)
 
+/* AVX-512 VNNI: GEMV over input-block-major views, read as they are. */
+PW_KERNEL(q4_0_ibm_avx512vnni)
+PW_KERNEL(iq4_nl_ibm_avx512vnni)
+PW_KERNEL(q8_0_ibm_avx512vnni)
+PW_KERNEL(q4_k_ibm_avx512vnni)
+PW_KERNEL(q5_k_ibm_avx512vnni)
+PW_KERNEL(q6_k_ibm_avx512vnni)
+PW_KERNEL(tq2_0_ibm_avx512vnni)
+
 /* AVX-512 VNNI: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_avx512vnni)
 PW_KERNEL(q4_1_i8g32_avx512vnni)
@@ -118,6 +143,13 @@ PW_KERNEL(q8_0_rm_dotprod)
 PW_KERNEL(q4_k_rm_dotprod)
 PW_KERNEL(q6_k_rm_dotprod)
 PW_KERNEL(tq2_0_rm_dotprod)
+
+/* NEON dotprod: the same GEMV code over input-block-major views. */
+PW_KERNEL(q4_0_ibm_dotprod)
+PW_KERNEL(q8_0_ibm_dotprod)
+PW_KERNEL(q4_k_ibm_dotprod)
+PW_KERNEL(q6_k_ibm_dotprod)
+PW_KERNEL(tq2_0_ibm_dotprod)
 
 /* NEON dotprod: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_dotprod)

@@ -31,7 +31,13 @@ int pw__reads_as_is(const pw__kernel *k, const pw_view *v) {
     const pw_order o = pw_view_order(v);
     switch (k->info.layout) {
     case PW_LAYOUT_BLOCKED_ROW_MAJOR: return o == PW_ORDER_ROW_MAJOR;
-    case PW_LAYOUT_BLOCKED_INPUT_MAJOR: return o == PW_ORDER_INPUT_BLOCK_MAJOR;
+    case PW_LAYOUT_BLOCKED_INPUT_MAJOR: {
+        /* one row or one block per row: the two orders are the same bytes (the view
+         * says ROW_MAJOR), and the input-block-major kernels step by the view's strides */
+        const int64_t bpr = v->shape[1] / pw_format_get(v->format)->block_size;
+        return o == PW_ORDER_INPUT_BLOCK_MAJOR ||
+               (o == PW_ORDER_ROW_MAJOR && (v->shape[0] == 1 || bpr == 1));
+    }
     case PW_LAYOUT_ROW_TILED: return o == PW_ORDER_ROW_TILED && v->tile_rows == k->info.tile_rows;
     case PW_LAYOUT_PACKED: return 0;
     }

@@ -84,3 +84,20 @@ pw_weight_info pw_test_weight_info(const pw_weight *w) {
     CHECK(pw_weight_info_get(w, &i) == PW_OK, "pw_weight_info_get");
     return i;
 }
+
+void pw_test_view_for(pw_context *ctx, pw_layout_class layout, pw_format format, int64_t out,
+                      int64_t in, void *bytes, uint64_t nbytes, pw_view *view) {
+    const int64_t shape[2] = {out, in};
+    pw_layout order = PW_LAYOUT_ROW_MAJOR;
+    if (layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) {
+        const pw_format_info *fi = pw_format_get(format);
+        const pw_block_grid g = {out, in / fi->block_size, fi->block_bytes, PW_LAYOUT_ROW_MAJOR};
+        unsigned char *t = malloc((size_t)nbytes);
+        REQUIRE(t != NULL, "malloc");
+        CHECK_OK(pw_bytes_to_kernel_order(ctx, &g, bytes, nbytes, t, nbytes), ctx);
+        memcpy(bytes, t, (size_t)nbytes);
+        free(t);
+        order = PW_LAYOUT_INPUT_BLOCK_MAJOR;
+    }
+    CHECK_OK(pw_view_init(ctx, view, format, 2, shape, order, bytes, nbytes), ctx);
+}

@@ -71,6 +71,12 @@ pw_context *pw_test_context(void);
 /* A weight's plan (pw_weight_info_get), a failed call counted as a failed check. */
 pw_weight_info pw_test_weight_info(const pw_weight *w);
 
+/* A 2-D [out, in] view of `format` over bytes made row-major (the file's order) that a
+ * kernel of layout class `layout` reads as it is: for PW_LAYOUT_BLOCKED_INPUT_MAJOR the
+ * bytes are first put in the spec's kernel order, in place; otherwise they stay. */
+void pw_test_view_for(pw_context *ctx, pw_layout_class layout, pw_format format, int64_t out,
+                      int64_t in, void *bytes, uint64_t nbytes, pw_view *view);
+
 /* Deterministic random numbers (splitmix64). */
 typedef struct pw_rng {
     uint64_t state;

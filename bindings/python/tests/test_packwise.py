@@ -162,7 +162,9 @@ class BytesNameTheirOrder(unittest.TestCase):
             x = (np.arange(cols, dtype=np.float32).reshape(1, -1) % 7) / 7.0
             y = packwise.matmul_wt(x, kern, name, rows, cols, order="kernel")
             y_canon = packwise.matmul_wt(x, data, name, rows, cols, order="canonical")
-            self.assertTrue(np.array_equal(y, y_canon), name)
+            # (two kernels, one per order: equal up to f32 rounding of the same sums)
+            bound = 1e-5 * (np.abs(values) @ np.abs(x[0])) + 1e-30
+            self.assertTrue(np.all(np.abs(y[0] - y_canon[0]) <= bound), name)
             # named wrong: a tag fixture in kernel order, checked as canonical, is reported as
             # being in the other order (the way to find out what order unknown bytes are in)
             tags = packwise.fixture(name, rows, blocks, order="kernel")

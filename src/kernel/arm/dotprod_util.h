@@ -34,10 +34,11 @@ PW__ALWAYS_INLINE float pw__arm_f16_at(const void *p) {
 }
 
 /*
- * Dot product of one weight row (nb blocks, contiguous) with one row of
- * quantized activations; returns the f32 result.
+ * Dot product of one weight row (nb blocks, the first at w, each the next bs bytes
+ * on: the block size in row-major order, out blocks' bytes in input-block-major)
+ * with one row of quantized activations; returns the f32 result.
  */
-typedef float (*pw__arm_row_dot_fn)(const uint8_t *w, const uint8_t *xq, int64_t nb);
+typedef float (*pw__arm_row_dot_fn)(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb);
 
 /*
  * The row loop every row-major kernel shares (kernel.h contract): rows
@@ -51,24 +52,30 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
                                        pw__arm_row_dot_fn dot) {
     const pw_view *w = c->w;
     const int64_t nb = c->in / block_size;
+    const int64_t bs = w->strides[1] * (int64_t)block_bytes;
     for (int64_t o = o0; o < o1; ++o) {
         const uint8_t *wrow = w->data + (size_t)(w->offset + o * w->strides[0]) * block_bytes;
         for (int64_t i = i0; i < i1; ++i)
-            c->y[i * c->ldy + o] = dot(wrow, c->xq + (size_t)i * c->xq_row_bytes, nb);
+            c->y[i * c->ldy + o] = dot(wrow, bs, c->xq + (size_t)i * c->xq_row_bytes, nb);
     }
 }
 
 /*
- * Defines `pw__k_<id>_rm_dotprod`, the descriptor of the row-major GEMV
- * kernel "<id>_rm_dotprod" whose run function has that name: one row per
- * tile, any n, activation form PW_ACT_<act>, key and name as kernel.h asks.
+ * Defines `pw__k_<id>_rm_dotprod` and `pw__k_<id>_ibm_dotprod`, the descriptors of
+ * the GEMV kernels "<id>_rm_dotprod" (row-major views) and "<id>_ibm_dotprod"
+ * (input-block-major views) whose one run function is <id>_rm_dotprod (the row
+ * loop steps blocks by the view's strides): one row per tile, any n, activation
+ * form PW_ACT_<act>, key and name as kernel.h asks.
  */
 #define PW__ARM_RM_KERNEL(id, fmt, act)                                                           \
-    const pw__kernel pw__k_##id##_rm_dotprod = {                                                  \
-        .info = {.name = #id "_rm_dotprod",                                                       \
-                 .key = PW__KEY(#id, "row_major", act, "dotprod"),            \
+    PW__ARM_RM_DESC(id, fmt, act, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major");                  \
+    PW__ARM_RM_DESC(id, fmt, act, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
+#define PW__ARM_RM_DESC(id, fmt, act, kind_, layout_, lkey_)                                      \
+    const pw__kernel pw__k_##id##_##kind_##_dotprod = {                                           \
+        .info = {.name = #id "_" #kind_ "_dotprod",                                               \
+                 .key = PW__KEY(#id, lkey_, act, "dotprod"),                                      \
                  .format = fmt,                                                                   \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                           \
+                 .layout = layout_,                                                               \
                  .tile_rows = 1,                                                                  \
                  .tile_batch = 1,                                                                 \
                  .activation = PW_ACT_##act,                                                      \
@@ -95,22 +102,22 @@ PW__ALWAYS_INLINE float32x4_t pw__arm_q32_block(float32x4_t acc, const uint8_t *
 
 /*
  * Row dot product of the 32-element formats with an fp16 scale at byte 0
- * against pw__q8_32 rows (nb blocks of block_bytes). Two blocks per step into
+ * against pw__q8_32 rows (nb blocks, bs bytes apart). Two blocks per step into
  * two f32 accumulators keep two independent FMA chains; an odd last block
  * joins the first. Like pw__arm_rm_loop it is inlined with a constant
  * always-inline `codes`, so each kernel's loop holds its own decode and no
  * call.
  */
-PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, const uint8_t *xq, int64_t nb,
-                                        int64_t block_bytes, pw__arm_q32_codes_fn codes) {
+PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, int64_t bs, const uint8_t *xq,
+                                        int64_t nb, pw__arm_q32_codes_fn codes) {
     const pw__q8_32 *x = (const pw__q8_32 *)xq;
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
-        a0 = pw__arm_q32_block(a0, w + b * block_bytes, x + b, codes);
-        a1 = pw__arm_q32_block(a1, w + (b + 1) * block_bytes, x + b + 1, codes);
+        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
+        a1 = pw__arm_q32_block(a1, w + (b + 1) * bs, x + b + 1, codes);
     }
-    if (b < nb) a0 = pw__arm_q32_block(a0, w + b * block_bytes, x + b, codes);
+    if (b < nb) a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
     return vaddvq_f32(vaddq_f32(a0, a1));
 }
 

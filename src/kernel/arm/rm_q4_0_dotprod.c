@@ -30,8 +30,8 @@ PW__ALWAYS_INLINE int8x16x2_t q4_0_codes(const uint8_t *w) {
     return q;
 }
 
-static float q4_0_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row(w, xq, nb, Q4_0_BYTES, q4_0_codes);
+static float q4_0_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
+    return pw__arm_q32_row(w, bs, xq, nb, q4_0_codes);
 }
 
 static void q4_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

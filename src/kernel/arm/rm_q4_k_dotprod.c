@@ -42,12 +42,12 @@ PW__ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, uint8_t sc[8], uint8_t
     memcpy(mn, m, 8);
 }
 
-static float q4_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
+static float q4_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t nb) {
     const pw__q8_256 *x = (const pw__q8_256 *)xq;
     const uint8x16_t m4 = vdupq_n_u8(0x0F);
     float32x4_t acc = vdupq_n_f32(0.0f);
     float acc_min = 0.0f;
-    for (int64_t b = 0; b < nb; ++b, w += Q4_K_BYTES, ++x) {
+    for (int64_t b = 0; b < nb; ++b, w += step, ++x) {
         uint8_t sc[8], mn[8];
         q4_k_scales(w + 4, sc, mn);
         /* min term: sum_j m_j * (bsums[2j] + bsums[2j+1]) */

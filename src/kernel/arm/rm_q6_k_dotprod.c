@@ -26,11 +26,11 @@
 
 #define Q6_K_BYTES 210
 
-static float q6_k_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
+static float q6_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t nb) {
     const pw__q8_256 *x = (const pw__q8_256 *)xq;
     const uint8x16_t m4 = vdupq_n_u8(0x0F), m2 = vdupq_n_u8(0x03);
     float acc = 0.0f;
-    for (int64_t b = 0; b < nb; ++b, w += Q6_K_BYTES, ++x) {
+    for (int64_t b = 0; b < nb; ++b, w += step, ++x) {
         const int8_t *sc = (const int8_t *)w + 192;
         /* the -32 offset: sum_j sc_j * bsum_j */
         const int8x16_t scv = vld1q_s8(sc);

@@ -25,10 +25,10 @@ PW__ALWAYS_INLINE int32x4_t tq2_group(int32x4_t s, uint8x16_t v0, uint8x16_t v1,
     return vdotq_s32(s, vreinterpretq_s8_u8(vandq_u8(v1, m3)), vld1q_s8(xs + 16));
 }
 
-static float tq2_0_row(const uint8_t *w, const uint8_t *xq, int64_t nb) {
+static float tq2_0_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t nb) {
     const pw__q8_256 *x = (const pw__q8_256 *)xq;
     float acc = 0.0f;
-    for (int64_t b = 0; b < nb; ++b, w += TQ2_0_BYTES, ++x) {
+    for (int64_t b = 0; b < nb; ++b, w += step, ++x) {
         int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
         for (int h = 0; h < 2; ++h) {
             const uint8x16_t v0 = vld1q_u8(w + 32 * h), v1 = vld1q_u8(w + 32 * h + 16);

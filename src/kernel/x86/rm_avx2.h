@@ -127,7 +127,7 @@ static PW__AVX2_INLINE __m256 pw__lane(__m128 v, int r) {
  * this is specialised per format.
  */
 static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0, int64_t rs,
-                                        int ROWS, int PAIRS, int64_t bpr, size_t wb, size_t xb,
+                                        int64_t bs, int ROWS, int PAIRS, int64_t bpr, size_t wb, size_t xb,
                                         int f32_act, int tail, size_t eb, int64_t o, int64_t i0,
                                         int64_t i1, pw__rm_block_fn f) {
     for (int64_t i = i0; i < i1; ++i) {
@@ -136,7 +136,7 @@ static PW__AVX2_INLINE void pw__rm_rows(const pw__mm_call *c, const uint8_t *w0,
         __m256 acc[5];
         for (int r = 0; r < 5; ++r) acc[r] = _mm256_setzero_ps();
         const uint8_t *p = w0;
-        for (int64_t b = 0; b < bpr; ++b, p += wb, x += xb) {
+        for (int64_t b = 0; b < bpr; ++b, p += bs, x += xb) {
             /* ROWS short row streams at once starve the hardware prefetcher (each
              * row is only a few KiB): fetch the same column of the next group of
              * rows into L2 now, one group's time ahead (measured: about 1.5x on
@@ -176,13 +176,17 @@ static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t
     const int64_t bpr = c->in / block_elems;
     const int tail = (int)(c->in % block_elems);
     const int64_t rs = w->strides[0] * (int64_t)(f32_act ? eb : wb);
+    /* bytes from one block of a row to its next: wb in row-major order, out * wb in
+     * input-block-major order (float formats: always row-major, 8 elements a step) */
+    const int64_t bs = f32_act ? (int64_t)wb : w->strides[1] * (int64_t)wb;
     const uint8_t *base = w->data + w->offset * (int64_t)(f32_act ? eb : wb);
     int64_t o = o0;
     for (; o + ROWS <= o1; o += ROWS)
-        pw__rm_rows(c, base + o * rs, rs, ROWS, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1,
-                    f);
+        pw__rm_rows(c, base + o * rs, rs, bs, ROWS, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0,
+                    i1, f);
     for (; o < o1; ++o)
-        pw__rm_rows(c, base + o * rs, rs, 1, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1, f);
+        pw__rm_rows(c, base + o * rs, rs, bs, 1, PAIRS, bpr, wb, xb, f32_act, tail, eb, o, i0, i1,
+                    f);
 }
 
 #endif

@@ -365,12 +365,14 @@ static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
                sizeof(pw__q8_256), 0, 0, tq2_0_block);
 }
 
-#define PW__K_KERNEL(id, fmt)                                                                      \
-    const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
-        .info = {.name = #id "_rm_avx2",                                                           \
-                 .key = PW__KEY(#id, "row_major", Q8_256, "avx2"),                  \
+/* Each format's run function serves both block orders (it steps a row's blocks by the
+ * view's strides[1]): one descriptor per order, the key naming the layout it reads. */
+#define PW__K_DESC(id, fmt, kind_, layout_, lkey_)                                                  \
+    const pw__kernel pw__k_##id##_##kind_##_avx2 = {                                                \
+        .info = {.name = #id "_" #kind_ "_avx2",                                                    \
+                 .key = PW__KEY(#id, lkey_, Q8_256, "avx2"),                                       \
                  .format = fmt,                                                                    \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .layout = layout_,                                                                \
                  .tile_rows = 1,                                                                   \
                  .tile_batch = 1,                                                                  \
                  .activation = PW_ACT_Q8_256,                                                      \
@@ -379,6 +381,9 @@ static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
         .run = id##_rm_run,                                                                        \
         .priority = PW__PRIO_AVX2,                                                                 \
         .min_n = 1};
+#define PW__K_KERNEL(id, fmt)                                                                      \
+    PW__K_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \
+    PW__K_DESC(id, fmt, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
 
 PW__K_KERNEL(q2_k, PW_FORMAT_Q2_K)
 PW__K_KERNEL(q3_k, PW_FORMAT_Q3_K)

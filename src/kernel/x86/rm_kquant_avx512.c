@@ -303,6 +303,8 @@ static inline float k_hsum256(__m256 v) {
 RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
+    /* a row's next block: bb on in row-major order, out * bb in input-block-major */
+    const size_t bs = (size_t)w->strides[1] * bb;
     const int64_t nb = c->in / 256;
     const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (size_t)i * c->xq_row_bytes);
     const uint8_t *wr[RM_NR], *pf[RM_NR];
@@ -321,8 +323,8 @@ RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int 
         const uint8_t *blk[RM_NR];
 #pragma GCC unroll 8
         for (int r = 0; r < RM_NR; ++r) {
-            blk[r] = wr[r] + (size_t)b * bb;
-            if (r < rows) k_prefetch(pf[r] + (size_t)b * bb, bb);
+            blk[r] = wr[r] + (size_t)b * bs;
+            if (r < rows) k_prefetch(pf[r] + (size_t)b * bs, bb);
         }
 #pragma GCC unroll 4
         for (int q = 0; q < RM_NR / KQ; ++q) {
@@ -371,23 +373,28 @@ static void run_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 }
 
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
-#define RM_INFO(fmt_, id, nr)                                                               \
-    {.name = id "_rm_avx512vnni",                                                           \
-     .key = PW__KEY(id, "row_major", Q8_256, "avx512vnni"),                  \
+/* Each run function serves both block orders (blocks stepped by the view's strides[1]):
+ * one descriptor per order, the key naming the layout it reads. */
+#define RM_INFO(fmt_, id, nr, kind_, layout_, lkey_)                                        \
+    {.name = id "_" kind_ "_avx512vnni",                                                    \
+     .key = PW__KEY(id, lkey_, Q8_256, "avx512vnni"),                                       \
      .format = fmt_,                                                                        \
-     .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                                 \
+     .layout = layout_,                                                                     \
      .tile_rows = nr,                                                                       \
      .tile_batch = 1,                                                                       \
      .activation = PW_ACT_Q8_256,                                                           \
      .features = RM_FEATURES,                                                               \
      .isa = "avx512vnni"}
+#define RM_KERNELS(name_, fmt_, id, nr, run_)                                               \
+    const pw__kernel pw__k_##name_##_rm_avx512vnni = {                                      \
+        .info = RM_INFO(fmt_, id, nr, "rm", PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major"),      \
+        .run = run_, .priority = PW__PRIO_AVX512, .min_n = 1};                              \
+    const pw__kernel pw__k_##name_##_ibm_avx512vnni = {                                     \
+        .info = RM_INFO(fmt_, id, nr, "ibm", PW_LAYOUT_BLOCKED_INPUT_MAJOR,                 \
+                        "input_block_major"),                                               \
+        .run = run_, .priority = PW__PRIO_AVX512, .min_n = 1};
 
-const pw__kernel pw__k_q4_k_rm_avx512vnni = {
-    .info = RM_INFO(PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K), .run = run_q4_k, .priority = PW__PRIO_AVX512, .min_n = 1};
-const pw__kernel pw__k_q5_k_rm_avx512vnni = {
-    .info = RM_INFO(PW_FORMAT_Q5_K, "q5_k", RM_NR), .run = run_q5_k, .priority = PW__PRIO_AVX512, .min_n = 1};
-const pw__kernel pw__k_q6_k_rm_avx512vnni = {
-    .info = RM_INFO(PW_FORMAT_Q6_K, "q6_k", RM_NR), .run = run_q6_k, .priority = PW__PRIO_AVX512, .min_n = 1};
-const pw__kernel pw__k_tq2_0_rm_avx512vnni = {
-    .info = RM_INFO(PW_FORMAT_TQ2_0, "tq2_0", RM_NR), .run = run_tq2_0, .priority = PW__PRIO_AVX512,
-    .min_n = 1};
+RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, run_q4_k)
+RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, run_q5_k)
+RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, run_q6_k)
+RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0)

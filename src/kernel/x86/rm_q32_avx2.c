@@ -246,20 +246,25 @@ static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
                sizeof(pw__q8_32), 0, 0, iq4_nl_block);
 }
 
-#define PW__Q32_KERNEL(id, fmt)                                                                    \
-    const pw__kernel pw__k_##id##_rm_avx2 = {                                                      \
-        .info = {.name = #id "_rm_avx2",                                                           \
-                 .key = PW__KEY(#id, "row_major", Q8_32, "avx2"),                   \
+/* Each format's run function serves both block orders (it steps a row's blocks by the
+ * view's strides[1]): one descriptor per order, the key naming the layout it reads. */
+#define PW__Q32_DESC(id, fmt, kind_, layout_, lkey_)                                                  \
+    const pw__kernel pw__k_##id##_##kind_##_avx2 = {                                                \
+        .info = {.name = #id "_" #kind_ "_avx2",                                                    \
+                 .key = PW__KEY(#id, lkey_, Q8_32, "avx2"),                                       \
                  .format = fmt,                                                                    \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                            \
+                 .layout = layout_,                                                                \
                  .tile_rows = 1,                                                                   \
                  .tile_batch = 1,                                                                  \
-                 .activation = PW_ACT_Q8_32,                                                       \
+                 .activation = PW_ACT_Q8_32,                                                      \
                  .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
                  .isa = "avx2"},                                                                   \
         .run = id##_rm_run,                                                                        \
         .priority = PW__PRIO_AVX2,                                                                 \
         .min_n = 1};
+#define PW__Q32_KERNEL(id, fmt)                                                                      \
+    PW__Q32_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \
+    PW__Q32_DESC(id, fmt, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
 
 PW__Q32_KERNEL(q4_0, PW_FORMAT_Q4_0)
 PW__Q32_KERNEL(q4_1, PW_FORMAT_Q4_1)
