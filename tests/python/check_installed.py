@@ -1,5 +1,6 @@
 """Run by check_python_install.sh with a clean environment: `import packwise` must come from
-the installed package and load the installed library, then run a product on it.
+the installed package and load the installed library, then run a prepared-weight product on it
+(packwise.Weight: prepared once, run many times, on a Context with trace events).
 
 usage: python3 check_installed.py PACKAGE_ROOT LIBRARY_ROOT [--dist]
   PACKAGE_ROOT  packwise/__init__.py must lie under this folder (the prefix, or the venv)
@@ -52,7 +53,25 @@ def main():
     if not np.array_equal(packwise.decode(data, "Q8_0", out, in_, order="canonical"), w):
         sys.exit("FAIL: the decoded Q8_0 weight differs from numpy's")
     x = rng.standard_normal((n, in_)).astype(np.float32)
-    y = packwise.matmul_wt(x, data, "Q8_0", out, in_, order="canonical")
+    # The prepared-weight operator: planned and packed once, run many times, on a context
+    # of its own (two threads, trace events kept as Python objects).
+    ctx = packwise.Context(threads=2, trace=True)
+    with packwise.Weight(data, "Q8_0", out, in_, order="canonical", name="q8", context=ctx) as wt:
+        wt.prepare()
+        kinds = sorted({e.kind for e in ctx.events()})
+        if "kernel" not in kinds and "fallback" not in kinds:
+            sys.exit("FAIL: preparing the weight traced no kernel choice (events: %s)" % ctx.events())
+        y = wt(x)
+        for again in range(3):
+            if not np.array_equal(wt(x), y):
+                sys.exit("FAIL: run %d of the prepared weight differs from the first" % (again + 2))
+        if not np.array_equal(wt(x.astype(np.float16)), wt(x.astype(np.float16).astype(np.float32))):
+            sys.exit("FAIL: f16 X differs from the same values as f32")
+        info = wt.info
+    if not np.array_equal(packwise.matmul_wt(x, data, "Q8_0", out, in_, order="canonical",
+                                             kernel=info.kernel_gemm), y):
+        sys.exit("FAIL: the prepared weight differs from the one-shot product with its kernel (%s)"
+                 % info.kernel_gemm)
     want = x.astype(np.float64) @ w.T.astype(np.float64)
     # The kernels quantize x to 8 bits per 32-value block: each x_j moves by at most half a
     # step, amax(block)/254; twice that bounds every element, plus f32 rounding.
@@ -63,7 +82,8 @@ def main():
     if y.shape != (n, out) or not np.all(err <= bound) or not rel < 1e-2:
         sys.exit("FAIL: Y = X W^T off numpy's: max error %g (bound %g), relative rms %g"
                  % (err.max(), bound.min(), rel))
-    print("Q8_0 [%d, %d] x %d rows: relative rms error %.2e" % (out, in_, n, rel))
+    print("prepared Q8_0 [%d, %d] (%s, %s; trace: %s) x %d rows: relative rms error %.2e"
+          % (out, in_, info.kernel_gemv, info.kernel_gemm, ", ".join(kinds), n, rel))
 
     if "--dist" in sys.argv[3:]:
         from importlib import metadata

@@ -2,8 +2,9 @@
 # The Python package as a user installs it (issue 17, must show 2), never the build tree:
 #   1. cmake --install into a fresh prefix; with a clean environment (env -i, PYTHONPATH =
 #      the prefix's package folder and nothing else) `import packwise` must load the
-#      prefix's library and run a Q8_0 product that agrees with numpy; then the binding's
-#      own tests (bindings/python/tests) run on the installed package;
+#      prefix's library and run a prepared-weight Q8_0 product (packwise.Weight) that
+#      agrees with numpy; then the binding's own tests (bindings/python/tests) run on the
+#      installed package;
 #   2. pip install ./bindings/python (offline: --no-build-isolation --no-index, Debian's
 #      setuptools) into a venv that uses the system site packages, without
 #      PACKWISE_LIBRARY_DIR: with a clean environment the import fails with the binding's
