@@ -38,7 +38,8 @@ from ._abi import (Layout, View, TensorInfo, BlockGrid, DisagreementReport, GGUF
 
 __all__ = ["PackwiseError", "GGUF", "Tensor", "Layout", "formats", "format_info", "to_kernel_order",
            "to_canonical_order", "reorder", "decode", "fixture", "value_fixture", "disagreement",
-           "matmul_wt", "version", "library_path", "Context", "TraceEvent", "Weight", "WeightInfo"]
+           "matmul_wt", "version", "library_path", "Context", "TraceEvent", "Weight", "WeightInfo",
+           "matmul_wt_many", "matmul_wt_experts"]
 
 
 def _candidates():
@@ -465,4 +466,5 @@ def matmul_wt(x, data, fmt, out, in_, order=None, kernel=None):
 
 
 # The operator (prepared weights, contexts, trace events): it takes the names above.
-from ._operator import Context, TraceEvent, Weight, WeightInfo, default_context  # noqa: E402
+from ._operator import (Context, TraceEvent, Weight, WeightInfo, default_context,  # noqa: E402
+                        matmul_wt_many, matmul_wt_experts)

@@ -109,6 +109,11 @@ class RunArgs(ctypes.Structure):
                 ("ldy", ctypes.c_int64), ("x_type", ctypes.c_int), ("beta", ctypes.c_float)]
 
 
+class Product(ctypes.Structure):
+    """pw_product: one weight of pw_matmul_wt_many and where its Y goes."""
+    _fields_ = [("weight", ctypes.c_void_p), ("y", ctypes.c_void_p), ("ldy", ctypes.c_int64)]
+
+
 class QC4WWeights(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("out", ctypes.c_int64), ("in_", ctypes.c_int64),
                 ("data", ctypes.c_void_p), ("scale", ctypes.c_void_p), ("bias", ctypes.c_void_p),
@@ -165,6 +170,8 @@ def declare(lib):
         "pw_weight_bytes": (U64, [P]),
         "pw_run_args_init": (None, [ctypes.POINTER(RunArgs)]),
         "pw_weight_run": (I, [P, P, ctypes.POINTER(RunArgs)]),
+        "pw_matmul_wt_many": (I, [P, P, I64, I64, ctypes.POINTER(Product), ctypes.c_size_t]),
+        "pw_matmul_wt_experts": (I, [P, P, I64, I64, ctypes.POINTER(P), ctypes.c_size_t, P, P, I64]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -18,11 +18,11 @@ from typing import Optional
 import numpy as np
 
 from . import _lib, PackwiseError, GGUF, _int, _name, _require_order, _view_of_bytes, _I32
-from ._abi import (ContextOptions, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
+from ._abi import (ContextOptions, Product, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
                    TRACE_FN, TRACE_KINDS, SERVE_GEMV, SERVE_GEMM, DTYPE_F32, DTYPE_F16, DTYPE_BF16,
                    WEIGHT_KINDS, QC4W_TRANSPOSED)
 
-__all__ = ["Context", "TraceEvent", "Weight", "WeightInfo"]
+__all__ = ["Context", "TraceEvent", "Weight", "WeightInfo", "matmul_wt_many", "matmul_wt_experts"]
 
 
 def _text(b):
@@ -332,6 +332,74 @@ def _rows(a, n, cols, what):
     return s // item
 
 
+def _x_operand(x, x_dtype, in_):
+    """(x as a 2-D array, its pw_dtype, whether it was one row), `in_` columns."""
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    dt = x.dtype
+    if not dt.isnative:
+        raise TypeError("x must be in the machine's byte order (%s is not); convert it with "
+                        "x.astype(x.dtype.newbyteorder('='))" % dt.str)
+    if x_dtype is None:
+        if dt == np.float32:
+            t = DTYPE_F32
+        elif dt == np.float16:
+            t = DTYPE_F16
+        elif dt.name == "bfloat16" and dt.itemsize == 2:
+            t = DTYPE_BF16
+        elif dt == np.uint16:
+            raise TypeError("x is uint16: if it holds bfloat16 bits say so, x_dtype='bf16'")
+        else:
+            raise TypeError("x must be float32, float16 or bfloat16 (a uint16 array with "
+                            "x_dtype='bf16'), not %s; convert it with x.astype(np.float32)" % dt)
+    else:
+        if x_dtype not in _X_TYPES:
+            raise ValueError("x_dtype must be 'f32', 'f16' or 'bf16', not %r" % (x_dtype,))
+        t = _X_TYPES[x_dtype]
+        ok = {DTYPE_F32: dt == np.float32, DTYPE_F16: dt == np.float16,
+              DTYPE_BF16: dt == np.uint16 or (dt.name == "bfloat16" and dt.itemsize == 2)}[t]
+        if not ok:
+            raise TypeError("x_dtype=%r takes a %s array, not %s" % (
+                x_dtype, {DTYPE_F32: "float32", DTYPE_F16: "float16",
+                          DTYPE_BF16: "uint16 (bfloat16 bits)"}[t], dt))
+    one_row = x.ndim == 1
+    if one_row:
+        x = x.reshape(1, -1)
+    if x.ndim != 2:
+        raise ValueError("x must be 1-D [in] or 2-D [n, in], not %d-D %s" % (x.ndim, x.shape))
+    if x.shape[1] != in_:
+        raise ValueError("x has %d columns, the weight has in = %d" % (x.shape[1], in_))
+    return x, t, one_row
+
+
+def _y_rows(y, want, one_row, what):
+    """(y as 2-D rows, its row stride in elements) for an output of shape `want`, written
+    in place: its rows must each be contiguous (numpy's row stride is passed as ldy)."""
+    if y.shape != want:
+        raise ValueError("%s has shape %s; Y is %s" % (what, y.shape, want))
+    if not y.flags.writeable:
+        raise ValueError("%s is read-only" % what)
+    y2 = y.reshape(1, -1) if one_row else y
+    ldy = _rows(y2, y2.shape[0], y2.shape[1], what)
+    if ldy is None:
+        raise ValueError("%s's rows must each be contiguous, aligned and in increasing, "
+                         "non-overlapping order (strides %s); its row stride is passed as "
+                         "it is" % (what, y.strides))
+    return y2, ldy
+
+
+def _x_rows(xa, *outs):
+    """(x, its row stride in elements): numpy's, or a copy's when its rows are not each
+    contiguous, or when it shares memory with an output (read before Y is written)."""
+    if any(o is not None and np.may_share_memory(xa, o) for o in outs):
+        xa = np.array(xa, order="C", copy=True)
+    ldx = _rows(xa, xa.shape[0], xa.shape[1], "x")
+    if ldx is None:
+        xa = np.ascontiguousarray(xa)
+        ldx = 0
+    return xa, ldx
+
+
 class Weight:
     """A prepared weight: planned at creation, packed once (prepare(), or the first product
     that needs it), then run any number of times, from any thread, each run on its context.
@@ -581,24 +649,9 @@ class Weight:
             if not isinstance(out, np.ndarray):
                 raise TypeError("out must be a numpy array, not %s" % type(out).__name__)
             ydt = self._y_dtype(y_dtype, out)
-            if out.shape != want:
-                raise ValueError("out has shape %s; Y of %d row%s by out = %d is %s"
-                                 % (out.shape, n, "" if n == 1 else "s", self.out, want))
-            if not out.flags.writeable:
-                raise ValueError("out is read-only")
             y = out
-        y2 = y.reshape(1, -1) if one_row else y
-        ldy = _rows(y2, n, self.out, "out")
-        if ldy is None:
-            raise ValueError("out's rows must each be contiguous, aligned and in increasing, "
-                             "non-overlapping order (strides %s); its row stride is passed as "
-                             "it is" % (y.strides,))
-        if out is not None and np.may_share_memory(xa, y2):
-            xa = np.array(xa, order="C", copy=True)
-        ldx = _rows(xa, n, self.in_, "x")
-        if ldx is None:
-            xa = np.ascontiguousarray(xa)
-            ldx = 0
+        y2, ldy = _y_rows(y, want, one_row, "out")
+        xa, ldx = _x_rows(xa, y2 if out is not None else None)
         ctx = self._run_context(context)
         h = self._begin()
         try:
@@ -618,43 +671,7 @@ class Weight:
     __call__ = run
 
     def _x_operand(self, x, x_dtype):
-        """(x as a 2-D array, its pw_dtype, whether it was one row)."""
-        if not isinstance(x, np.ndarray):
-            x = np.asarray(x)
-        dt = x.dtype
-        if not dt.isnative:
-            raise TypeError("x must be in the machine's byte order (%s is not); convert it with "
-                            "x.astype(x.dtype.newbyteorder('='))" % dt.str)
-        if x_dtype is None:
-            if dt == np.float32:
-                t = DTYPE_F32
-            elif dt == np.float16:
-                t = DTYPE_F16
-            elif dt.name == "bfloat16" and dt.itemsize == 2:
-                t = DTYPE_BF16
-            elif dt == np.uint16:
-                raise TypeError("x is uint16: if it holds bfloat16 bits say so, x_dtype='bf16'")
-            else:
-                raise TypeError("x must be float32, float16 or bfloat16 (a uint16 array with "
-                                "x_dtype='bf16'), not %s; convert it with x.astype(np.float32)" % dt)
-        else:
-            if x_dtype not in _X_TYPES:
-                raise ValueError("x_dtype must be 'f32', 'f16' or 'bf16', not %r" % (x_dtype,))
-            t = _X_TYPES[x_dtype]
-            ok = {DTYPE_F32: dt == np.float32, DTYPE_F16: dt == np.float16,
-                  DTYPE_BF16: dt == np.uint16 or (dt.name == "bfloat16" and dt.itemsize == 2)}[t]
-            if not ok:
-                raise TypeError("x_dtype=%r takes a %s array, not %s" % (
-                    x_dtype, {DTYPE_F32: "float32", DTYPE_F16: "float16",
-                              DTYPE_BF16: "uint16 (bfloat16 bits)"}[t], dt))
-        one_row = x.ndim == 1
-        if one_row:
-            x = x.reshape(1, -1)
-        if x.ndim != 2:
-            raise ValueError("x must be 1-D [in] or 2-D [n, in], not %d-D %s" % (x.ndim, x.shape))
-        if x.shape[1] != self.in_:
-            raise ValueError("x has %d columns, the weight has in = %d" % (x.shape[1], self.in_))
-        return x, t, one_row
+        return _x_operand(x, x_dtype, self.in_)
 
     @staticmethod
     def _y_dtype(y_dtype, out):
@@ -672,3 +689,127 @@ class Weight:
         if out is not None and out.dtype != ydt:
             raise TypeError("out is %s but y_dtype is %s" % (out.dtype, ydt))
         return ydt
+
+
+def _weights(ws, what):
+    ws = list(ws)
+    for i, w in enumerate(ws):
+        if not isinstance(w, Weight):
+            raise TypeError("%s[%d] must be a packwise.Weight, not %s" % (what, i, type(w).__name__))
+    return ws
+
+
+def _f32_rows(x, ws, what):
+    """x as f32 rows taking every weight's `in` (the C calls read ldx-strided rows of the
+    first weight's length and do not know x's: checked here)."""
+    xa, t, one_row = _x_operand(x, None, ws[0].in_)
+    if t != DTYPE_F32:
+        raise TypeError("%s takes float32 X; convert it with x.astype(np.float32), or run each "
+                        "weight (Weight.run takes float16 and bfloat16)" % what)
+    for i, w in enumerate(ws):
+        if w.in_ != xa.shape[1]:
+            raise ValueError("%s: weight %d (%r) takes in = %d, x has %d columns"
+                             % (what, i, w.name, w.in_, xa.shape[1]))
+    return xa, one_row
+
+
+class _Held:
+    """Weights held open (no close() frees them) for the length of one C call."""
+
+    def __init__(self, ws):
+        self.ws, self.ptrs = ws, []
+
+    def __enter__(self):
+        try:
+            for w in self.ws:
+                self.ptrs.append(w._begin())
+        except BaseException:
+            self.__exit__()
+            raise
+        return self.ptrs
+
+    def __exit__(self, *exc):
+        for w in self.ws[:len(self.ptrs)]:
+            w._end()
+        self.ptrs = []
+
+
+def matmul_wt_many(x, weights, out=None, *, context=None):
+    """Several weights over the same f32 X in one call (pw_matmul_wt_many: Q, K and V; gate
+    and up): X is quantized once per activation form the kernels read, and every product
+    runs in one dispatch of the context's threads. Each Y is bit for bit what weights[i](x)
+    gives. Returns a list of float32 Ys ([n, out_i], or [out_i] for one row), or fills
+    `out`, a list of arrays of those shapes (rows may be strided: columns of one wider
+    array, for example). At most 64 weights."""
+    ws = _weights(weights, "weights")
+    if not ws:
+        return []
+    xa, one_row = _f32_rows(x, ws, "matmul_wt_many")
+    n = xa.shape[0]
+    wants = [(w.out,) if one_row else (n, w.out) for w in ws]
+    if out is None:
+        ys = [np.empty(s, np.float32) for s in wants]
+    else:
+        ys = list(out)
+        if len(ys) != len(ws):
+            raise ValueError("out holds %d arrays for %d weights" % (len(ys), len(ws)))
+        for i, y in enumerate(ys):
+            if not isinstance(y, np.ndarray) or y.dtype != np.float32:
+                raise TypeError("out[%d] must be a float32 numpy array" % i)
+    rows = [_y_rows(y, s, one_row, "out[%d]" % i) for i, (y, s) in enumerate(zip(ys, wants))]
+    xa, ldx = _x_rows(xa, *[y2 for y2, _ in rows] if out is not None else [None])
+    ctx = default_context() if context is None else context
+    if not isinstance(ctx, Context):
+        raise TypeError("context must be a packwise.Context, not %s" % type(ctx).__name__)
+    with _Held(ws) as ptrs:
+        if n > 0:
+            products = (Product * len(ws))()
+            for p, h, (y2, ldy) in zip(products, ptrs, rows):
+                p.weight, p.y, p.ldy = h.value, y2.ctypes.data, ldy
+            ctx._call(_lib.pw_matmul_wt_many, xa.ctypes.data, n, ldx, products, len(ws))
+    return ys
+
+
+def matmul_wt_experts(x, experts, route, out=None, *, context=None):
+    """Mixture-of-experts rows (pw_matmul_wt_experts, ggml's mul_mat_id): row i of the f32 X
+    goes through experts[route[i]], or through none when route[i] is -1 (row i of Y is then
+    left as it is: zero in a new Y). Bit for bit what experts[e](x[rows of e]) gives, one
+    product per expert over its rows; an expert with no rows costs nothing. The experts
+    share one shape [out, in]. Returns Y float32 [n, out], or fills `out`."""
+    ws = _weights(experts, "experts")
+    if not ws:
+        raise ValueError("matmul_wt_experts: no experts")
+    xa, one_row = _f32_rows(x, ws, "matmul_wt_experts")
+    n = xa.shape[0]
+    for i, w in enumerate(ws):
+        if w.out != ws[0].out:
+            raise ValueError("matmul_wt_experts: expert %d (%r) has out = %d, expert 0 has %d"
+                             % (i, w.name, w.out, ws[0].out))
+    r = np.asarray(route)
+    if r.dtype.kind not in "iu" or r.dtype == np.bool_:
+        raise TypeError("route must hold integers (expert ids, -1 for none), not %s" % r.dtype)
+    if r.shape != (n,) and not (one_row and r.shape == ()):
+        raise ValueError("route has shape %s; x has %d row%s" % (r.shape, n, "" if n == 1 else "s"))
+    r = r.reshape(n)
+    if n and (r.min() < -1 or r.max() >= len(ws)):
+        bad = int(np.flatnonzero((r < -1) | (r >= len(ws)))[0])
+        raise ValueError("route[%d] = %d is not an expert (0..%d) or -1" % (bad, r[bad], len(ws) - 1))
+    r = np.ascontiguousarray(r, dtype=np.int32)
+    want = (ws[0].out,) if one_row else (n, ws[0].out)
+    if out is None:
+        y = np.zeros(want, np.float32)
+    else:
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32:
+            raise TypeError("out must be a float32 numpy array")
+        y = out
+    y2, ldy = _y_rows(y, want, one_row, "out")
+    xa, ldx = _x_rows(xa, y2 if out is not None else None)
+    ctx = default_context() if context is None else context
+    if not isinstance(ctx, Context):
+        raise TypeError("context must be a packwise.Context, not %s" % type(ctx).__name__)
+    with _Held(ws) as ptrs:
+        if n > 0:
+            arr = (ctypes.c_void_p * len(ws))(*[h.value for h in ptrs])
+            ctx._call(_lib.pw_matmul_wt_experts, xa.ctypes.data, n, ldx, arr, len(ws),
+                      r.ctypes.data, y2.ctypes.data, ldy)
+    return y

@@ -562,6 +562,83 @@ class BadArguments(unittest.TestCase):
         self.assertEqual(repr(w), "Weight(closed)")
 
 
+class DecodeStepCalls(unittest.TestCase):
+    """matmul_wt_many (Q, K, V over one X) and matmul_wt_experts (mul_mat_id): bit for bit
+    what each weight gives alone."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ws = [packwise.Weight(Fixture.get(f), f, OUT, IN, order="canonical", policy=p, name=f)
+                  for f, p in (("Q4_K", "compact"), ("Q8_0", "fastest"), ("Q6_K", "compact"),
+                               ("Q4_0", "fastest"))]
+
+    def test_many(self):
+        ctx = packwise.Context(threads=2)
+        for n in (1, 2, 7):
+            x = x_rows(n, seed=160 + n)
+            want = [w(x) for w in self.ws]
+            got = packwise.matmul_wt_many(x, self.ws, context=ctx)
+            self.assertEqual(len(got), len(want))
+            for g, y in zip(got, want):
+                self.assertTrue(same(g, y), n)
+            # fused output: each Y is a column range of one [n, 4 * out] array (ldy = 4 * out)
+            fused = np.full((n, 4 * OUT + 1), 5.0, np.float32)
+            outs = [fused[:, i * OUT:(i + 1) * OUT] for i in range(4)]
+            self.assertIs(packwise.matmul_wt_many(x, self.ws, out=outs)[2], outs[2])
+            self.assertTrue(same(fused[:, :4 * OUT], np.concatenate(want, axis=1)), n)
+            self.assertTrue(np.all(fused[:, -1] == 5))
+        one = packwise.matmul_wt_many(x_rows(1)[0], self.ws[:2])
+        self.assertEqual(one[0].shape, (OUT,))
+        self.assertEqual(packwise.matmul_wt_many(x_rows(2), []), [])
+
+    def test_many_refused(self):
+        x = x_rows(2)
+        with self.assertRaisesRegex(TypeError, "float32"):
+            packwise.matmul_wt_many(x.astype(np.float16), self.ws)
+        narrow = packwise.Weight(Fixture.get("Q8_0")[:OUT * 12 * 34], "Q8_0", OUT, 384, order="canonical")
+        with self.assertRaisesRegex(ValueError, "in = 384"):
+            packwise.matmul_wt_many(x, self.ws + [narrow])
+        with self.assertRaisesRegex(ValueError, "3 arrays for 4"):
+            packwise.matmul_wt_many(x, self.ws, out=[np.empty((2, OUT), np.float32)] * 3)
+        with self.assertRaisesRegex(ValueError, "shape"):
+            packwise.matmul_wt_many(x, self.ws[:1], out=[np.empty((3, OUT), np.float32)])
+        with self.assertRaises(TypeError):
+            packwise.matmul_wt_many(x, self.ws + ["w"])
+        with self.assertRaises(packwise.PackwiseError):
+            packwise.matmul_wt_many(x, self.ws * 17)  # 68 > PW_MATMUL_MANY_MAX
+        closed = packwise.Weight(Fixture.get("Q4_0"), "Q4_0", OUT, IN, order="canonical")
+        closed.close()
+        with self.assertRaisesRegex(ValueError, "closed"):
+            packwise.matmul_wt_many(x, self.ws + [closed])
+        self.assertTrue(same(self.ws[0](x), packwise.matmul_wt_many(x, self.ws)[0]))  # still open
+
+    def test_experts(self):
+        experts = self.ws[:3]
+        n = 9
+        x = x_rows(n, seed=170)
+        route = np.array([2, 0, -1, 2, 2, 0, -1, 2, 0])  # expert 1 gets no rows
+        y = packwise.matmul_wt_experts(x, experts, route)
+        for e, w in enumerate(experts):
+            rows = np.flatnonzero(route == e)
+            if len(rows):
+                self.assertTrue(same(y[rows], w(x[rows])), e)
+        self.assertTrue(np.all(y[route == -1] == 0))
+        out = np.full((n, OUT), 3.0, np.float32)
+        packwise.matmul_wt_experts(x, experts, route.astype(np.int64), out=out)
+        self.assertTrue(np.all(out[route == -1] == 3))
+        self.assertTrue(same(out[route >= 0], y[route >= 0]))
+        self.assertTrue(same(packwise.matmul_wt_experts(x[4], experts, 2), experts[2](x[4])))
+        for bad, err in ((np.array([0, 3] + [0] * 7), ValueError), (np.array([0, -2] + [0] * 7), ValueError),
+                         (np.array([2 ** 32] + [0] * 8), ValueError), (route[:-1], ValueError),
+                         (route.astype(np.float32), TypeError)):
+            with self.assertRaises(err):
+                packwise.matmul_wt_experts(x, experts, bad)
+        with self.assertRaisesRegex(TypeError, "float32"):
+            packwise.matmul_wt_experts(x.astype(np.float16), experts, route)
+        with self.assertRaisesRegex(ValueError, "no experts"):
+            packwise.matmul_wt_experts(x, [], route)
+
+
 class QC4W(unittest.TestCase):
     """Per-channel int4 weights: two nibbles per byte along `in`, low nibble first."""
 
