@@ -40,7 +40,7 @@ static void exactly_once(pw_context *ctx, pw__pool_backend backend, int threads)
         for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; ++r) {
             const size_t range = ranges[r];
             for (size_t i = 0; i < 1000; ++i) atomic_store(&hits[i], 0);
-            pw__pool_run(pool, count_task, &j, range);
+            pw__pool_run(pool, count_task, &j, range, 0);
             for (size_t i = 0; i < 1000; ++i) {
                 const int want = i < range ? 1 : 0;
                 if (atomic_load(&hits[i]) != want) {
@@ -95,7 +95,7 @@ static void all_threads_run(pw_context *ctx, pw__pool_backend backend, int threa
         atomic_init(&j.arrived, 0);
         atomic_init(&j.timed_out, 0);
         j.threads = threads;
-        pw__pool_run(pool, meet_task, &j, (size_t)threads);
+        pw__pool_run(pool, meet_task, &j, (size_t)threads, 0);
         CHECK(!atomic_load(&j.timed_out), "%s pool of %d threads: only %d ran at once",
               pw__pool_backend_name(pool), threads, atomic_load(&j.arrived));
     }
@@ -123,7 +123,7 @@ static void results_visible(pw_context *ctx, pw__pool_backend backend) {
     sum_job j = {out};
     for (int rep = 0; rep < 20; ++rep) {
         memset(out, 0xff, sizeof out);
-        pw__pool_run(pool, sum_task, &j, 257);
+        pw__pool_run(pool, sum_task, &j, 257, 0);
         for (int64_t i = 0; i < 257; ++i)
             if (out[i] != i * (i + 1) / 2) {
                 CHECK(0, "%s pool: task %lld wrote %lld", pw__pool_backend_name(pool),
@@ -141,7 +141,7 @@ static void create_destroy(pw_context *ctx, pw__pool_backend backend, int reps) 
         if (rep % 2) {
             atomic_int hits[3] = {0};
             count_job j = {hits};
-            pw__pool_run(pool, count_task, &j, 3);
+            pw__pool_run(pool, count_task, &j, 3, 0);
             CHECK(hits[0] == 1 && hits[1] == 1 && hits[2] == 1, "create/destroy %d", rep);
         }
         pw__pool_destroy(ctx, pool);
@@ -165,7 +165,7 @@ static void largest_pool(pw_context *ctx, pw__pool_backend backend) {
     if (pool == NULL) return;
     atomic_int *hits = calloc(4 * PW_MAX_THREADS, sizeof *hits);
     count_job j = {hits};
-    pw__pool_run(pool, count_task, &j, 4 * PW_MAX_THREADS);
+    pw__pool_run(pool, count_task, &j, 4 * PW_MAX_THREADS, 0);
     int wrong = 0;
     for (int i = 0; i < 4 * PW_MAX_THREADS; ++i) wrong += atomic_load(&hits[i]) != 1;
     CHECK(wrong == 0, "%s pool of %d threads: %d indices not run once",

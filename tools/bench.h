@@ -32,6 +32,7 @@ typedef struct pw_bench_options {
     int threads[PW_BENCH_MAX_LIST];
     int nthreads;
     int kernel_order;      /* --layout kernel: weights handed over as input-block-major bytes */
+    int spin_wait;         /* --spin-wait: the pool's workers spin between calls (base.h) */
     pw_memory_policy policies[3]; /* --policy: the memory policies each case runs under */
     int npolicies;                /* 0 = compact alone (the library's default) */
 } pw_bench_options;

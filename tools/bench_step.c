@@ -202,6 +202,7 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
     }
     pw_context *ctx = pw_cli_context("bench", 0, 1);
     if (ctx == NULL) return PW_EXIT_USAGE;
+    pw_context_set_spin_wait(ctx, o->spin_wait);
     float *x = pw_bench_alloc(sizeof(float) * (size_t)d), *xf = pw_bench_alloc(sizeof(float) * (size_t)f);
     int rc = x && xf ? PW_EXIT_OK : pw_cli_fail("bench", "--step: out of memory");
     if (rc == PW_EXIT_OK) {
@@ -255,9 +256,9 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
                 printf("{\"kind\":\"step\",\"format\":\"%s\",\"layers\":%d,\"threads\":%d,"
                        "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"fraction\":%.6g,\"layer_us\":%.6g,"
                        "\"separate_layer_us\":%.6g,\"saving_us_per_layer\":%.6g,\"weight_bytes\":%" PRIu64
-                       ",\"clean_reps\":%d}\n",
+                       ",\"clean_reps\":%d,\"spin_wait\":%d}\n",
                        variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, frac, layer_us, sep_us,
-                       sep_us - layer_us, m.weight_bytes, sa.nclean);
+                       sep_us - layer_us, m.weight_bytes, sa.nclean, o->spin_wait);
             else
                 printf("%-7s %2d %12.2f %10.1f %10.2f %8.1f%% %12.1f %12.1f\n", variant_name(variants[vi]),
                        t, 1.0 / ta, layer_us, gbps, 100.0 * frac, sep_us, sep_us - layer_us);

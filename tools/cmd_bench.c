@@ -18,7 +18,7 @@
 #define USAGE                                                                                     \
     "usage: packwise bench [--formats F,..] [--shapes OUTxIN,..] [--batch N,..] "                 \
     "[--threads T,..] [--policy compact|fastest|in_place,..] [--layout canonical|kernel] "    \
-    "[--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode] [--step]"
+    "[--kernel K] [--json] [--plot FILE.svg] [--quick] [--decode] [--step] [--spin-wait]"
 
 static const pw_format default_formats[] = {PW_FORMAT_Q4_0, PW_FORMAT_Q8_0, PW_FORMAT_Q4_K,
                                             PW_FORMAT_Q6_K};
@@ -163,6 +163,8 @@ int pw_cmd_bench(int argc, char **argv) {
             o.decode = 1;
         } else if (strcmp(a, "--step") == 0) {
             o.step = 1;
+        } else if (strcmp(a, "--spin-wait") == 0) {
+            o.spin_wait = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("%s\n", USAGE);
             return PW_EXIT_OK;

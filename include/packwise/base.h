@@ -236,6 +236,15 @@ typedef struct pw_context_options {
     void *parallel_for_user;        /**< passed to @c parallel_for */
     pw_memory_policy memory_policy; /**< what prepared weights may hold (weight.h);
                                          DEFAULT = PW_MEMORY_COMPACT */
+    int spin_wait;                  /**< nonzero: after each call the pool's idle workers
+                                         spin-wait a while (about a million polls)
+                                         for the next one before they sleep, so a
+                                         decode step's back-to-back products find
+                                         them awake; for engines that own their
+                                         cores (it burns them while it waits). 0
+                                         (default): they yield at once. packwise's
+                                         plain pool (ThreadSanitizer builds, builds
+                                         without pthreadpool) always sleeps */
 } pw_context_options;
 
 /**
@@ -346,6 +355,27 @@ PW_API void pw_context_parallel_for(pw_context *ctx, pw_parallel_task task, void
 
 /** Number of worker threads (including the caller). */
 PW_API int pw_context_threads(const pw_context *ctx);
+
+/** Turn ::pw_context_options.spin_wait on (nonzero) or off for the following calls. */
+PW_API pw_status pw_context_set_spin_wait(pw_context *ctx, int spin_wait);
+
+/**
+ * The threads the following calls run on, beside the context's own, until set
+ * again (no thread is created or joined):
+ * - @p parallel_for NULL: at most @p threads of the context's threads (0 = all of
+ *   them; a count above the context's means all of them); 1 runs every call on the
+ *   calling thread alone, with no pool wake-up;
+ * - @p parallel_for set: that host parallel-for (for example a wrapper of the
+ *   engine's own `pthreadpool_parallelize_1d`; see ::pw_parallel_task for its
+ *   contract), which has @p threads threads (0 = the context's count): the work is
+ *   split for that many.
+ * pw_context_set_call_threads(ctx, 0, NULL, NULL) returns to the context's own.
+ * Results do not depend on the threads. ::PW_ERR_INVALID_ARGUMENT for a count
+ * below 0 or above ::PW_MAX_THREADS.
+ */
+PW_API pw_status pw_context_set_call_threads(pw_context *ctx, int threads,
+                                             pw_parallel_for_fn parallel_for,
+                                             void *parallel_for_user);
 
 /**
  * Change the number of threads (0 = online cores, at most ::PW_MAX_THREADS).

@@ -159,6 +159,11 @@ typedef struct pw_run_args {
     pw_dtype x_type;      /**< F32 (default), F16 or BF16: converted to f32 exactly, then as f32 X */
     float beta;           /**< 0 (default): Y = the product; otherwise Y = beta * Y + the product
                                (bias and clamp apply to the product), beta finite */
+    int threads;          /**< this call's threads, as pw_context_set_call_threads():
+                               0 (default) = what the context runs calls on now */
+    pw_parallel_for_fn parallel_for; /**< this call's host parallel-for with `threads`
+                               threads (0 = the context's count); NULL = none */
+    void *parallel_for_user;         /**< passed to @c parallel_for */
 } pw_run_args;
 
 /** Zero everything and set struct_size (F32 output, dense rows). */

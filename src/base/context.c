@@ -212,6 +212,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
         return PW_ERR_INVALID_ARGUMENT;
     }
     ctx->memory_policy = o.memory_policy == PW_MEMORY_DEFAULT ? PW_MEMORY_COMPACT : o.memory_policy;
+    ctx->spin_wait = o.spin_wait != 0;
     const pw_status st = set_pool(ctx, o.threads ? o.threads : online_cores());
     if (st != PW_OK) {
         snprintf(create_message, sizeof create_message, "pw_context_create: %.990s", ctx->message);
@@ -282,6 +283,21 @@ pw_memory_policy pw_context_memory_policy(const pw_context *ctx) {
 
 int pw_context_threads(const pw_context *ctx) { return ctx ? ctx->threads : 1; }
 
+pw_status pw_context_set_spin_wait(pw_context *ctx, int spin_wait) {
+    PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_spin_wait: ctx is NULL");
+    ctx->spin_wait = spin_wait != 0;
+    return PW_OK;
+}
+
+pw_status pw_context_set_call_threads(pw_context *ctx, int threads, pw_parallel_for_fn parallel_for,
+                                      void *parallel_for_user) {
+    PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_call_threads: ctx is NULL");
+    PW__FAIL_IF(threads < 0 || threads > PW_MAX_THREADS, ctx, PW_ERR_INVALID_ARGUMENT,
+                "pw_context_set_call_threads: threads = %d is not in [0, %d]", threads, PW_MAX_THREADS);
+    pw__call_threads_swap(ctx, threads, parallel_for, parallel_for_user, NULL, NULL, NULL);
+    return PW_OK;
+}
+
 pw_status pw_context_set_threads(pw_context *ctx, int threads) {
     PW__FAIL_IF(ctx == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_context_set_threads: ctx is NULL");
     PW__FAIL_IF(threads_refusal(threads)[0] != '\0', ctx, PW_ERR_INVALID_ARGUMENT,
@@ -334,14 +350,54 @@ void pw__task_grid_cell(const pw__task_grid *g, size_t t, int64_t *o0, int64_t *
     *i1 = *i0 + g->i_chunk < g->n ? *i0 + g->i_chunk : g->n;
 }
 
+int pw__threads(const pw_context *ctx) {
+    if (ctx->call_parallel_for != NULL) return ctx->call_threads > 0 ? ctx->call_threads : ctx->threads;
+    if (ctx->call_threads > 0 && ctx->call_threads < ctx->threads) return ctx->call_threads;
+    return ctx->threads;
+}
+
+void pw__call_threads_swap(pw_context *ctx, int threads, pw_parallel_for_fn fn, void *user,
+                           int *saved_threads, pw_parallel_for_fn *saved_fn, void **saved_user) {
+    if (saved_threads != NULL) *saved_threads = ctx->call_threads;
+    if (saved_fn != NULL) *saved_fn = ctx->call_parallel_for;
+    if (saved_user != NULL) *saved_user = ctx->call_parallel_for_user;
+    ctx->call_threads = threads;
+    ctx->call_parallel_for = fn;
+    ctx->call_parallel_for_user = user;
+}
+
+/* The tasks [range * j / groups, range * (j + 1) / groups) of one group, in order: the
+ * pool then runs `groups` items, so at most that many of its threads take part. */
+typedef struct task_groups {
+    pw_parallel_task task;
+    void *context;
+    size_t range, groups;
+} task_groups;
+
+static void run_group(void *p, size_t j) {
+    const task_groups *g = p;
+    for (size_t i = g->range * j / g->groups; i < g->range * (j + 1) / g->groups; ++i)
+        g->task(g->context, i);
+}
+
 void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context, size_t range) {
     if (range == 0) return;
+    if (ctx->call_parallel_for != NULL) {
+        ctx->call_parallel_for(ctx->call_parallel_for_user, task, task_context, range);
+        return;
+    }
     if (ctx->parallel_for != NULL) {
         ctx->parallel_for(ctx->parallel_for_user, task, task_context, range);
         return;
     }
-    if (ctx->pool != NULL && range > 1) {
-        pw__pool_run(ctx->pool, task, task_context, range);
+    const int threads = pw__threads(ctx);
+    if (ctx->pool != NULL && range > 1 && threads > 1) {
+        if (threads < ctx->threads && (size_t)threads < range) {
+            task_groups g = {task, task_context, range, (size_t)threads};
+            pw__pool_run(ctx->pool, run_group, &g, g.groups, ctx->spin_wait);
+        } else {
+            pw__pool_run(ctx->pool, task, task_context, range, ctx->spin_wait);
+        }
         return;
     }
     for (size_t i = 0; i < range; ++i) task(task_context, i);

@@ -28,6 +28,12 @@ struct pw_context {
     struct pw__pool *pool; /* packwise's own pool (base/pool.h) when parallel_for is NULL and
                               threads > 1 */
     pw_memory_policy memory_policy; /* never DEFAULT */
+    int spin_wait;          /* idle pool workers spin a while before they sleep */
+    /* the threads of the calls made now (pw_context_set_call_threads, or one call's
+     * pw_run_args): call_threads 0 = the context's; call_parallel_for NULL = the context's */
+    int call_threads;
+    pw_parallel_for_fn call_parallel_for;
+    void *call_parallel_for_user;
     uint8_t *scratch;       /* the operator's per-call scratch (quantized X, ...), grown as needed */
     size_t scratch_bytes;
     char message[PW__MESSAGE_CAPACITY];
@@ -81,8 +87,19 @@ void pw__free(pw_context *ctx, void *p);
 /* Emit a trace event if a sink is set. */
 void pw__trace(pw_context *ctx, const pw_trace_event *event);
 
-/* Run task(task_context, i) for i in [0, range) on the context's threads. */
+/* Run task(task_context, i) for i in [0, range) on the threads of the calls made now:
+ * the call's host parallel-for if one is set, else the context's hook or pool, on at
+ * most pw__threads(ctx) of its threads. */
 void pw__parallel_for(pw_context *ctx, pw_parallel_task task, void *task_context, size_t range);
+
+/* The threads the work of the calls made now runs on (what work is split for): the
+ * call's count (pw_context_set_call_threads, pw_run_args.threads) or the context's. */
+int pw__threads(const pw_context *ctx);
+
+/* Set the calls' threads (threads 0 and fn NULL: the context's own); the previous
+ * setting goes to *saved_threads, *saved_fn, *saved_user when they are not NULL. */
+void pw__call_threads_swap(pw_context *ctx, int threads, pw_parallel_for_fn fn, void *user,
+                           int *saved_threads, pw_parallel_for_fn *saved_fn, void **saved_user);
 
 /*
  * How a product over `out` outputs (in whole tiles of nr) and `n` rows of X (in

@@ -152,17 +152,22 @@ static void pool_trampoline(void *p, size_t i) {
 }
 #endif
 
-void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range) {
+void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range,
+                  int spin) {
     if (pool->backend == PW__POOL_PLAIN) {
         pw__plain_pool_run(pool->impl, task, task_context, range);
         return;
     }
 #ifdef PW_HAVE_PTHREADPOOL
     pool_task t = {task, task_context};
-    /* Workers yield once the work is done instead of spinning for the next call: on a
-     * shared machine a spinning pool steals the cores other processes need. */
+    /* By default workers yield once the work is done instead of spinning for the next
+     * call: on a shared machine a spinning pool steals the cores other processes need.
+     * An engine that owns its cores asks for the spin (pw_context_options.spin_wait):
+     * the next call then finds its workers awake. */
     pthreadpool_parallelize_1d((pthreadpool_t)pool->impl, pool_trampoline, &t, range,
-                               PTHREADPOOL_FLAG_YIELD_WORKERS);
+                               spin ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS);
+#else
+    (void)spin;
 #endif
 }
 

@@ -45,9 +45,13 @@ void pw__pool_destroy(pw_context *ctx, pw__pool *pool);
 /*
  * task(task_context, i) once for every i in [0, range), on the caller and the
  * workers; returns when every call has returned and no worker touches
- * task_context any more. Calls on one pool are serialised.
+ * task_context any more. Calls on one pool are serialised. spin nonzero: the
+ * workers spin-wait for the next call a while (pthreadpool's own spin, about a
+ * million polls) before they sleep, instead of yielding at once; the plain pool
+ * always sleeps.
  */
-void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range);
+void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range,
+                  int spin);
 
 /* Threads of the pool, counting the caller. */
 int pw__pool_threads(const pw__pool *pool);

@@ -155,7 +155,7 @@ void pw__kernel_run(pw_context *ctx, const pw__kernel *k, const pw__mm_call *cal
         rp.max = c.max;
         rp.epilogue = needs_epilogue(&c, bias, rp.y16);
     }
-    const int threads = pw_context_threads(ctx);
+    const int threads = pw__threads(ctx);
     /* Waking the pool costs microseconds: below ~1M multiply-adds one thread is faster. */
     const double macs = (double)c.out * (double)c.in * (double)c.n;
     if (threads > 1 && macs >= (double)(1 << 20)) {
@@ -191,7 +191,7 @@ void pw__kernel_run_many(pw_context *ctx, size_t count, const pw__kernel *const 
     run_plan plans[PW__RUN_MANY_MAX];
     size_t first[PW__RUN_MANY_MAX + 1];
     if (count == 0 || count > PW__RUN_MANY_MAX) return;
-    const int threads = pw_context_threads(ctx);
+    const int threads = pw__threads(ctx);
     double macs = 0;
     for (size_t i = 0; i < count; ++i) {
         const pw__kernel *k = ks[i];

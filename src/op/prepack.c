@@ -98,7 +98,7 @@ static pw_status pack_entry(pw_context *ctx, pw__cache_writer *wr, int64_t i, co
     const uint64_t row_bytes = (uint64_t)(e->view.shape[1] / t->info.block_size) * (uint64_t)t->info.block_bytes;
     for (int64_t t0 = 0; t0 < d->tiles; t0 += tiles_per_chunk) {
         const int64_t t1 = t0 + tiles_per_chunk < d->tiles ? t0 + tiles_per_chunk : d->tiles;
-        const int64_t threads = pw_context_threads(ctx);
+        const int64_t threads = pw__threads(ctx);
         const pw__source src = {&e->view, NULL};
         chunk_task ct = {e->kernel, d, &src, buf, t0, (t1 - t0 + 4 * threads - 1) / (4 * threads), t1};
         if (ct.per < 1) ct.per = 1;

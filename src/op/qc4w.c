@@ -87,7 +87,7 @@ static pw_status pack_qc4w_cb(pw_context *ctx, void *user, uint8_t *dst) {
                     "QC4W weights '%s': cannot allocate %" PRIu64 " bytes to transpose", wname(w),
                     nk_bytes);
         transpose_job tj = {w, nk, 0};
-        const int64_t tasks = 8 * (int64_t)pw_context_threads(ctx);
+        const int64_t tasks = 8 * (int64_t)pw__threads(ctx);
         tj.rows_per_task = (w->out + tasks - 1) / tasks;
         /* Destination rows are disjoint per task: any row split is safe. */
         pw__parallel_for(ctx, transpose_task, &tj, (size_t)((w->out + tj.rows_per_task - 1) / tj.rows_per_task));

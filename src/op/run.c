@@ -48,7 +48,7 @@ static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
 static int64_t flag_bad_rows(pw_context *ctx, const float *x, int64_t ldx, int64_t in, int64_t n,
                              uint8_t *bad) {
     scan_job sj = {x, ldx, in, n, n, bad};
-    const int threads = pw_context_threads(ctx);
+    const int threads = pw__threads(ctx);
     if (threads > 1 && n * in >= (int64_t)1 << 16) {
         sj.per = (n + 4 * threads - 1) / (4 * threads);
         pw__parallel_for(ctx, scan_task, &sj, (size_t)((n + sj.per - 1) / sj.per));
@@ -73,6 +73,8 @@ static void set_operand(const pw_weight *w, int c, pw__mm_call *call) {
     }
 }
 
+static pw_status weight_run(pw_context *ctx, pw_weight *w, const pw_run_args *args);
+
 pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args *args) {
     PW__FAIL_IF(ctx == NULL || cw == NULL || args == NULL, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_weight_run: ctx, weight and args must be non-NULL");
@@ -82,6 +84,22 @@ pw_status pw_weight_run(pw_context *ctx, const pw_weight *cw, const pw_run_args 
     PW__FAIL_IF(args->struct_size == 0 || args->struct_size > sizeof a, ctx, PW_ERR_INVALID_ARGUMENT,
                 "pw_weight_run: args.struct_size is %zu; use pw_run_args_init", args->struct_size);
     memcpy(&a, args, args->struct_size);
+    if (a.threads == 0 && a.parallel_for == NULL) return weight_run(ctx, w, &a);
+    /* this call's threads, then the context's setting back */
+    PW__FAIL_IF(a.threads < 0 || a.threads > PW_MAX_THREADS, ctx, PW_ERR_INVALID_ARGUMENT,
+                "weight '%s': args.threads = %d is not in [0, %d]", w->name, a.threads, PW_MAX_THREADS);
+    int threads;
+    pw_parallel_for_fn fn;
+    void *user;
+    pw__call_threads_swap(ctx, a.threads, a.parallel_for, a.parallel_for_user, &threads, &fn, &user);
+    const pw_status st = weight_run(ctx, w, &a);
+    pw__call_threads_swap(ctx, threads, fn, user, NULL, NULL, NULL);
+    return st;
+}
+
+/* pw_weight_run after its arguments' struct and threads are taken care of. */
+static pw_status weight_run(pw_context *ctx, pw_weight *w, const pw_run_args *args) {
+    const pw_run_args a = *args;
     const int64_t n = a.n, in = w->in, out = w->out;
     const int64_t ldx = a.ldx ? a.ldx : in, ldy = a.ldy ? a.ldy : out;
     PW__FAIL_IF(a.x == NULL || a.y == NULL || n < 1, ctx, PW_ERR_INVALID_ARGUMENT,

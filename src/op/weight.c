@@ -126,7 +126,7 @@ pw_status pw__pack_form(pw_context *ctx, const pw__kernel *packer, const pw__pac
                         const pw__source *src, const char *name, const char *from, uint8_t *dst) {
     pack_task pt = {packer, d, src, dst, 1};
     /* Small weights pack faster on the calling thread than by waking the pool. */
-    const int64_t tasks_want = d->bytes < (1u << 20) ? 1 : 8 * (int64_t)pw_context_threads(ctx);
+    const int64_t tasks_want = d->bytes < (1u << 20) ? 1 : 8 * (int64_t)pw__threads(ctx);
     pt.tiles_per_task = (d->tiles + tasks_want - 1) / tasks_want;
     if (pt.tiles_per_task < 1) pt.tiles_per_task = 1;
     pw__parallel_for(ctx, run_pack, &pt, (size_t)((d->tiles + pt.tiles_per_task - 1) / pt.tiles_per_task));

@@ -122,7 +122,7 @@ void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int
     }
 #endif
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */
-    const int64_t threads = pw_context_threads(ctx);
+    const int64_t threads = pw__threads(ctx);
     if (threads > 1 && n > 1 && n * in >= (int64_t)1 << 16) {
         const int64_t tasks = n < 4 * threads ? n : 4 * threads;
         q.rows_per_task = (n + tasks - 1) / tasks;

@@ -84,7 +84,7 @@ class ContextOptions(ctypes.Structure):
                 ("threads", ctypes.c_int), ("prepack_weights", ctypes.c_int), ("trace", TRACE_FN),
                 ("trace_user", ctypes.c_void_p), ("allocator", Allocator),
                 ("parallel_for", ctypes.c_void_p), ("parallel_for_user", ctypes.c_void_p),
-                ("memory_policy", ctypes.c_int)]
+                ("memory_policy", ctypes.c_int), ("spin_wait", ctypes.c_int)]
 
 
 # pw_serve bits, pw_dtype values, pw_weight_kind values, pw_qc4w_flag bits
@@ -106,7 +106,9 @@ class WeightInfo(ctypes.Structure):
 class RunArgs(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("n", ctypes.c_int64), ("x", ctypes.c_void_p),
                 ("ldx", ctypes.c_int64), ("y", ctypes.c_void_p), ("y_type", ctypes.c_int),
-                ("ldy", ctypes.c_int64), ("x_type", ctypes.c_int), ("beta", ctypes.c_float)]
+                ("ldy", ctypes.c_int64), ("x_type", ctypes.c_int), ("beta", ctypes.c_float),
+                ("threads", ctypes.c_int), ("parallel_for", ctypes.c_void_p),
+                ("parallel_for_user", ctypes.c_void_p)]
 
 
 class Product(ctypes.Structure):

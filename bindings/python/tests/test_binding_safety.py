@@ -166,5 +166,24 @@ class Names(unittest.TestCase):
             packwise.format_info(b"Q4_0")
 
 
+class Structs(unittest.TestCase):
+    def test_mirrors_are_the_library_size(self):
+        """Each pw_*_init writes its whole struct and its size: a ctypes mirror shorter than
+        the library's struct would be overrun (a field appended in C and not here). The init
+        runs on a large zeroed buffer and must report exactly the mirror's size."""
+        import ctypes
+        from packwise import _abi
+        lib = packwise._lib
+        for name, mirror in (("pw_context_options_init", _abi.ContextOptions),
+                             ("pw_run_args_init", _abi.RunArgs),
+                             ("pw_weight_options_init", _abi.WeightOptions),
+                             ("pw_gguf_open_options_init", _abi.GGUFOpenOptions),
+                             ("pw_qc4w_weights_init", _abi.QC4WWeights)):
+            buf = (ctypes.c_uint8 * 4096)()
+            getattr(lib, name)(ctypes.cast(buf, ctypes.POINTER(mirror)))
+            size = ctypes.c_size_t.from_buffer(buf).value
+            self.assertEqual(size, ctypes.sizeof(mirror), name)
+
+
 if __name__ == "__main__":
     unittest.main()
