@@ -83,7 +83,7 @@ PW_API const char *pw_status_name(pw_status status);
 
 /**
  * Instruction-set levels a context may be capped to. On x86-64 the levels are
- * SCALAR < AVX2 < AVX512; on Arm64 SCALAR < NEON < DOTPROD < I8MM. A cap never
+ * SCALAR < AVX2 < AVX512; on Arm64 SCALAR < NEON < DOTPROD < I8MM < SME. A cap never
  * raises what the CPU has; it only hides features so that lower paths can be
  * tested on one machine.
  */
@@ -94,7 +94,8 @@ typedef enum pw_isa {
     PW_ISA_AVX512 = 3, /**< x86: AVX-512 F/BW/VL (+ VNNI where present) */
     PW_ISA_NEON = 4,   /**< Arm64: Advanced SIMD */
     PW_ISA_DOTPROD = 5,/**< Arm64: + SDOT/UDOT (asimddp) */
-    PW_ISA_I8MM = 6    /**< Arm64: + SMMLA/USMMLA (i8mm) */
+    PW_ISA_I8MM = 6,   /**< Arm64: + SMMLA/USMMLA (i8mm) */
+    PW_ISA_SME = 7     /**< Arm64: + SME (streaming mode, ZA outer products; version 1) */
 } pw_isa;
 
 /** CPU feature bits, as reported by pw_context_cpu_features(). */
@@ -109,14 +110,16 @@ enum pw_cpu_feature {
     PW_CPU_AVXVNNI = 1u << 7,
     PW_CPU_NEON = 1u << 16,
     PW_CPU_DOTPROD = 1u << 17,
-    PW_CPU_I8MM = 1u << 18
+    PW_CPU_I8MM = 1u << 18,
+    PW_CPU_SME = 1u << 19 /**< set only when the streaming vector length is known too
+                               (pw_context_sme_vector_bytes()) */
 };
 
 /** Name of an ISA level ("scalar", "avx2", ...). Never NULL. */
 PW_API const char *pw_isa_name(pw_isa isa);
 /**
  * Parse an ISA name as accepted by PACKWISE_ISA: "native", "scalar", "avx2",
- * "avx512", "neon", "dotprod", "i8mm". Returns ::PW_ERR_INVALID_ARGUMENT for
+ * "avx512", "neon", "dotprod", "i8mm", "sme". Returns ::PW_ERR_INVALID_ARGUMENT for
  * anything else.
  */
 PW_API pw_status pw_isa_from_name(const char *name, pw_isa *out);
@@ -305,6 +308,13 @@ PW_API uint32_t pw_context_cpu_features(const pw_context *ctx);
 
 /** Features kernels may use: the CPU's features restricted by the cap. */
 PW_API uint32_t pw_context_usable_features(const pw_context *ctx);
+
+/**
+ * The streaming vector length (SVL), in bytes, when SME is usable in this context
+ * (16 to 256: 128 to 2048 bits); 0 otherwise. SME kernels' tiles follow it, so a
+ * packed form made for one length is refused at another.
+ */
+PW_API int32_t pw_context_sme_vector_bytes(const pw_context *ctx);
 
 /** The highest ISA level usable in this context (after the cap). */
 PW_API pw_isa pw_context_isa(const pw_context *ctx);

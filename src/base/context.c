@@ -101,7 +101,8 @@ static int isa_valid_here(pw_isa isa) {
 #elif defined(__aarch64__)
     case PW_ISA_NEON:
     case PW_ISA_DOTPROD:
-    case PW_ISA_I8MM: return 1;
+    case PW_ISA_I8MM:
+    case PW_ISA_SME: return 1;
 #endif
     default: return 0;
     }
@@ -174,7 +175,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
             snprintf(create_message, sizeof create_message,
                      "PACKWISE_ISA='%.64s' is not a level of this architecture (use scalar, "
 #if defined(__aarch64__)
-                     "neon, dotprod or i8mm)",
+                     "neon, dotprod, i8mm or sme)",
 #else
                      "avx2 or avx512)",
 #endif
@@ -197,6 +198,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
     memset(ctx, 0, sizeof *ctx);
     ctx->allocator = alloc;
     ctx->cpu_features = pw__detect_cpu_features();
+    ctx->sme_bytes = (ctx->cpu_features & PW_CPU_SME) ? pw__detect_sme_bytes() : 0;
     ctx->cap = cap;
     apply_cap(ctx);
     ctx->threads = 1;
@@ -241,6 +243,10 @@ uint32_t pw_context_cpu_features(const pw_context *ctx) { return ctx ? ctx->cpu_
 
 uint32_t pw_context_usable_features(const pw_context *ctx) {
     return ctx ? ctx->usable_features : 0;
+}
+
+int32_t pw_context_sme_vector_bytes(const pw_context *ctx) {
+    return ctx != NULL && (ctx->usable_features & PW_CPU_SME) ? ctx->sme_bytes : 0;
 }
 
 pw_isa pw_context_isa(const pw_context *ctx) {

@@ -47,6 +47,7 @@ uint32_t pw__detect_cpu_features(void) {
 
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
@@ -57,6 +58,23 @@ uint32_t pw__detect_cpu_features(void) {
 #ifndef HWCAP2_I8MM
 #define HWCAP2_I8MM (1 << 13)
 #endif
+#ifndef HWCAP2_SME
+#define HWCAP2_SME (1 << 23)
+#endif
+#ifndef PR_SME_GET_VL
+#define PR_SME_GET_VL 64
+#endif
+#define PW__SME_VL_LEN_MASK 0xffff /* PR_SME_VL_LEN_MASK: the rest are flags */
+
+/* Linux gives the length the thread's streaming mode will have (threads inherit it);
+ * SME fixes it to a power of two from 128 to 2048 bits. */
+int32_t pw__detect_sme_bytes(void) {
+    if (!(getauxval(AT_HWCAP2) & HWCAP2_SME)) return 0;
+    const int r = prctl(PR_SME_GET_VL, 0, 0, 0, 0);
+    if (r < 0) return 0;
+    const int32_t bytes = (int32_t)(r & PW__SME_VL_LEN_MASK);
+    return bytes >= 16 && bytes <= 256 && (bytes & (bytes - 1)) == 0 ? bytes : 0;
+}
 
 uint32_t pw__detect_cpu_features(void) {
     unsigned long hw = getauxval(AT_HWCAP);
@@ -65,6 +83,8 @@ uint32_t pw__detect_cpu_features(void) {
     if (hw & HWCAP_ASIMD) f |= PW_CPU_NEON;
     if (hw & HWCAP_ASIMDDP) f |= PW_CPU_DOTPROD;
     if (hw2 & HWCAP2_I8MM) f |= PW_CPU_I8MM;
+    /* SME only with a known streaming vector length: every SME kernel's tile follows it. */
+    if (pw__detect_sme_bytes() != 0) f |= PW_CPU_SME;
     return f;
 }
 
@@ -72,10 +92,14 @@ uint32_t pw__detect_cpu_features(void) {
 uint32_t pw__detect_cpu_features(void) { return 0; }
 #endif
 
+#if !defined(__aarch64__)
+int32_t pw__detect_sme_bytes(void) { return 0; }
+#endif
+
 #define PW__X86_ALL                                                                         \
     (PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C | PW_CPU_AVX512F | PW_CPU_AVX512BW |            \
      PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_AVXVNNI)
-#define PW__ARM_ALL (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)
+#define PW__ARM_ALL (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM | PW_CPU_SME)
 
 uint32_t pw__features_for_isa(pw_isa isa) {
     switch (isa) {
@@ -86,7 +110,8 @@ uint32_t pw__features_for_isa(pw_isa isa) {
     case PW_ISA_AVX512: return PW__X86_ALL;
     case PW_ISA_NEON: return PW_CPU_NEON;
     case PW_ISA_DOTPROD: return PW_CPU_NEON | PW_CPU_DOTPROD;
-    case PW_ISA_I8MM: return PW__ARM_ALL;
+    case PW_ISA_I8MM: return PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM;
+    case PW_ISA_SME: return PW__ARM_ALL;
     }
     return 0;
 }
@@ -96,6 +121,7 @@ pw_isa pw__isa_of_features(uint32_t f) {
     const uint32_t avx2 = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
     if ((f & (avx512 | avx2)) == (avx512 | avx2)) return PW_ISA_AVX512;
     if ((f & avx2) == avx2) return PW_ISA_AVX2;
+    if ((f & PW__ARM_ALL) == PW__ARM_ALL) return PW_ISA_SME;
     if ((f & (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)) == (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM))
         return PW_ISA_I8MM;
     if ((f & (PW_CPU_NEON | PW_CPU_DOTPROD)) == (PW_CPU_NEON | PW_CPU_DOTPROD)) return PW_ISA_DOTPROD;
@@ -103,8 +129,8 @@ pw_isa pw__isa_of_features(uint32_t f) {
     return PW_ISA_SCALAR;
 }
 
-static const char *const isa_names[] = {"native", "scalar", "avx2", "avx512",
-                                        "neon",   "dotprod", "i8mm"};
+static const char *const isa_names[] = {"native", "scalar",  "avx2", "avx512",
+                                        "neon",   "dotprod", "i8mm", "sme"};
 
 const char *pw_isa_name(pw_isa isa) {
     if ((unsigned)isa < sizeof isa_names / sizeof isa_names[0]) return isa_names[isa];

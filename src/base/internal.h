@@ -17,6 +17,7 @@
 struct pw_context {
     uint32_t cpu_features;    /* what the CPU has */
     uint32_t usable_features; /* cpu_features restricted by the cap */
+    int32_t sme_bytes;        /* streaming vector length in bytes when the CPU has SME, else 0 */
     pw_isa cap;               /* PW_ISA_NATIVE = none */
     int threads;
     int prepack_weights;
@@ -126,6 +127,8 @@ void pw__task_grid_cell(const pw__task_grid *g, size_t t, int64_t *o0, int64_t *
 
 /* CPU detection (cpu.c). */
 uint32_t pw__detect_cpu_features(void);
+/* The streaming vector length (bytes) of the calling thread when the CPU has SME, else 0. */
+int32_t pw__detect_sme_bytes(void);
 uint32_t pw__features_for_isa(pw_isa isa);
 pw_isa pw__isa_of_features(uint32_t features);
 
