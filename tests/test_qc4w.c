@@ -16,6 +16,11 @@
  * rounds the same f32 to nearest even.
  * The packed bytes come from the library's packer (tested separately in
  * test_qc4w_pack.c), a transposed source through its nibble conversion.
+ *
+ * PW_TEST_QC4W_KERNEL=<name> (tests/sme.cmake: the SME families, each under
+ * qemu at its own streaming vector length) makes the run fail unless that
+ * kernel was usable and tested; for an SME kernel, also unless its tile ran
+ * as outer products (not the portable fallback).
  */
 // pw-test: tsan
 #include "pw_test.h"
@@ -309,11 +314,22 @@ int main(void) {
     pw_context *ctx = pw_test_context();
     pw_rng r = {2024};
     const int64_t ks[] = {1, 31, 32, 33, 100, 4096};
-    int kernels = 0;
+    int kernels = 0, expected_seen = 0;
+    const char *expect = getenv("PW_TEST_QC4W_KERNEL");
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
         if (k->info.kind != PW_WEIGHT_QC4W || !pw__kernel_usable(ctx, k)) continue;
         ++kernels;
+        printf("%s\n", k->info.name);
+        if (expect != NULL && strcmp(expect, k->info.name) == 0) expected_seen = 1;
+#if defined(__aarch64__)
+        if (k->sme_bytes != 0) {
+            const int form = pw__qc4w_sme_mopa_form(k->sme_bytes);
+            printf("  %d-bit SVL, outer products: %s\n", 8 * (int)k->sme_bytes,
+                   form == 1 ? "the architecture's" : form == 2 ? "pairwise (qemu 7.2), half panels" : "none");
+            CHECK(form == 1 || form == 2, "%s: the SME tile does not run here (form %d)", k->info.name, form);
+        }
+#endif
         extreme_case(ctx, k);
         const int64_t nr = k->nr, mr = k->info.tile_batch;
         const int64_t ns[] = {1, nr - 1 > 0 ? nr - 1 : 1, nr, nr + 1, 3 * nr + 5};
@@ -336,6 +352,7 @@ int main(void) {
     }
     printf("%d kernels, %d cases\n", kernels, g_cases);
     CHECK(kernels >= 1, "no usable QC4W kernel");
+    CHECK(expect == NULL || expected_seen, "PW_TEST_QC4W_KERNEL=%s was not usable here", expect);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

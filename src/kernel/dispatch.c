@@ -31,7 +31,8 @@ pw_status pw_kernel_find(pw_context *ctx, const char *name, size_t *index) {
 
 int pw__kernel_usable(const pw_context *ctx, const pw__kernel *k) {
     const uint32_t f = pw_context_usable_features(ctx);
-    return (k->info.features & f) == k->info.features;
+    return (k->info.features & f) == k->info.features &&
+           (k->sme_bytes == 0 || k->sme_bytes == pw_context_sme_vector_bytes(ctx));
 }
 
 int pw_kernel_usable(const pw_context *ctx, size_t index) {
@@ -70,7 +71,15 @@ pw_status pw__kernel_check_family(pw_context *ctx, const pw__kernel *k, const pw
                 "kernel %s reads no packed buffer of this kind", k->info.name);
     pw__pack_desc mine;
     PW__TRY(k->pack_plan(ctx, k, d->format, d->out, d->in, &mine));
-    PW__FAIL_IF(strcmp(mine.family, d->family) != 0 || mine.kind != d->kind || mine.nr != d->nr ||
+    /* SME tiles follow the streaming vector length: say so in both lengths. */
+    PW__FAIL_IF(mine.sme_bytes != 0 && d->sme_bytes != 0 && mine.sme_bytes != d->sme_bytes, ctx,
+                PW_ERR_FAMILY,
+                "kernel %s's tile is for a %d-bit streaming vector length (family %s), but the "
+                "buffer was packed at %d bits (family %s): the tile follows the vector length; "
+                "pack the source again on this machine",
+                k->info.name, 8 * (int)mine.sme_bytes, mine.family, 8 * (int)d->sme_bytes, d->family);
+    PW__FAIL_IF(strcmp(mine.family, d->family) != 0 || mine.sme_bytes != d->sme_bytes ||
+                    mine.kind != d->kind || mine.nr != d->nr ||
                     mine.kr != d->kr || mine.sr != d->sr || mine.group != d->group ||
                     mine.version != d->version || mine.bytes != d->bytes,
                 ctx, PW_ERR_FAMILY,

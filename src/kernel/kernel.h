@@ -53,6 +53,8 @@ typedef struct pw__pack_desc {
     int32_t sr;         /* sub-blocks (1 when unused) */
     int32_t group;      /* k values sharing one scale (and min) */
     int32_t version;    /* packer version: changing bytes bumps it */
+    int32_t sme_bytes;  /* SME families: the streaming vector length (bytes) the tile was made
+                           for (also in the family's name); 0 for every other family */
     int64_t out, in;    /* logical weight shape */
     int64_t in_padded;  /* in rounded up to the group */
     int64_t tiles;      /* ceil(out / nr) */
@@ -134,6 +136,8 @@ typedef struct pw__kernel {
     int64_t max_in;             /* largest `in` its integer sums are exact for; 0 = any */
     int32_t xq_panel;           /* > 0: reads QD8 panels of this many rows when n > 1 */
     int32_t epilogue;           /* applies clamp and f16 output itself (see above) */
+    int32_t sme_bytes;          /* SME kernels: usable only at this streaming vector length
+                                   (bytes), which their tile follows; 0 = any */
 } pw__kernel;
 
 /*
@@ -148,6 +152,7 @@ typedef struct pw__kernel {
 #define PW__PRIO_NEON 20
 #define PW__PRIO_DOTPROD 30
 #define PW__PRIO_I8MM 40
+#define PW__PRIO_SME 50
 #define PW__PRIO_GEMM 5
 
 /*

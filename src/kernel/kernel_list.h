@@ -190,6 +190,12 @@ PW_KERNEL(qc4w_n16k8s2_avx512vnni)
 /* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */
 PW_KERNEL(qc4w_n8k8s2_dotprod)
 PW_KERNEL(qc4w_n4k16s2_i8mm)
+/* QC4W: SME, one family per streaming vector length (its tile follows it; usable only there). */
+PW_KERNEL(qc4w_vl128_n16k8s2_sme)
+PW_KERNEL(qc4w_vl256_n32k8s2_sme)
+PW_KERNEL(qc4w_vl512_n64k8s2_sme)
+PW_KERNEL(qc4w_vl1024_n128k8s2_sme)
+PW_KERNEL(qc4w_vl2048_n256k8s2_sme)
 #endif
 
 /* Q4_0 4-bit tiled family (kernel/q4x.h): the file's nibbles rearranged for SIMD GEMV.

@@ -113,6 +113,43 @@ void pw__qc4w_transpose_rows(const uint8_t *src, int64_t k, int64_t n, int64_t n
      .xq_panel = panel_,                                                                    \
      .epilogue = 1}
 
+/* A descriptor of an SME family (kernel/arm/qc4w_gemm_sme.c), one per streaming vector
+ * length of BITS bits: its tile follows the length, and so does the family's name,
+ * "qc4w_vl<BITS>_n<NR>k8s2" (the bytes are those of qc4w_n<NR>k8s2, but a buffer made at
+ * one length is never read at another: the name and desc->sme_bytes say which). */
+#define PW__QC4W_SME_FAMILY_NAME(BITS, NR) "qc4w_vl" #BITS "_n" #NR "k8s2"
+#define PW__QC4W_SME_KERNEL(BITS, NR, run_, max_in_)                                         \
+    {.info = {.name = PW__QC4W_SME_FAMILY_NAME(BITS, NR) "_sme",                             \
+              .key = PW__KEY("qc4w", "packed(" PW__QC4W_SME_FAMILY_NAME(BITS, NR) ")", QD8, "sme"), \
+              .kind = PW_WEIGHT_QC4W,                                                       \
+              .format = PW_FORMAT_COUNT,                                                    \
+              .layout = PW_LAYOUT_PACKED,                                                   \
+              .family = PW__QC4W_SME_FAMILY_NAME(BITS, NR),                                 \
+              .tile_rows = NR,                                                              \
+              .tile_batch = (BITS) / 32,                                                    \
+              .activation = PW_ACT_QD8,                                                     \
+              .features = PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_SME,                        \
+              .isa = "sme"},                                                                \
+     .run = run_,                                                                           \
+     .pack_plan = pw__qc4w_plan,                                                            \
+     .pack = pw__qc4w_pack_source,                                                          \
+     .priority = PW__PRIO_SME,                                                              \
+     .min_n = 1,                                                                            \
+     .nr = NR,                                                                              \
+     .kr = 8,                                                                               \
+     .sr = 2,                                                                               \
+     .max_in = max_in_,                                                                     \
+     .xq_panel = (BITS) / 32,                                                               \
+     .epilogue = 1,                                                                         \
+     .sme_bytes = (BITS) / 8}
+
+#if defined(__aarch64__)
+/* kernel/arm/qc4w_gemm_sme.c, for tests: how the SME tile's outer products run on this
+ * machine at svl_bytes (1: the architecture's; 2: qemu 7.2's pairwise emulation, served
+ * by half panels; 3: neither, the portable kernel runs; 0: no SME at that length here). */
+int pw__qc4w_sme_mopa_form(int32_t svl_bytes);
+#endif
+
 /* The descriptor's pack_plan and pack: the family's tile from the kernel, the raw
  * weights from src->qc4w. */
 pw_status pw__qc4w_plan(pw_context *ctx, const pw__kernel *k, pw_format format, int64_t out,

@@ -173,7 +173,9 @@ void pw__qc4w_unpack(const pw__pack_desc *d, const uint8_t *packed, int zp, uint
 pw_status pw__qc4w_plan(pw_context *ctx, const pw__kernel *k, pw_format format, int64_t out,
                         int64_t in, pw__pack_desc *desc) {
     (void)format;
-    return pw__qc4w_pack_plan(ctx, k->info.family, k->nr, k->kr, k->sr, out, in, desc);
+    PW__TRY(pw__qc4w_pack_plan(ctx, k->info.family, k->nr, k->kr, k->sr, out, in, desc));
+    desc->sme_bytes = k->sme_bytes; /* SME families: the vector length the tile is for */
+    return PW_OK;
 }
 
 void pw__qc4w_pack_source(const pw__pack_desc *d, const pw__source *src, int64_t o0, int64_t o1,
