@@ -10,6 +10,8 @@ if(PW_ARCH STREQUAL "arm" AND CMAKE_CROSSCOMPILING_EMULATOR MATCHES "qemu-aarch6
     math(EXPR nr "${bytes}")
     string(REPLACE ";max;" ";max,sme-default-vector-length=${bytes};" pw_sme_emulator
            "${CMAKE_CROSSCOMPILING_EMULATOR}")
+    add_test(NAME test_qc4w_sme_vl[vl${bits}] COMMAND ${pw_sme_emulator} $<TARGET_FILE:test_qc4w_sme_vl>)
+    set_tests_properties(test_qc4w_sme_vl[vl${bits}] PROPERTIES LABELS "sme")
     foreach(t IN LISTS pw_sme_tests)
       add_test(NAME ${t}[sme,vl${bits}] COMMAND ${pw_sme_emulator} $<TARGET_FILE:${t}>)
       set(env "PACKWISE_ISA=sme")

@@ -7,6 +7,14 @@
  *   (no arguments)  any machine; without SME the test says so and passes.
  *                   A buffer packed for the family of another length is
  *                   refused by the usable SME kernel, naming both lengths.
+ *                   And mode 0 of the tile (whole panels, UZP1/UZP2 of two
+ *                   panel vectors), which the kernel runs only where the
+ *                   outer product is the architecture's, against a model of
+ *                   the MOPA this machine has: the architecture's, or qemu
+ *                   7.2's pairwise one (lane 2r+e of the rows with column
+ *                   2c+e, into ZA row 2r). Every row's lane meets the
+ *                   channels of one parity there, so the panel pairing is
+ *                   checked under emulation too.
  *   write PATH      (tests/sme.cmake: qemu at 256 bits) packs the weight
  *                   through a cache, saves the cache file to PATH and a
  *                   packed buffer to PATH.packed.
@@ -19,6 +27,7 @@
 #include "pw_test.h"
 
 #include "kernel/kernel.h"
+#include "kernel/qc4w.h"
 
 enum { N = 75, K = 200, B = 21 };
 
@@ -86,6 +95,48 @@ static void refuse_buffer(pw_context *ctx, const pw__kernel *mine, const pw__ker
     printf("refused: %s\n", msg);
 }
 
+#if defined(__aarch64__)
+/* Signed value k (0..7) of channel c in a kr = 8, sr = 2 chunk. */
+static int chunk_value(const uint8_t *chunk, int32_t c, int k) {
+    const uint8_t b = chunk[4 * c + k % 4];
+    return ((k < 4 ? b & 15 : b >> 4) ^ 8) - 8;
+}
+
+/* Mode 0 over 3 chunks of random bytes against the model of this machine's MOPA. */
+static void tile_mode0(int32_t svl) {
+    const int32_t rows = svl / 4, nr = svl;
+    const int form = pw__qc4w_sme_mopa_form(svl);
+    REQUIRE(form == 1 || form == 2, "no usable outer product here (form %d)", form);
+    enum { CHUNKS = 3 };
+    uint8_t *w = malloc((size_t)(CHUNKS * 4 * svl)), *a = malloc((size_t)(CHUNKS * 2 * svl));
+    int32_t *acc = malloc(sizeof(int32_t) * (size_t)(rows * nr));
+    pw_rng r = {77};
+    for (int32_t i = 0; i < CHUNKS * 4 * svl; ++i) w[i] = (uint8_t)pw_rng_next(&r);
+    for (int32_t i = 0; i < CHUNKS * 2 * svl; ++i) a[i] = (uint8_t)pw_rng_next(&r);
+    pw__qc4w_sme_tile(w, a, CHUNKS, acc, rows, 0);
+    int bad = 0;
+    for (int32_t i = 0; i < rows; ++i)
+        for (int32_t c = 0; c < nr; ++c) {
+            /* The architecture: row i with channel c. qemu 7.2: ZA row 2r holds lane
+             * 2r + (c & 1) with channel c; odd ZA rows stay zero. */
+            const int32_t lane = form == 1 ? i : i + (c & 1);
+            int32_t want = 0;
+            if (form == 1 || i % 2 == 0)
+                for (int j = 0; j < CHUNKS; ++j)
+                    for (int k = 0; k < 8; ++k)
+                        want += a[j * 2 * svl + 8 * lane + k] * chunk_value(w + j * 4 * svl, c, k);
+            if (acc[i * nr + c] != want && bad++ < 3)
+                CHECK(0, "mode 0 at %d bits (MOPA form %d): ZA row %d, channel %d: %d, model %d",
+                      8 * (int)svl, form, (int)i, (int)c, (int)acc[i * nr + c], (int)want);
+        }
+    printf("mode 0 at %d bits against the %s MOPA: %d of %d sums differ\n", 8 * (int)svl,
+           form == 1 ? "architecture's" : "pairwise (qemu 7.2)", bad, (int)(rows * nr));
+    free(w);
+    free(a);
+    free(acc);
+}
+#endif
+
 static pw_context *context(events *ev, pw_isa isa) {
     pw_context_options co;
     pw_context_options_init(&co);
@@ -119,6 +170,9 @@ int main(int argc, char **argv) {
             const pw__kernel *other = sme_kernel(svl == 32 ? 64 : 32);
             REQUIRE(other != NULL, "no SME family of another length");
             refuse_buffer(ctx, mine, other);
+#if defined(__aarch64__)
+            tile_mode0(svl);
+#endif
         }
         pw_context_destroy(ctx);
         return pw_test_finish();

@@ -148,6 +148,11 @@ void pw__qc4w_transpose_rows(const uint8_t *src, int64_t k, int64_t n, int64_t n
  * machine at svl_bytes (1: the architecture's; 2: qemu 7.2's pairwise emulation, served
  * by half panels; 3: neither, the portable kernel runs; 0: no SME at that length here). */
 int pw__qc4w_sme_mopa_form(int32_t svl_bytes);
+/* The tile's assembly, for tests: `chunks` chunks of the tile at w against the QD8 panel
+ * (mode 0), one row's u (mode 1) or half a panel (mode 2) at a; int32 sums of `rows` rows
+ * (ZA rows 0, 1, ... or, in mode 2, 0, 2, ...) to acc, S per row. */
+void pw__qc4w_sme_tile(const uint8_t *w, const uint8_t *a, int64_t chunks, int32_t *acc,
+                       int64_t rows, int64_t mode);
 #endif
 
 /* The descriptor's pack_plan and pack: the family's tile from the kernel, the raw

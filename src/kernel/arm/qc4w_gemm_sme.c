@@ -55,11 +55,11 @@
  * and picks: the architecture's outer product, mode 0 above; or that
  * pairwise form, served by mode 2: half a panel (S/8 rows) whose words sit
  * in two adjacent lanes (TRN1 / TRN2 of one panel vector), even ZA rows
- * stored; right under both semantics, at half the rows per MOPA. So under
- * qemu the tests prove the packed layout, the weight unpack, the operand
- * layout per row, the ZA stores, the edges and the epilogue bit for bit at
- * every length, but not mode 0's UZP pairing, which only the probe checks
- * (on hardware). Anything else the probe sees: the portable kernel runs.
+ * stored; right under both semantics, at half the rows per MOPA. Under qemu
+ * the kernel tests run modes 1 and 2 bit for bit at every length, and
+ * test_qc4w_sme_vl runs mode 0 against a model of the pairwise MOPA (each
+ * row's lane meets the channels of one parity there, so a wrong UZP pairing
+ * shows). Anything else the probe sees: the portable kernel runs.
  *
  * Toolchain: the assembly is in this file, assembled by binutils 2.40 with
  * .arch_extension sme: gcc 12 has no SME intrinsics, and code from clang's
@@ -100,14 +100,13 @@
 #include <string.h>
 
 /*
- * x0 w: the tile (chunk j at w + 4S j); x1 a: the QD8 panel (mode 0; chunk j
- * at a + 2S j) or one row's u (mode 1; chunk j at a + 8 j); x2 chunks (>= 1);
- * x3 acc: rows x S int32 (row r at acc + 4S r: ZA0 row r, then ZA1, ZA2,
- * ZA3); x4 rows to store (1 .. S/4); x5 mode: 0 a panel of S/4 rows, 1 one row,
- * 2 half a panel (S/8 rows at a; ZA rows 0, 2, 4, ... stored; see probe_mopa).
+ * pw__qc4w_sme_tile (declared in qc4w.h): x0 w, the tile (chunk j at w + 4S j);
+ * x1 a, the QD8 panel (mode 0; chunk j at a + 2S j) or one row's u (mode 1;
+ * chunk j at a + 8 j); x2 chunks (>= 1); x3 acc: rows x S int32 (row r at
+ * acc + 4S r: ZA0 row r, then ZA1, ZA2, ZA3); x4 rows to store (1 .. S/4); x5
+ * mode: 0 a panel of S/4 rows, 1 one row, 2 half a panel (S/8 rows at a; ZA
+ * rows 0, 2, 4, ... stored; see probe_mopa).
  */
-void pw__qc4w_sme_tile(const uint8_t *w, const uint8_t *a, int64_t chunks, int32_t *acc,
-                       int64_t rows, int64_t mode);
 /* RDSVL: the streaming vector length in bytes (readable outside streaming mode). */
 int64_t pw__qc4w_sme_svl(void);
 
