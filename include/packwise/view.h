@@ -182,6 +182,17 @@ PW_API pw_status pw_view_narrow(pw_context *ctx, const pw_view *src, int32_t axi
                                 int64_t start, int64_t length, pw_view *out);
 
 /**
+ * Index one axis at @p index and drop it: the result has rank - 1 axes (a 3-D
+ * expert weight [E, out, in] at axis 0 gives expert @p index's 2-D [out, in]
+ * view, usable wherever a 2-D weight is). No bytes move; the result keeps the
+ * order of its last two axes. Refused (::PW_ERR_SHAPE): a rank-1 view, the axis
+ * the blocks tile (that would cut blocks), a row-tiled view, an index outside
+ * the axis.
+ */
+PW_API pw_status pw_view_select(pw_context *ctx, const pw_view *src, int32_t axis, int64_t index,
+                                pw_view *out);
+
+/**
  * Swap the last two axes: metadata only, no bytes move. The result reads the
  * transposed matrix through get/to_float, but its blocks now tile axis 0, so
  * kernels refuse it: to multiply by a weight's transpose use pw_matmul_wt().

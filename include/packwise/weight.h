@@ -105,6 +105,19 @@ PW_API void pw_weight_options_init(pw_weight_options *options);
 PW_API pw_status pw_weight_create(pw_context *ctx, const pw_view *w,
                                   const pw_weight_options *options, pw_weight **out);
 
+/**
+ * The experts of a 3-D mixture-of-experts weight @p w `[E, out, in]` (as a GGUF
+ * file holds `ffn_*_exps`), one pw_weight each: experts[e] is pw_weight_create() of
+ * pw_view_select(w, 0, e), named "<name>[e]", with the same @p options (a bias, if
+ * any, is every expert's; for per-expert biases create each from its selected view).
+ * Each expert is planned and packed on its own, in the one form its policy gives a
+ * 2-D weight, through the same cache; pw_matmul_wt_experts() runs rows through them.
+ * @p count must be E. On failure nothing is left: every experts[e] is NULL.
+ */
+PW_API pw_status pw_weight_create_experts(pw_context *ctx, const pw_view *w,
+                                          const pw_weight_options *options, pw_weight **experts,
+                                          size_t count);
+
 /** Free the weight and the forms it owns (forms held by a cache stay there until the
  *  cache goes). Accepts NULL. */
 PW_API void pw_weight_destroy(pw_weight *weight);

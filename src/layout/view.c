@@ -257,6 +257,40 @@ pw_status pw_view_narrow(pw_context *ctx, const pw_view *src, int32_t axis, int6
     return PW_OK;
 }
 
+pw_status pw_view_select(pw_context *ctx, const pw_view *src, int32_t axis, int64_t index,
+                         pw_view *out) {
+    PW__FAIL_IF(out == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_view_select: out is NULL");
+    PW__TRY(pw_view_check(ctx, src));
+    PW__FAIL_IF(src->rank < 2, ctx, PW_ERR_SHAPE,
+                "pw_view_select '%s': a rank-1 view has no axis to drop", view_name(src));
+    PW__FAIL_IF(axis < 0 || axis >= src->rank, ctx, PW_ERR_SHAPE,
+                "pw_view_select '%s': axis %d is outside 0..%d", view_name(src), (int)axis,
+                (int)src->rank - 1);
+    PW__FAIL_IF(axis == src->block_axis, ctx, PW_ERR_SHAPE,
+                "pw_view_select '%s': axis %d is the one the %s blocks tile; one element of it "
+                "would cut blocks (narrow it by whole blocks instead)",
+                view_name(src), (int)axis, pw__format(src->format)->info.name);
+    PW__FAIL_IF(src->tile_rows > 0, ctx, PW_ERR_SHAPE,
+                "pw_view_select '%s': a row-tiled view keeps both its axes", view_name(src));
+    PW__FAIL_IF(index < 0 || index >= src->shape[axis], ctx, PW_ERR_SHAPE,
+                "pw_view_select '%s': index %" PRId64 " is outside axis %d of size %" PRId64,
+                view_name(src), index, (int)axis, src->shape[axis]);
+    pw_view v = *src;
+    v.offset += index * src->strides[axis];
+    for (int i = axis; i + 1 < src->rank; ++i) {
+        v.shape[i] = src->shape[i + 1];
+        v.strides[i] = src->strides[i + 1];
+    }
+    v.shape[src->rank - 1] = 0;
+    v.strides[src->rank - 1] = 0;
+    v.rank = src->rank - 1;
+    if (src->block_axis > axis) v.block_axis = src->block_axis - 1;
+    if (src->shape[axis] != 1) v.source_id[0] = v.source_id[1] = 0; /* other bytes */
+    PW__TRY(pw_view_check(ctx, &v));
+    *out = v;
+    return PW_OK;
+}
+
 pw_status pw_view_transpose(pw_context *ctx, const pw_view *src, pw_view *out) {
     PW__FAIL_IF(out == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_view_transpose: out is NULL");
     PW__TRY(pw_view_check(ctx, src));

@@ -381,8 +381,9 @@ pw_status pw_weight_create(pw_context *ctx, const pw_view *v, const pw_weight_op
     PW__FAIL_IF(v == NULL, ctx, PW_ERR_INVALID_ARGUMENT, "pw_weight_create: weight view is NULL");
     PW__TRY(pw_view_check(ctx, v));
     PW__FAIL_IF(v->rank != 2, ctx, PW_ERR_SHAPE,
-                "pw_weight_create '%s': the weight must be 2-D [out, in], not rank %d (narrow a "
-                "3-D expert weight to one expert first)",
+                "pw_weight_create '%s': the weight must be 2-D [out, in], not rank %d (take one "
+                "expert of a 3-D [E, out, in] weight with pw_view_select(), or all of them with "
+                "pw_weight_create_experts())",
                 view_name(v), (int)v->rank);
     PW__FAIL_IF(v->block_axis != 1, ctx, PW_ERR_ORIENTATION,
                 "pw_weight_create '%s': the weight is labelled [in, out] = [%" PRId64 ", %" PRId64
@@ -469,5 +470,36 @@ pw_status pw_weight_info_get(const pw_weight *w, pw_weight_info *info) {
     const size_t n = info->struct_size < sizeof r ? info->struct_size : sizeof r;
     memcpy(info, &r, n);
     info->struct_size = n;
+    return PW_OK;
+}
+
+pw_status pw_weight_create_experts(pw_context *ctx, const pw_view *v, const pw_weight_options *options,
+                                   pw_weight **experts, size_t count) {
+    PW__FAIL_IF(ctx == NULL || v == NULL || (experts == NULL && count > 0), ctx,
+                PW_ERR_INVALID_ARGUMENT, "pw_weight_create_experts: NULL argument");
+    for (size_t e = 0; e < count; ++e) experts[e] = NULL;
+    PW__TRY(pw_view_check(ctx, v));
+    PW__FAIL_IF(v->rank != 3, ctx, PW_ERR_SHAPE,
+                "pw_weight_create_experts '%s': the weight must be 3-D [E, out, in], not rank %d",
+                view_name(v), (int)v->rank);
+    PW__FAIL_IF((uint64_t)v->shape[0] != (uint64_t)count, ctx, PW_ERR_SHAPE,
+                "pw_weight_create_experts '%s': the weight has %" PRId64 " experts but experts[] "
+                "has room for %zu",
+                view_name(v), v->shape[0], count);
+    for (size_t e = 0; e < count; ++e) {
+        pw_view one;
+        char name[256];
+        snprintf(name, sizeof name, "%s[%zu]", view_name(v), e);
+        pw_status st = pw_view_select(ctx, v, 0, (int64_t)e, &one);
+        one.name = name;
+        if (st == PW_OK) st = pw_weight_create(ctx, &one, options, &experts[e]);
+        if (st != PW_OK) {
+            for (size_t k = 0; k <= e; ++k) {
+                pw_weight_destroy(experts[k]);
+                experts[k] = NULL;
+            }
+            return st;
+        }
+    }
     return PW_OK;
 }
