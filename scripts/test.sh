@@ -3,7 +3,8 @@
 #   1. Release build with -Werror (gcc), every test under each ISA level;
 #   2. ASan + UBSan build (gcc), every test again, fuzz corpora replayed;
 #   3. clang 14 build with -Werror (warnings check) and its tests;
-#   4. Arm64 cross build (gcc-aarch64-linux-gnu), tests under qemu-aarch64 -cpu max;
+#   4. Arm64 cross build (gcc-aarch64-linux-gnu), tests under qemu-aarch64 -cpu max (the SME
+#      QC4W tests also at 128, 256 and 512-bit streaming vector lengths: tests/sme.cmake);
 #   5. ThreadSanitizer build (clang 14, PW_TSAN: packwise's plain thread pool in place of
 #      pthreadpool), the tests labelled tsan ("// pw-test: tsan" in their source), the
 #      first report failing the test (TSAN_OPTIONS=halt_on_error=1, set by tests/CMakeLists.txt).
