@@ -6,6 +6,10 @@
  * several magnitudes, exact rounding ties (x * id = k + 0.5), all zeros, one
  * spike, subnormals; 3 blocks per row of each form (plus 1 and 7 blocks),
  * several rows with a row stride wider than the row.
+ * f16 and bf16 X, quantized while converted a chunk at a time (PW__ACT_CHUNK), must
+ * give the bytes of the f32 row of the same values for Q8_32, Q8_256 and QD8, over rows
+ * of several chunks, a row stride, and rows holding a NaN or an infinity (QD8 names the
+ * same first bad k).
  */
 #include "pw_test.h"
 
@@ -42,7 +46,7 @@ static void check_form(pw_context *ctx, pw_activation a) {
         memset(want, 0xAB, row * (size_t)n);
         memset(got, 0xCD, row * (size_t)n);
         for (int64_t i = 0; i < n; ++i) pw__act_quantize_row(a, x + i * ldx, in, want + (size_t)i * row);
-        pw__act_quantize_rows(ctx, a, x, ldx, n, in, got, row);
+        pw__act_quantize_rows(ctx, a, x, PW_DTYPE_F32, ldx, n, in, got, row);
         for (int64_t i = 0; i < n; ++i) {
             const unsigned char *w = want + (size_t)i * row, *g = got + (size_t)i * row;
             size_t first = row;
@@ -59,15 +63,72 @@ static void check_form(pw_context *ctx, pw_activation a) {
     }
 }
 
+static uint16_t to_bf16(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return (uint16_t)(b >> 16);
+}
+
+static void check_half(pw_context *ctx, pw_activation a, pw_dtype t) {
+    const int64_t in = 3 * PW__ACT_CHUNK + 256, ldx = in + 3, n = 5;
+    const int64_t kp = pw__qd8_k_padded(in);
+    const size_t row = a == PW_ACT_QD8 ? pw__qd8_row_bytes(kp) : pw__act_row_bytes(a, in);
+    uint16_t *xh = malloc(sizeof(uint16_t) * (size_t)(n * ldx));
+    float *xf = malloc(sizeof(float) * (size_t)(n * ldx));
+    unsigned char *want = malloc(row * (size_t)n), *got = malloc(row * (size_t)n);
+    REQUIRE(xh && xf && want && got, "malloc");
+    pw_rng r = {9};
+    for (int64_t i = 0; i < n * ldx; ++i) {
+        const float v = (float)(pw_rng_gauss(&r) * (i % 5 == 0 ? 30.0 : 0.7));
+        xh[i] = t == PW_DTYPE_F16 ? pw_f32_to_f16(v) : to_bf16(v);
+    }
+    xh[1 * ldx + 2500] = t == PW_DTYPE_F16 ? 0x7E00 : 0x7FC0; /* NaN in the third chunk */
+    xh[3 * ldx + 1100] = t == PW_DTYPE_F16 ? 0xFC00 : 0xFF80; /* -inf in the second */
+    for (int64_t i = 0; i < n * ldx; ++i)
+        xf[i] = t == PW_DTYPE_F16 ? pw_f16_to_f32(xh[i]) : pw_bf16_to_f32(xh[i]);
+    memset(want, 0xAB, row * (size_t)n);
+    memset(got, 0xCD, row * (size_t)n);
+    pw__act_quantize_rows(ctx, a, xf, PW_DTYPE_F32, ldx, n, in, want, row);
+    pw__act_quantize_rows(ctx, a, xh, t, ldx, n, in, got, row);
+    for (int64_t i = 0; i < n; ++i) {
+        /* a block form of a row with a NaN is garbage either way (the row's Y is NaN) */
+        if (a != PW_ACT_QD8 && (i == 1 || i == 3)) continue;
+        const unsigned char *w = want + (size_t)i * row, *g = got + (size_t)i * row;
+        /* a QD8 row with a NaN is its header alone (the rest is never written) */
+        const size_t used = a == PW_ACT_QD8 && (i == 1 || i == 3) ? sizeof(pw__qd8_header) : row;
+        size_t first = used;
+        for (size_t b = 0; b < used && first == used; ++b)
+            if (w[b] != g[b]) first = b;
+        CHECK(first == used, "form %d, %s X, row %lld: byte %zu differs from the f32 row's", (int)a,
+              t == PW_DTYPE_F16 ? "f16" : "bf16", (long long)i, first);
+    }
+    if (a == PW_ACT_QD8) {
+        const pw__qd8_header *h1 = (const pw__qd8_header *)(const void *)(got + row);
+        const pw__qd8_header *h3 = (const pw__qd8_header *)(const void *)(got + 3 * row);
+        CHECK(h1->bad == 1 && h1->bad_k == 2500 && h3->bad == 1 && h3->bad_k == 1100,
+              "QD8 bad rows: %d at %lld, %d at %lld", (int)h1->bad, (long long)h1->bad_k, (int)h3->bad,
+              (long long)h3->bad_k);
+    }
+    free(xh);
+    free(xf);
+    free(want);
+    free(got);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
+    const pw_activation forms[3] = {PW_ACT_Q8_32, PW_ACT_Q8_256, PW_ACT_QD8};
+    for (int f = 0; f < 3; ++f) {
+        check_half(ctx, forms[f], PW_DTYPE_F16);
+        check_half(ctx, forms[f], PW_DTYPE_BF16);
+    }
     check_form(ctx, PW_ACT_Q8_32);
     check_form(ctx, PW_ACT_Q8_256);
     /* Ties round to even: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2 with d = 1. */
     {
         float x[32] = {127.0f, 2.5f, 3.5f, -2.5f};
         pw__q8_32 b;
-        pw__act_quantize_rows(ctx, PW_ACT_Q8_32, x, 32, 1, 32, &b, sizeof b);
+        pw__act_quantize_rows(ctx, PW_ACT_Q8_32, x, PW_DTYPE_F32, 32, 1, 32, &b, sizeof b);
         CHECK(b.d == 1.0f && b.qs[1] == 2 && b.qs[2] == 4 && b.qs[3] == -2 && b.qu[3] == 126,
               "d %g qs %d %d %d qu %u", (double)b.d, b.qs[1], b.qs[2], b.qs[3], b.qu[3]);
         CHECK(b.sum == 127 + 2 + 4 - 2 && b.dsum == 131.0f, "sum %d dsum %g", (int)b.sum, (double)b.dsum);

@@ -19,19 +19,28 @@ void pw_run_args_init(pw_run_args *a) {
     a->struct_size = sizeof *a;
 }
 
-/* Nonzero when x[0..n) holds a NaN or an infinity: all exponent bits set. */
-static int row_not_finite(const float *x, int64_t n) {
+/* Nonzero when x[0..n) (f32, or f16/bf16 bits) holds a NaN or an infinity: all
+ * exponent bits set. */
+static int row_not_finite(const void *x, pw_dtype t, int64_t n) {
     uint32_t any = 0;
-    for (int64_t k = 0; k < n; ++k) {
-        uint32_t b;
-        memcpy(&b, &x[k], 4);
-        any |= (uint32_t)((b & 0x7F800000u) == 0x7F800000u);
+    if (t == PW_DTYPE_F32) {
+        const float *f = x;
+        for (int64_t k = 0; k < n; ++k) {
+            uint32_t b;
+            memcpy(&b, &f[k], 4);
+            any |= (uint32_t)((b & 0x7F800000u) == 0x7F800000u);
+        }
+    } else {
+        const uint16_t *h = x;
+        const uint16_t e = t == PW_DTYPE_F16 ? 0x7C00u : 0x7F80u;
+        for (int64_t k = 0; k < n; ++k) any |= (uint32_t)((h[k] & e) == e);
     }
     return any != 0;
 }
 
 typedef struct scan_job {
-    const float *x;
+    const void *x;
+    pw_dtype t;
     int64_t ldx, in, n, per;
     uint8_t *bad;
 } scan_job;
@@ -39,15 +48,17 @@ typedef struct scan_job {
 static void scan_task(void *p, size_t t) {
     const scan_job *j = p;
     const int64_t i0 = (int64_t)t * j->per, i1 = i0 + j->per < j->n ? i0 + j->per : j->n;
-    for (int64_t i = i0; i < i1; ++i) j->bad[i] = (uint8_t)row_not_finite(j->x + i * j->ldx, j->in);
+    const size_t es = j->t == PW_DTYPE_F32 ? 4 : 2;
+    for (int64_t i = i0; i < i1; ++i)
+        j->bad[i] = (uint8_t)row_not_finite((const uint8_t *)j->x + (size_t)(i * j->ldx) * es, j->t, j->in);
 }
 
 static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
 
 /* Flag the rows of X that hold a value that is not finite (their Y is NaN); the count. */
-static int64_t flag_bad_rows(pw_context *ctx, const float *x, int64_t ldx, int64_t in, int64_t n,
-                             uint8_t *bad) {
-    scan_job sj = {x, ldx, in, n, n, bad};
+static int64_t flag_bad_rows(pw_context *ctx, const void *x, pw_dtype t, int64_t ldx, int64_t in,
+                             int64_t n, uint8_t *bad) {
+    scan_job sj = {x, t, ldx, in, n, n, bad};
     const int threads = pw__threads(ctx);
     if (threads > 1 && n * in >= (int64_t)1 << 16) {
         sj.per = (n + 4 * threads - 1) / (4 * threads);
@@ -146,16 +157,18 @@ static pw_status weight_run(pw_context *ctx, pw_weight *w, const pw_run_args *ar
     /* beta != 0: the product goes to f32 scratch first, then Y = beta * Y + it */
     const int blend = a.beta != 0.0f;
     need = at_sums + ((f16 && !k->epilogue) || blend ? align64(sizeof(float) * (size_t)n * (size_t)out) : 0);
-    /* f16 or bf16 X: converted to f32 rows (exact) */
+    /* f16 or bf16 X for a kernel of f32 activations (float weights): converted to f32 rows
+     * (exact); a quantizing kernel's X is converted while it is quantized, a chunk at a time */
     const size_t at_xf = need;
-    if (a.x_type != PW_DTYPE_F32) need += sizeof(float) * (size_t)n * (size_t)in;
+    const int x_copy = a.x_type != PW_DTYPE_F32 && act == PW_ACT_F32;
+    if (x_copy) need += sizeof(float) * (size_t)n * (size_t)in;
     uint8_t *s = pw__ctx_scratch(ctx, need);
     PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "weight '%s': cannot allocate %zu bytes of scratch for n = %" PRId64, w->name, need, n);
     uint8_t *bad = s;
     const float *x32 = a.x;
     int64_t ldx32 = ldx;
-    if (a.x_type != PW_DTYPE_F32) {
+    if (x_copy) {
         float *xf = (float *)(void *)(s + at_xf);
         const uint16_t *xh = a.x;
         for (int64_t i = 0; i < n; ++i)
@@ -167,7 +180,7 @@ static pw_status weight_run(pw_context *ctx, pw_weight *w, const pw_run_args *ar
     }
 
     /* Rows that hold a value that is not finite: their Y is NaN. */
-    const int64_t n_bad = flag_bad_rows(ctx, x32, ldx32, in, n, bad);
+    const int64_t n_bad = flag_bad_rows(ctx, a.x, a.x_type, ldx, in, n, bad);
 
     pw__mm_call call;
     memset(&call, 0, sizeof call);
@@ -189,7 +202,7 @@ static pw_status weight_run(pw_context *ctx, pw_weight *w, const pw_run_args *ar
     set_operand(w, c, &call);
     if (act != PW_ACT_F32) {
         uint8_t *xq = s + at_rows;
-        pw__act_quantize_rows(ctx, act, x32, ldx32, n, in, xq, row);
+        pw__act_quantize_rows(ctx, act, a.x, a.x_type, ldx, n, in, xq, row);
         call.xq = xq;
         call.xq_row_bytes = row;
         if (panel > 0) {
@@ -321,11 +334,11 @@ pw_status pw_matmul_wt_many(pw_context *ctx, const float *x, int64_t n, int64_t 
     PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
                 "pw_matmul_wt_many: cannot allocate %zu bytes of scratch for n = %" PRId64, need, n);
     uint8_t *bad = s;
-    const int64_t n_bad = flag_bad_rows(ctx, x, ldx, in, n, bad);
+    const int64_t n_bad = flag_bad_rows(ctx, x, PW_DTYPE_F32, ldx, in, n, bad);
     for (size_t g = 0; g < ngroups; ++g) {
         if (groups[g].act == PW_ACT_F32) continue;
         uint8_t *xq = s + groups[g].at_rows;
-        pw__act_quantize_rows(ctx, groups[g].act, x, ldx, n, in, xq, groups[g].row);
+        pw__act_quantize_rows(ctx, groups[g].act, x, PW_DTYPE_F32, ldx, n, in, xq, groups[g].row);
         if (groups[g].panel > 0)
             pw__qd8_panel_rows(xq, groups[g].row, pw__qd8_k_padded(in), groups[g].panel, 0, n,
                                s + groups[g].at_panels);

@@ -95,12 +95,62 @@ typedef struct quantize_job {
     int64_t ldx, n, in, rows_per_task;
     uint8_t *dst;
     size_t row_bytes;
+    const uint16_t *xh; /* f16 or bf16 rows instead of x (x NULL), of type t */
+    pw_dtype t;
 } quantize_job;
+
+/* f16 or bf16 values as f32 (exact). */
+static void half_to_f32(const uint16_t *h, pw_dtype t, int64_t n, float *out) {
+    if (t == PW_DTYPE_F16)
+        for (int64_t k = 0; k < n; ++k) out[k] = pw_f16_to_f32(h[k]);
+    else
+        for (int64_t k = 0; k < n; ++k) out[k] = pw_bf16_to_f32(h[k]);
+}
+
+/* One f16/bf16 row, PW__ACT_CHUNK values at a time through an L1 buffer: the same
+ * bytes as the f32 row of the same values (the block quantizers see whole blocks;
+ * QD8 scans every chunk for the row's range, then quantizes every chunk). */
+static void quantize_half_row(const quantize_job *q, const uint16_t *x, uint8_t *dst) {
+    float tmp[PW__ACT_CHUNK];
+    if (q->qd8 == NULL) {
+        const int64_t bs = pw__act_block_size(q->a);
+        const size_t bb = pw__act_block_bytes(q->a);
+        for (int64_t c = 0; c < q->in; c += PW__ACT_CHUNK) {
+            const int64_t m = q->in - c < PW__ACT_CHUNK ? q->in - c : PW__ACT_CHUNK;
+            half_to_f32(x + c, q->t, m, tmp);
+            q->row(q->a, tmp, m, dst + (size_t)(c / bs) * bb);
+        }
+        return;
+    }
+    const int64_t kp = pw__qd8_k_padded(q->in);
+    pw__qd8_range r = {0.0f, 0.0f, -1};
+    for (int64_t c = 0; c < q->in; c += PW__ACT_CHUNK) {
+        const int64_t m = q->in - c < PW__ACT_CHUNK ? q->in - c : PW__ACT_CHUNK;
+        half_to_f32(x + c, q->t, m, tmp);
+        pw__qd8_scan(tmp, m, c, &r);
+    }
+    float inv;
+    int32_t zp;
+    if (!pw__qd8_begin(dst, &r, &inv, &zp)) return;
+    int8_t *qs = (int8_t *)(dst + sizeof(pw__qd8_header));
+    uint8_t *qu = dst + sizeof(pw__qd8_header) + (size_t)kp;
+    int32_t sum = 0;
+    for (int64_t c = 0; c < q->in; c += PW__ACT_CHUNK) {
+        const int64_t m = q->in - c < PW__ACT_CHUNK ? q->in - c : PW__ACT_CHUNK;
+        half_to_f32(x + c, q->t, m, tmp);
+        sum += pw__qd8_fill(tmp, m, inv, zp, qs + c, qu + c);
+    }
+    pw__qd8_end(dst, q->in, kp, sum);
+}
 
 static void quantize_task(void *p, size_t t) {
     const quantize_job *q = p;
     const int64_t i0 = (int64_t)t * q->rows_per_task;
     const int64_t i1 = i0 + q->rows_per_task < q->n ? i0 + q->rows_per_task : q->n;
+    if (q->xh != NULL) {
+        for (int64_t i = i0; i < i1; ++i) quantize_half_row(q, q->xh + i * q->ldx, q->dst + (size_t)i * q->row_bytes);
+        return;
+    }
     if (q->qd8 != NULL) {
         const int64_t kp = pw__qd8_k_padded(q->in);
         for (int64_t i = i0; i < i1; ++i)
@@ -110,10 +160,11 @@ static void quantize_task(void *p, size_t t) {
     for (int64_t i = i0; i < i1; ++i) q->row(q->a, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
 }
 
-void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes) {
-    quantize_job q = {pw__act_quantize_row, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a, x, ldx,
-                      n, in, n, dst, row_bytes};
+    quantize_job q = {pw__act_quantize_row, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a,
+                      t == PW_DTYPE_F32 ? x : NULL, ldx, n, in, n, dst, row_bytes,
+                      t == PW_DTYPE_F32 ? NULL : x, t};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
     if ((pw_context_usable_features(ctx) & need) == need) {

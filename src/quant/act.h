@@ -13,6 +13,7 @@
 #define PACKWISE_QUANT_ACT_H
 
 #include "packwise/matmul.h"
+#include "packwise/weight.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,13 +53,16 @@ size_t pw__act_row_bytes(pw_activation a, int64_t in);
 void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst);
 
 /*
- * Quantize n rows of `in` floats (row stride ldx floats) into rows of
- * row_bytes bytes with the fastest quantizer the context's ISA allows, on the
- * context's threads when the work is GEMM-sized; every quantizer writes
- * exactly the bytes pw__act_quantize_row (or, for QD8, pw__qd8_quantize_row)
- * writes (finite x).
+ * Quantize n rows of `in` values of type t (f32, f16 or bf16; row stride ldx
+ * values) into rows of row_bytes bytes with the fastest quantizer the context's
+ * ISA allows, on the context's threads when the work is GEMM-sized; every
+ * quantizer writes exactly the bytes pw__act_quantize_row (or, for QD8,
+ * pw__qd8_quantize_row) writes for the same values as f32 (finite x). f16 and
+ * bf16 rows are converted PW__ACT_CHUNK values at a time into L1 as they are
+ * quantized: X is never copied to f32 as a whole. a is never PW_ACT_F32.
  */
-void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const float *x, int64_t ldx,
+#define PW__ACT_CHUNK 1024
+void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes);
 
 #if defined(__x86_64__)
@@ -113,6 +117,18 @@ static inline size_t pw__qd8_row_bytes(int64_t k_padded) {
 /* Quantize one row of K floats. A value that is not finite makes the row
  * unusable: header.bad = 1 and header.bad_k names the first such k. */
 void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+
+/* pw__qd8_quantize_row in steps, for a row that arrives in pieces (f16/bf16 X converted
+ * a chunk at a time): scan every piece (base: its first index), begin (the header; 0 for
+ * a row with a value that is not finite, which is then done), fill every piece, end. */
+typedef struct pw__qd8_range {
+    float lo, hi;  /* start at 0: the range holds 0 */
+    int64_t bad_k; /* first index of a value that is not finite; -1 = none */
+} pw__qd8_range;
+void pw__qd8_scan(const float *x, int64_t k, int64_t base, pw__qd8_range *r);
+int pw__qd8_begin(uint8_t *row, const pw__qd8_range *r, float *inv, int32_t *zp);
+int32_t pw__qd8_fill(const float *x, int64_t k, float inv, int32_t zp, int8_t *q, uint8_t *u);
+void pw__qd8_end(uint8_t *row, int64_t k, int64_t k_padded, int32_t sum);
 typedef void (*pw__qd8_row_fn)(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
 #if defined(__x86_64__)
 /* quant/x86/qd8_avx512.c: AVX-512 F/BW only. */

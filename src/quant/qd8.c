@@ -26,32 +26,32 @@ void pw__qd8_params(float lo, float hi, float *scale, float *inv, int32_t *zp) {
     *zp = (int32_t)zpf;
 }
 
-void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row) {
-    float lo = 0.0f, hi = 0.0f;
-    int bad = 0;
+void pw__qd8_scan(const float *x, int64_t k, int64_t base, pw__qd8_range *r) {
     for (int64_t i = 0; i < k; ++i) {
         const float v = x[i];
-        bad |= (v - v) != 0.0f; /* inf - inf and NaN - NaN are NaN */
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
+        /* inf - inf and NaN - NaN are NaN */
+        if (r->bad_k < 0 && (v - v) != 0.0f) r->bad_k = base + i;
+        r->lo = v < r->lo ? v : r->lo;
+        r->hi = v > r->hi ? v : r->hi;
     }
+}
+
+int pw__qd8_begin(uint8_t *row, const pw__qd8_range *r, float *inv, int32_t *zp) {
     pw__qd8_header *h = (pw__qd8_header *)(void *)row;
     memset(h, 0, sizeof *h);
-    int8_t *q = (int8_t *)(row + sizeof *h);
-    uint8_t *u = row + sizeof *h + (size_t)k_padded;
-    if (bad) {
+    if (r->bad_k >= 0) {
         h->bad = 1;
-        for (int64_t i = 0; i < k; ++i) {
-            if ((x[i] - x[i]) != 0.0f) {
-                h->bad_k = i;
-                break;
-            }
-        }
-        return;
+        h->bad_k = r->bad_k;
+        return 0;
     }
-    float scale, inv;
-    int32_t zp;
-    pw__qd8_params(lo, hi, &scale, &inv, &zp);
+    float scale;
+    pw__qd8_params(r->lo, r->hi, &scale, inv, zp);
+    h->scale = scale;
+    h->neg_zp = -*zp;
+    return 1;
+}
+
+int32_t pw__qd8_fill(const float *x, int64_t k, float inv, int32_t zp, int8_t *q, uint8_t *u) {
     int32_t sum = 0;
     for (int64_t i = 0; i < k; ++i) {
         const int32_t iv = pw__qd8_value(x[i], inv, zp);
@@ -59,13 +59,29 @@ void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *
         u[i] = (uint8_t)(iv + 128);
         sum += iv;
     }
+    return sum;
+}
+
+void pw__qd8_end(uint8_t *row, int64_t k, int64_t k_padded, int32_t sum) {
+    pw__qd8_header *h = (pw__qd8_header *)(void *)row;
+    int8_t *q = (int8_t *)(row + sizeof *h);
+    uint8_t *u = row + sizeof *h + (size_t)k_padded;
     for (int64_t i = k; i < k_padded; ++i) {
         q[i] = 0;
         u[i] = 128;
     }
-    h->scale = scale;
-    h->neg_zp = -zp;
     h->sum = sum;
+}
+
+void pw__qd8_quantize_row(const float *x, int64_t k, int64_t k_padded, uint8_t *row) {
+    pw__qd8_range r = {0.0f, 0.0f, -1};
+    pw__qd8_scan(x, k, 0, &r);
+    float inv;
+    int32_t zp;
+    if (!pw__qd8_begin(row, &r, &inv, &zp)) return;
+    const int32_t sum = pw__qd8_fill(x, k, inv, zp, (int8_t *)(row + sizeof(pw__qd8_header)),
+                                     row + sizeof(pw__qd8_header) + (size_t)k_padded);
+    pw__qd8_end(row, k, k_padded, sum);
 }
 
 void pw__qd8_panel_rows(const uint8_t *lhs, size_t row_bytes, int64_t k_padded, int32_t p,
