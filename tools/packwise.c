@@ -15,6 +15,8 @@ typedef struct command {
     int (*parse)(int argc, char **argv, pw_cli_parsed *p);
     int (*run)(const pw_cli_parsed *p);
     const char *summary;
+    const char *exits;   /* what exit codes 0 and 1 mean for it (2 is always usage/input) */
+    const char *example; /* one command line */
 } command;
 
 /* Typed halves of each subcommand behind one signature. */
@@ -42,17 +44,35 @@ static int parse_bench(int argc, char **argv, pw_cli_parsed *p) {
 static int run_bench(const pw_cli_parsed *p) { return pw_cmd_bench(p->args.bench.argc, p->args.bench.argv); }
 
 static const command commands[] = {
-    {"formats", parse_formats, run_formats, "list every format and the kernels available on this CPU"},
-    {"inspect", parse_inspect, run_inspect, "show a GGUF file's header, metadata and tensors"},
-    {"dequant", parse_dequant, run_dequant, "decode one tensor to float32"},
-    {"matmul", parse_matmul, run_matmul, "Y = X * W^T for a weight in a GGUF file"},
-    {"prepack", parse_prepack, run_prepack, "pack every 2-D weight once into a weights-cache file"},
-    {"fixtures", parse_fixtures, run_fixtures, "write layout fixture bytes"},
-    {"verify", parse_verify, run_verify, "check bytes against a layout fixture"},
-    {"bench", parse_bench, run_bench, "measure throughput against this machine's bandwidth and peak"},
-    {"synth", parse_synth, run_synth, "write a GGUF of random weights at LLM shapes (for measurements)"},
-    {"check-cache", parse_check_cache, run_check_cache, "check a weights-cache file's entries against its GGUF's bytes"},
+    {"formats", parse_formats, run_formats, "list every format and the kernels available on this CPU",
+     "0 listed", "packwise formats --json"},
+    {"inspect", parse_inspect, run_inspect, "show a GGUF file's header, metadata and tensors",
+     "0 shown", "packwise inspect model.gguf --json"},
+    {"dequant", parse_dequant, run_dequant, "decode one tensor to float32",
+     "0 written", "packwise dequant model.gguf blk.0.attn_q.weight -o q.f32"},
+    {"matmul", parse_matmul, run_matmul, "Y = X * W^T for a weight in a GGUF file",
+     "0 written", "packwise matmul model.gguf blk.0.ffn_up.weight --x x.f32 -o y.f32 --threads 4"},
+    {"prepack", parse_prepack, run_prepack, "pack every 2-D weight once into a weights-cache file",
+     "0 written", "packwise prepack model.gguf -o model.pwc"},
+    {"fixtures", parse_fixtures, run_fixtures, "write layout fixture bytes",
+     "0 written", "packwise fixtures --format Q4_K --rows 5 --blocks 3 --order kernel -o tags.bin"},
+    {"verify", parse_verify, run_verify, "check bytes against a layout fixture",
+     "0 the bytes are the fixture, 1 they disagree (the first block that does is named)",
+     "packwise verify --format Q4_K --rows 5 --blocks 3 --order kernel tags.bin"},
+    {"bench", parse_bench, run_bench, "measure throughput against this machine's bandwidth and peak",
+     "0 measured", "packwise bench --formats Q4_0,Q4_K --shapes 11008x4096 --batch 1,128 --threads 1,2"},
+    {"synth", parse_synth, run_synth, "write a GGUF of random weights at LLM shapes (for measurements)",
+     "0 written", "packwise synth -o synth.gguf --layers 2 --formats Q4_0,Q6_K"},
+    {"check-cache", parse_check_cache, run_check_cache, "check a weights-cache file's entries against its GGUF's bytes",
+     "0 every entry matches, 1 an entry does not (it is named)", "packwise check-cache model.gguf model.pwc"},
 };
+
+/* The end of every subcommand's --help: its exit codes and an example. */
+static void help_footer(const command *c) {
+    printf("\nExit codes: %s; 2 bad usage or bad input (the message says which).\n"
+           "Example: %s\n",
+           c->exits, c->example);
+}
 
 static void usage(FILE *f) {
     fprintf(f, "usage: packwise <command> [options]\n\ncommands:\n");
@@ -81,7 +101,14 @@ int pw_cli_parse(int argc, char **argv, pw_cli_parsed *p) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         if (strcmp(argv[1], commands[i].name) == 0) {
             p->command = (int)i;
-            return commands[i].parse(argc - 1, argv + 1, p);
+            int help = 0;
+            for (int a = 2; a < argc; ++a) help |= pw_cli_is_help(argv[a]);
+            int rc = commands[i].parse(argc - 1, argv + 1, p);
+            if (!help) return rc;
+            /* --help: the command's own text (bench prints it as it runs), then the footer */
+            if (rc == PW_CLI_RUN) rc = commands[i].run(p);
+            if (rc == PW_EXIT_OK) help_footer(&commands[i]);
+            return rc;
         }
     fprintf(stderr, "packwise: unknown command '%s'\n", argv[1]);
     usage(stderr);

@@ -1,5 +1,6 @@
-"""Every subcommand the README's command table lists answers --help (exit 0) and names
-each option the table gives it, so the two cannot drift apart (issue 17)."""
+"""Every subcommand the README's command table lists answers --help (exit 0), names
+each option the table gives it, so the two cannot drift apart, and ends with its exit
+codes and an example command line of itself (issue 17, item 4)."""
 import re
 import subprocess
 import sys
@@ -21,8 +22,11 @@ def main():
                            stderr=subprocess.PIPE, text=True, timeout=30)
         text = p.stdout + p.stderr
         missing = [o for o in opts if o != "--help" and o not in text]
-        ok = p.returncode == 0 and not missing
-        print("%-12s --help: exit %d, %d options, missing %s" % (cmd, p.returncode, len(opts), missing))
+        footer = re.search(r"\nExit codes: 0 .*2 bad usage", p.stdout) is not None and \
+            re.search(r"\nExample: packwise %s( |$)" % re.escape(cmd), p.stdout, re.M) is not None
+        ok = p.returncode == 0 and not missing and footer
+        print("%-12s --help: exit %d, %d options, missing %s, exit codes and example %s"
+              % (cmd, p.returncode, len(opts), missing, "yes" if footer else "NO"))
         failures += not ok
     print("%d commands, %d failures" % (len(rows), failures))
     return 1 if failures else 0

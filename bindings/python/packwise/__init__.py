@@ -1,7 +1,7 @@
 """packwise for converter authors: ctypes over libpackwise.so, numpy arrays out.
 
     import packwise
-    with packwise.GGUF("model.gguf") as g:          # 2-D weights labelled [out, in]
+    with packwise.GGUF("model.gguf", orientation="out_in") as g:  # 2-D weights [out, in]
         for t in g.tensors():
             print(t.name, t.format, t.shape)
         w = g.dequantize("blk.0.attn_q.weight")      # numpy float32, logical row-major
@@ -335,10 +335,13 @@ class Tensor:
 
 
 class GGUF:
-    """An open GGUF file. orientation='out_in' (default here) labels 2-D weights [out, in];
-    'as_stored' keeps GGUF's ne order. Bytes are never relaid out."""
+    """An open GGUF file. orientation='as_stored' (the default, as in C's
+    pw_gguf_open_options and the spec's loader) keeps GGUF's ne order, so a weight the
+    engine calls [out, in] is labelled [in, out] and the operator refuses it, naming the
+    fix; 'out_in' (what new code should ask for) labels 2-D weights [out, in]. Bytes are
+    never relaid out."""
 
-    def __init__(self, path, orientation="out_in"):
+    def __init__(self, path, orientation="as_stored"):
         self._ptr = ctypes.c_void_p()
         self._lock = threading.Lock()
         self._weights = 0                    # Weights reading the mapping (Weight.from_gguf)

@@ -18,7 +18,7 @@ class Threads(unittest.TestCase):
     def test_each_thread_gets_its_own_error(self):
         """Two threads failing at once, each in its own way: each error names its own call
         (one shared context let a thread read the other's message while ctypes released the GIL)."""
-        g = packwise.GGUF(S1)
+        g = packwise.GGUF(S1, orientation="out_in")
         wrong, errors = [], []
 
         def fail_on(tag, rounds=20000):
@@ -45,7 +45,7 @@ class Threads(unittest.TestCase):
 
     def test_threads_compute_the_same(self):
         """Products from several threads at once equal the single-thread product."""
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             x = g.dequantize("x").reshape(1, -1)
             want = g.matmul_wt(x, "W.q8_0")
             got = {}
@@ -150,7 +150,7 @@ class Arrays(unittest.TestCase):
 class Names(unittest.TestCase):
     def test_nul_bytes(self):
         """A NUL cut names short: 'x\\0junk' found tensor 'x', 'Q4_0\\0x' was Q4_0."""
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             g.dequantize("x")
             with self.assertRaises(ValueError):
                 g.dequantize("x\0junk")

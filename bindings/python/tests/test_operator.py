@@ -48,7 +48,7 @@ class Fixture:
     @classmethod
     def get(cls, fmt):
         if fmt not in cls.raw:
-            with packwise.GGUF(S1) as g:
+            with packwise.GGUF(S1, orientation="out_in") as g:
                 cls.raw[fmt] = g.raw("W." + fmt.lower().replace("_k", "_K"))
         return cls.raw[fmt]
 
@@ -87,7 +87,7 @@ class PrepareOnceRunMany(unittest.TestCase):
     def test_planned_kernel_equals_the_planned_one_shot(self):
         """Without forcing: the weight's plan and the one-shot's plan are the same (both
         compact), so the numbers are too; and within the quantization bound of the exact."""
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             for fmt in FORMATS:
                 name = "W." + fmt.lower().replace("_k", "_K")
                 w = g.weight(name)
@@ -405,7 +405,7 @@ class Sources(unittest.TestCase):
         """A weight over a GGUF tensor reads the file's mapping: closing the file leaves it
         mapped for the weight, until the weight is closed."""
         x = x_rows(2, seed=120)
-        g = packwise.GGUF(S1)
+        g = packwise.GGUF(S1, orientation="out_in")
         want = g.matmul_wt(x, "W.q4_0")
         w = g.weight("W.q4_0", policy="in_place")
         w2 = packwise.Weight.from_gguf(g, "W.q6_K", policy="fastest")

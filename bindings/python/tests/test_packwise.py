@@ -37,7 +37,7 @@ class Formats(unittest.TestCase):
 
 class Gguf(unittest.TestCase):
     def test_list_and_dequantize(self):
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             t = {x.name: x for x in g.tensors()}
             self.assertEqual(t["W.q4_K"].shape, (40, 768))
             self.assertEqual(t["W.q4_K"].ne, (768, 40))
@@ -50,10 +50,19 @@ class Gguf(unittest.TestCase):
         with packwise.GGUF(S1, orientation="as_stored") as g:
             self.assertEqual({x.name: x for x in g.tensors()}["W.q4_K"].shape, (768, 40))
 
+    def test_default_orientation_is_c_default(self):
+        """No orientation named: as stored, as C's pw_gguf_open_options_init says; a weight
+        labelled [in, out] is refused by the operator with the fix named, never multiplied."""
+        with packwise.GGUF(S1) as g:
+            self.assertEqual({x.name: x for x in g.tensors()}["W.q4_K"].shape, (768, 40))
+            with self.assertRaises(packwise.PackwiseError) as e:
+                g.matmul_wt(np.zeros((1, 40), dtype=np.float32), "W.q4_K")
+            self.assertIn("OUT_IN", str(e.exception))
+
     def test_matmul_against_ggml(self):
         with open(os.path.join(DATA, "ggml", "MANIFEST.txt"), encoding="utf-8") as f:
             manifest = f.read()
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             x = g.dequantize("x")
             for typ in ("q4_0", "q8_0", "q4_K", "q6_K"):
                 y = g.matmul_wt(x, "W." + typ)[0].astype(np.float64)
@@ -63,7 +72,7 @@ class Gguf(unittest.TestCase):
                 self.assertLessEqual(rel, 2 * ggml, typ)
 
     def test_missing_tensor(self):
-        with packwise.GGUF(S1) as g:
+        with packwise.GGUF(S1, orientation="out_in") as g:
             with self.assertRaises(packwise.PackwiseError) as e:
                 g.dequantize("no.such.tensor")
             self.assertIn("no.such.tensor", str(e.exception))
