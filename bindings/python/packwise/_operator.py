@@ -82,8 +82,15 @@ class _Sink:
 def _isa_id(name):
     v = ctypes.c_int()
     if _lib.pw_isa_from_name(_name(name, "isa"), ctypes.byref(v)) != 0:
-        raise ValueError("isa must be 'native', 'scalar', 'avx2', 'avx512', 'neon', 'dotprod' or "
-                         "'i8mm', not %r" % (name,))
+        # the library's own list of levels (pw_isa_name until "unknown")
+        levels = []
+        for i in range(64):
+            n = _lib.pw_isa_name(i)
+            n = n.decode() if isinstance(n, bytes) else n
+            if n in (None, "unknown"):
+                break
+            levels.append(repr(n))
+        raise ValueError("isa must be one of %s, not %r" % (", ".join(levels), name))
     return v.value
 
 
