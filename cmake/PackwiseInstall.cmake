@@ -57,3 +57,30 @@ if(PW_BUILD_TOOLS)
 endif()
 
 include(${PROJECT_SOURCE_DIR}/cmake/PackwisePython.cmake)
+
+# The examples and the API reference, under share/doc/packwise: the HTML is made by
+# Doxygen (Debian's doxygen) when it is installed, so an ordinary build never waits for it.
+if(PW_INSTALL_DOCS)
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+          DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/examples/gguf_matmul.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+  if(PW_DOXYGEN)
+    # Written straight into the destination (its own Doxyfile including the build's, with
+    # the output folder changed), so concurrent installs into other prefixes never share
+    # an output folder.
+    install(CODE "
+      set(pw_doc \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}\")
+      message(STATUS \"API reference (doxygen) into \${pw_doc}/html\")
+      file(MAKE_DIRECTORY \"\${pw_doc}\")
+      file(WRITE \"\${pw_doc}/.Doxyfile\" \"@INCLUDE = ${PROJECT_BINARY_DIR}/Doxyfile\\nOUTPUT_DIRECTORY = \${pw_doc}\\n\")
+      execute_process(COMMAND \"${PW_DOXYGEN}\" \"\${pw_doc}/.Doxyfile\"
+                      WORKING_DIRECTORY \"${PROJECT_BINARY_DIR}\" RESULT_VARIABLE pw_rc
+                      OUTPUT_QUIET ERROR_VARIABLE pw_err)
+      file(REMOVE \"\${pw_doc}/.Doxyfile\")
+      if(NOT pw_rc EQUAL 0)
+        message(FATAL_ERROR \"doxygen failed (\${pw_rc}): \${pw_err}\")
+      endif()")
+  else()
+    message(STATUS "doxygen not found: the API reference is not installed")
+  endif()
+endif()
