@@ -7,12 +7,6 @@
 
 #include <string.h>
 
-static float rd_f32(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     const pw__pack_desc *d = c->pack_desc;
     int has_min = 0;
@@ -44,14 +38,14 @@ void pw__i8g_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
                 if (g == 32) {
                     const pw__q8_32 *xb = &((const pw__q8_32 *)xrow)[j];
                     for (int r = 0; r < PW__I8G_NR; ++r) {
-                        acc[r] += rd_f32(meta + 64 + 4 * r) * xb->d * (float)idot[r];
-                        if (has_min) acc[r] += rd_f32(meta + 128 + 4 * r) * xb->dsum;
+                        acc[r] += pw__rd_f32(meta + 64 + 4 * r) * xb->d * (float)idot[r];
+                        if (has_min) acc[r] += pw__rd_f32(meta + 128 + 4 * r) * xb->dsum;
                     }
                 } else {
                     const pw__q8_256 *xb = &((const pw__q8_256 *)xrow)[j / 16];
                     for (int r = 0; r < PW__I8G_NR; ++r) {
-                        acc_sb[r] += rd_f32(meta + 64 + 4 * r) * (float)idot[r];
-                        if (has_min) acc_sb[r] += rd_f32(meta + 128 + 4 * r) * (float)xb->bsums[j % 16];
+                        acc_sb[r] += pw__rd_f32(meta + 64 + 4 * r) * (float)idot[r];
+                        if (has_min) acc_sb[r] += pw__rd_f32(meta + 128 + 4 * r) * (float)xb->bsums[j % 16];
                     }
                     if (j % 16 == 15) {
                         for (int r = 0; r < PW__I8G_NR; ++r) {

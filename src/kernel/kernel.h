@@ -42,6 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Description of a packed buffer; it travels with the bytes. */
 typedef struct pw__pack_desc {
@@ -170,6 +171,19 @@ typedef struct pw__kernel {
 #define PW__ACT_KEY_QD8 "f32->qd8"
 #define PW__KEY(fmt_, layout_, act_, isa_) \
     "matmul_wt:" fmt_ "/" layout_ " x " PW__ACT_KEY_##act_ " -> f32 :" isa_
+
+/* A float or int32 field of a packed buffer at any byte address (packed layouts put
+ * them where the format puts them, not at aligned addresses). */
+static inline float pw__rd_f32(const uint8_t *p) {
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline int32_t pw__rd_i32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
 /* The list (kernel/list.c). */
 size_t pw__kernel_list_count(void);

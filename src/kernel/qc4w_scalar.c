@@ -17,18 +17,6 @@ static void store(void *y, int64_t at, int f16, float v) {
         ((float *)y)[at] = v;
 }
 
-static float rd_f32(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static int32_t rd_i32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs_row_bytes,
                         int64_t batch, float min, float max, int f16, void *y, int64_t ldy,
                         int8_t *row) {
@@ -85,9 +73,9 @@ void pw__qc4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                     }
                     acc += part;
                 }
-                const int64_t isum = acc + (int64_t)h->neg_zp * rd_i32(tile + sums + 4u * (uint64_t)ch);
-                const float v = pw__qc4w_finish(isum, h->scale, rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),
-                                                rd_f32(tile + sums + 4u * (uint64_t)(2 * nr + ch)),
+                const int64_t isum = acc + (int64_t)h->neg_zp * pw__rd_i32(tile + sums + 4u * (uint64_t)ch);
+                const float v = pw__qc4w_finish(isum, h->scale, pw__rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),
+                                                pw__rd_f32(tile + sums + 4u * (uint64_t)(2 * nr + ch)),
                                                 c->min, c->max);
                 store(yout, m * c->ldy + t0 + ch, f16, v);
             }

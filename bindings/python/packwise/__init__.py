@@ -334,7 +334,20 @@ class Tensor:
         return "Tensor(%r, %s, shape=%s, ne=%s)" % (self.name, self.format, self.shape, self.ne)
 
 
-class GGUF:
+class _Closing:
+    """`with` closes it, and so does the garbage collector: close() must be idempotent."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+class GGUF(_Closing):
     """An open GGUF file. orientation='as_stored' (the default, as in C's
     pw_gguf_open_options and the spec's loader) keeps GGUF's ne order, so a weight the
     engine calls [out, in] is labelled [in, out] and the operator refuses it, naming the

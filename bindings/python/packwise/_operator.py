@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _lib, PackwiseError, GGUF, _int, _name, _require_order, _view_of_bytes, _I32
+from . import _lib, PackwiseError, GGUF, _Closing, _int, _name, _require_order, _view_of_bytes, _I32
 from ._abi import (ContextOptions, Product, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
                    TRACE_FN, TRACE_KINDS, SERVE_GEMV, SERVE_GEMM, DTYPE_F32, DTYPE_F16, DTYPE_BF16,
                    WEIGHT_KINDS, QC4W_TRANSPOSED)
@@ -101,7 +101,7 @@ def _policy_id(name):
     return v.value
 
 
-class Context:
+class Context(_Closing):
     """A pw_context: worker threads, ISA cap, memory policy of the weights it creates, and
     a trace sink.
 
@@ -224,15 +224,6 @@ class Context:
             if self._ptr and _lib is not None:
                 _lib.pw_context_destroy(self._ptr)
             self._ptr = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def __repr__(self):
         if not self._ptr:
@@ -407,7 +398,7 @@ def _x_rows(xa, *outs):
     return xa, ldx
 
 
-class Weight:
+class Weight(_Closing):
     """A prepared weight: planned at creation, packed once (prepare(), or the first product
     that needs it), then run any number of times, from any thread, each run on its context.
 
@@ -572,15 +563,6 @@ class Weight:
             busy = self._busy
         if busy == 0:
             self._destroy()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     @property
     def shape(self):

@@ -11,12 +11,6 @@
 
 #include <string.h>
 
-static float rd_f32(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 static void i8mm_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     const pw__pack_desc *d = c->pack_desc;
     int has_min = 0;
@@ -38,8 +32,8 @@ static void i8mm_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
                         idot += (int8_t)gr[64 * (k / PW__I8MM_KR) + row_off + k % PW__I8MM_KR] *
                                 xb[j].qs[k];
                     const uint8_t *meta = gr + PW__I8MM_GROUP * PW__I8MM_NR;
-                    acc += rd_f32(meta + 4 * r) * xb[j].d * (float)idot;
-                    if (has_min) acc += rd_f32(meta + 32 + 4 * r) * xb[j].dsum;
+                    acc += pw__rd_f32(meta + 4 * r) * xb[j].d * (float)idot;
+                    if (has_min) acc += pw__rd_f32(meta + 32 + 4 * r) * xb[j].dsum;
                 }
                 c->y[i * c->ldy + t0 + r] = acc;
             }

@@ -231,18 +231,6 @@ static int za_free(void) {
     return 1;
 }
 
-static float rd_f32(const uint8_t *p) {
-    float v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static int32_t rd_i32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* The contract's epilogue for rows [m, m + rows) x channels [t0, t0 + cols) of one tile. */
 static void finish(const pw__mm_call *c, const uint8_t *meta, int32_t nr, const int32_t *acc,
                    int64_t m, int64_t rows, int64_t t0, int32_t cols) {
@@ -251,9 +239,9 @@ static void finish(const pw__mm_call *c, const uint8_t *meta, int32_t nr, const 
         const int64_t zfix = (int64_t)h->neg_zp - 128;
         const size_t at = (size_t)((m + i) * c->ldy + t0);
         for (int32_t ch = 0; ch < cols; ++ch) {
-            const int64_t isum = (int64_t)acc[i * nr + ch] + zfix * rd_i32(meta + 4 * ch);
-            const float v = pw__qc4w_finish(isum, h->scale, rd_f32(meta + 4 * (nr + ch)),
-                                            rd_f32(meta + 4 * (2 * nr + ch)), c->min, c->max);
+            const int64_t isum = (int64_t)acc[i * nr + ch] + zfix * pw__rd_i32(meta + 4 * ch);
+            const float v = pw__qc4w_finish(isum, h->scale, pw__rd_f32(meta + 4 * (nr + ch)),
+                                            pw__rd_f32(meta + 4 * (2 * nr + ch)), c->min, c->max);
             if (c->y16 != NULL)
                 c->y16[at + (size_t)ch] = pw__f32_to_f16(v);
             else
