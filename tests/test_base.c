@@ -53,6 +53,17 @@ static void test_isa_cap(void) {
     CHECK((pw_context_usable_features(ctx) & (PW_CPU_AVX512F | PW_CPU_AVX512VNNI | PW_CPU_AVXVNNI)) == 0,
           "avx2 cap leaves avx512 features");
     if (cpu & PW_CPU_AVX2) CHECK(pw_context_isa(ctx) == PW_ISA_AVX2, "avx2 level");
+    /* avxvnni: the avx2 set plus AVX-VNNI, nothing of AVX-512; on a CPU without AVX-VNNI it
+     * runs as avx2 (a cap never raises) */
+    const uint32_t avx2_set = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
+    CHECK_OK(pw_context_set_isa(ctx, PW_ISA_AVXVNNI), ctx);
+    CHECK(pw_context_usable_features(ctx) == (cpu & (avx2_set | PW_CPU_AVXVNNI)),
+          "avxvnni cap: usable %x of cpu %x", pw_context_usable_features(ctx), cpu);
+    if ((cpu & (avx2_set | PW_CPU_AVXVNNI)) == (avx2_set | PW_CPU_AVXVNNI))
+        CHECK(pw_context_isa(ctx) == PW_ISA_AVXVNNI, "avxvnni level: %s",
+              pw_isa_name(pw_context_isa(ctx)));
+    else if ((cpu & avx2_set) == avx2_set)
+        CHECK(pw_context_isa(ctx) == PW_ISA_AVX2, "avxvnni without AVX-VNNI runs as avx2");
     CHECK_STATUS(pw_context_set_isa(ctx, PW_ISA_I8MM), PW_ERR_INVALID_ARGUMENT, ctx);
 #elif defined(__aarch64__)
     CHECK_OK(pw_context_set_isa(ctx, PW_ISA_NEON), ctx);
@@ -73,8 +84,36 @@ static void test_isa_cap(void) {
     o.ignore_env = 1;
     CHECK_OK(pw_context_create(&o, &ctx), NULL);
     pw_context_destroy(ctx);
+#if defined(__x86_64__)
+    /* The lower of option and environment by the levels' order, not the enum's values
+     * (PW_ISA_AVXVNNI = 8 sits between AVX2 = 2 and AVX512 = 3). */
+    const uint32_t no_avx512 = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI;
+    o.ignore_env = 0;
+    o.max_isa = PW_ISA_AVXVNNI;
+    setenv("PACKWISE_ISA", "avx512", 1);
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    CHECK((pw_context_usable_features(ctx) & no_avx512) == 0,
+          "max_isa avxvnni under PACKWISE_ISA=avx512 leaves AVX-512 (%x)", pw_context_usable_features(ctx));
+    pw_context_destroy(ctx);
+    o.max_isa = PW_ISA_AVX512;
+    setenv("PACKWISE_ISA", "AVXVNNI", 1);
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    CHECK((pw_context_usable_features(ctx) & no_avx512) == 0,
+          "PACKWISE_ISA=avxvnni under max_isa avx512 leaves AVX-512 (%x)", pw_context_usable_features(ctx));
+    pw_context_destroy(ctx);
+    o.max_isa = PW_ISA_AVXVNNI;
+    setenv("PACKWISE_ISA", "avx2", 1);
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    CHECK((pw_context_usable_features(ctx) & PW_CPU_AVXVNNI) == 0,
+          "max_isa avxvnni under PACKWISE_ISA=avx2 leaves AVX-VNNI");
+    pw_context_destroy(ctx);
+    o.max_isa = PW_ISA_NATIVE;
+    o.ignore_env = 1;
+#endif
     unsetenv("PACKWISE_ISA");
     pw_isa isa;
+    CHECK_OK(pw_isa_from_name("avxvnni", &isa), NULL);
+    CHECK(isa == PW_ISA_AVXVNNI && strcmp(pw_isa_name(isa), "avxvnni") == 0, "parse avxvnni");
     CHECK_OK(pw_isa_from_name("AVX512", &isa), NULL);
     CHECK(isa == PW_ISA_AVX512, "parse avx512");
     CHECK(pw_isa_from_name("x", &isa) == PW_ERR_INVALID_ARGUMENT, "parse junk");

@@ -78,7 +78,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: packwise <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nPACKWISE_ISA=scalar|avx2|avx512|neon|dotprod|i8mm|sme caps the kernels used.\n"
+    fprintf(f, "\nPACKWISE_ISA=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm|sme caps the kernels used.\n"
                "Exit codes: 0 success, 1 a check disagreed, 2 bad usage or bad input.\n"
                "packwise <command> --help describes a command.\n");
 }

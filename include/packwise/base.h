@@ -83,9 +83,11 @@ PW_API const char *pw_status_name(pw_status status);
 
 /**
  * Instruction-set levels a context may be capped to. On x86-64 the levels are
- * SCALAR < AVX2 < AVX512; on Arm64 SCALAR < NEON < DOTPROD < I8MM < SME. A cap never
- * raises what the CPU has; it only hides features so that lower paths can be
- * tested on one machine.
+ * SCALAR < AVX2 < AVXVNNI < AVX512; on Arm64 SCALAR < NEON < DOTPROD < I8MM < SME.
+ * The enum's values are not that order (AVXVNNI came later); the library ranks
+ * them itself. A cap never raises what the CPU has; it only hides features so
+ * that lower paths can be tested on one machine (a level the CPU lacks runs at
+ * the highest level below it that the CPU has: pw_context_isa() says which).
  */
 typedef enum pw_isa {
     PW_ISA_NATIVE = 0, /**< no cap: everything the CPU has */
@@ -95,7 +97,8 @@ typedef enum pw_isa {
     PW_ISA_NEON = 4,   /**< Arm64: Advanced SIMD */
     PW_ISA_DOTPROD = 5,/**< Arm64: + SDOT/UDOT (asimddp) */
     PW_ISA_I8MM = 6,   /**< Arm64: + SMMLA/USMMLA (i8mm) */
-    PW_ISA_SME = 7     /**< Arm64: + SME (streaming mode, ZA outer products; version 1) */
+    PW_ISA_SME = 7,    /**< Arm64: + SME (streaming mode, ZA outer products; version 1) */
+    PW_ISA_AVXVNNI = 8 /**< x86: AVX2 + FMA + F16C + AVX-VNNI (VEX vpdpbusd, Alder Lake on) */
 } pw_isa;
 
 /** CPU feature bits, as reported by pw_context_cpu_features(). */
@@ -119,7 +122,7 @@ enum pw_cpu_feature {
 PW_API const char *pw_isa_name(pw_isa isa);
 /**
  * Parse an ISA name as accepted by PACKWISE_ISA: "native", "scalar", "avx2",
- * "avx512", "neon", "dotprod", "i8mm", "sme". Returns ::PW_ERR_INVALID_ARGUMENT for
+ * "avxvnni", "avx512", "neon", "dotprod", "i8mm", "sme". Returns ::PW_ERR_INVALID_ARGUMENT for
  * anything else.
  */
 PW_API pw_status pw_isa_from_name(const char *name, pw_isa *out);

@@ -97,6 +97,7 @@ static int isa_valid_here(pw_isa isa) {
     case PW_ISA_SCALAR: return 1;
 #if defined(__x86_64__) || defined(_M_X64)
     case PW_ISA_AVX2:
+    case PW_ISA_AVXVNNI:
     case PW_ISA_AVX512: return 1;
 #elif defined(__aarch64__)
     case PW_ISA_NEON:
@@ -108,11 +109,10 @@ static int isa_valid_here(pw_isa isa) {
     }
 }
 
-/* The lower of two caps; NATIVE means no cap. */
+/* The lower of two caps of this architecture; NATIVE means no cap. By rank, not by
+ * enum value: avxvnni (8) sits between avx2 (2) and avx512 (3). */
 static pw_isa lower_cap(pw_isa a, pw_isa b) {
-    if (a == PW_ISA_NATIVE) return b;
-    if (b == PW_ISA_NATIVE) return a;
-    return a < b ? a : b;
+    return pw__isa_rank(a) <= pw__isa_rank(b) ? a : b;
 }
 
 static void apply_cap(pw_context *ctx) {
@@ -177,7 +177,7 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
 #if defined(__aarch64__)
                      "neon, dotprod, i8mm or sme)",
 #else
-                     "avx2 or avx512)",
+                     "avx2, avxvnni or avx512)",
 #endif
                      env);
             return PW_ERR_INVALID_ARGUMENT;

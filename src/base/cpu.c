@@ -105,8 +105,10 @@ uint32_t pw__features_for_isa(pw_isa isa) {
     switch (isa) {
     case PW_ISA_NATIVE: return PW__X86_ALL | PW__ARM_ALL;
     case PW_ISA_SCALAR: return 0;
-    /* AVX-VNNI (VEX) stays out of the AVX2 level so that "avx2" means plain AVX2 everywhere. */
+    /* AVX-VNNI (VEX) stays out of the AVX2 level so that "avx2" means plain AVX2 everywhere;
+     * the avxvnni level is AVX2 plus it, as on Alder Lake and later client chips. */
     case PW_ISA_AVX2: return PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
+    case PW_ISA_AVXVNNI: return PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C | PW_CPU_AVXVNNI;
     case PW_ISA_AVX512: return PW__X86_ALL;
     case PW_ISA_NEON: return PW_CPU_NEON;
     case PW_ISA_DOTPROD: return PW_CPU_NEON | PW_CPU_DOTPROD;
@@ -120,6 +122,7 @@ pw_isa pw__isa_of_features(uint32_t f) {
     const uint32_t avx512 = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL;
     const uint32_t avx2 = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C;
     if ((f & (avx512 | avx2)) == (avx512 | avx2)) return PW_ISA_AVX512;
+    if ((f & (avx2 | PW_CPU_AVXVNNI)) == (avx2 | PW_CPU_AVXVNNI)) return PW_ISA_AVXVNNI;
     if ((f & avx2) == avx2) return PW_ISA_AVX2;
     if ((f & PW__ARM_ALL) == PW__ARM_ALL) return PW_ISA_SME;
     if ((f & (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)) == (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM))
@@ -129,8 +132,25 @@ pw_isa pw__isa_of_features(uint32_t f) {
     return PW_ISA_SCALAR;
 }
 
-static const char *const isa_names[] = {"native", "scalar",  "avx2", "avx512",
-                                        "neon",   "dotprod", "i8mm", "sme"};
+/* Indexed by pw_isa. */
+static const char *const isa_names[] = {"native", "scalar",  "avx2", "avx512", "neon",
+                                        "dotprod", "i8mm", "sme",  "avxvnni"};
+
+/* A level's place in its architecture's order (scalar lowest); native above all. */
+int pw__isa_rank(pw_isa isa) {
+    switch (isa) {
+    case PW_ISA_NATIVE: return 100;
+    case PW_ISA_SCALAR: return 0;
+    case PW_ISA_AVX2: return 1;
+    case PW_ISA_AVXVNNI: return 2;
+    case PW_ISA_AVX512: return 3;
+    case PW_ISA_NEON: return 1;
+    case PW_ISA_DOTPROD: return 2;
+    case PW_ISA_I8MM: return 3;
+    case PW_ISA_SME: return 4;
+    }
+    return 0;
+}
 
 const char *pw_isa_name(pw_isa isa) {
     if ((unsigned)isa < sizeof isa_names / sizeof isa_names[0]) return isa_names[isa];

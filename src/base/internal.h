@@ -131,6 +131,7 @@ uint32_t pw__detect_cpu_features(void);
 int32_t pw__detect_sme_bytes(void);
 uint32_t pw__features_for_isa(pw_isa isa);
 pw_isa pw__isa_of_features(uint32_t features);
+int pw__isa_rank(pw_isa isa); /* order within an architecture; native highest */
 
 /* Bounded copy of a string into a fixed buffer; always NUL-terminates. */
 void pw__strlcpy(char *dst, const char *src, size_t capacity);
