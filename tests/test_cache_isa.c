@@ -10,7 +10,9 @@
  *
  * Weights: Q4_0, Q8_0, Q4_K and Q6_K at 96 x 768 (3 K-quant blocks, 24 Q4_0 blocks per
  * row); files prepacked under compact and under fastest at the native level; used at
- * native, at avx2 (x86) or neon (Arm), and at scalar, under compact and fastest.
+ * native, at avxvnni and avx2 (x86) or neon (Arm), and at scalar, under compact and
+ * fastest. On x86 also a file prepacked at avxvnni, which must serve avx2 whole: the
+ * AVX2 and AVX-VNNI kernels read the same packed bytes (x86/avx2_level.h).
  */
 #include "pw_test.h"
 
@@ -139,41 +141,72 @@ static int use_cache(pw_isa isa, pw_memory_policy policy, const char *cache_path
     return served;
 }
 
+/* A cache file of the GGUF's weights prepacked at `isa` under `policy`. */
+static void prepack_at(pw_isa isa, pw_memory_policy policy, const char *cache_path) {
+    events ev;
+    memset(&ev, 0, sizeof ev);
+    pw_context *ctx = context_at(isa, policy, &ev);
+    pw_cache_prepack_options po;
+    pw_cache_prepack_options_init(&po);
+    po.policy = policy;
+    CHECK_OK(pw_cache_prepack(ctx, gguf_path, cache_path, &po), ctx);
+    pw_context_destroy(ctx);
+}
+
 int main(void) {
     snprintf(gguf_path, sizeof gguf_path, "%s/test_cache_isa_%d.gguf", PW_TEST_BINARY_DIR, (int)getpid());
     pw_context *ctx = pw_test_context();
     write_gguf(ctx);
+    /* the levels below native; the last (scalar) is used under the other policy */
 #if defined(__aarch64__)
-    const pw_isa lower = PW_ISA_NEON;
+    const pw_isa lower[] = {PW_ISA_NEON, PW_ISA_SCALAR};
 #else
-    const pw_isa lower = PW_ISA_AVX2;
+    const pw_isa lower[] = {PW_ISA_AVXVNNI, PW_ISA_AVX2, PW_ISA_SCALAR};
 #endif
+    const int nlower = (int)(sizeof lower / sizeof lower[0]);
     const pw_memory_policy policies[2] = {PW_MEMORY_COMPACT, PW_MEMORY_FASTEST};
     for (int m = 0; m < 2; ++m) {
         char cache_path[600];
         snprintf(cache_path, sizeof cache_path, "%s/test_cache_isa_%d_%s.pwc", PW_TEST_BINARY_DIR,
                  (int)getpid(), pw_memory_policy_name(policies[m]));
-        events ev;
-        memset(&ev, 0, sizeof ev);
-        pw_context *native = context_at(PW_ISA_NATIVE, policies[m], &ev);
-        pw_cache_prepack_options po;
-        pw_cache_prepack_options_init(&po);
-        po.policy = policies[m];
-        CHECK_OK(pw_cache_prepack(native, gguf_path, cache_path, &po), native);
-        pw_context_destroy(native);
+        prepack_at(PW_ISA_NATIVE, policies[m], cache_path);
         int packed = 0;
         const int at_native = use_cache(PW_ISA_NATIVE, policies[m], cache_path, 1, &packed);
-        for (int u = 0; u < 2; ++u) {
-            const pw_isa isas[2] = {lower, PW_ISA_SCALAR};
+        for (int u = 0; u < nlower; ++u) {
+            const pw_memory_policy pu = policies[u < nlower - 1 ? m : 1 - m];
             int repacked = 0;
-            const int s = use_cache(isas[u], policies[u == 0 ? m : 1 - m], cache_path, 0, &repacked);
+            const int s = use_cache(lower[u], pu, cache_path, 0, &repacked);
             printf("file made under %s at native (%d forms served there): at %s under %s, %d forms "
                    "served, %d packed with a reason\n",
-                   pw_memory_policy_name(policies[m]), at_native, pw_isa_name(isas[u]),
-                   pw_memory_policy_name(policies[u == 0 ? m : 1 - m]), s, repacked);
+                   pw_memory_policy_name(policies[m]), at_native, pw_isa_name(lower[u]),
+                   pw_memory_policy_name(pu), s, repacked);
         }
         unlink(cache_path);
     }
+#if !defined(__aarch64__)
+    /* avxvnni and avx2 kernels read the same packed bytes (i8g GEMM under fastest): a file
+     * made at avxvnni serves avx2 whole, and the other way round, with no adapter event */
+    for (int m = 0; m < 2; ++m) {
+        const pw_isa made[2] = {PW_ISA_AVXVNNI, PW_ISA_AVX2};
+        for (int d = 0; d < 2; ++d) {
+            char cache_path[600];
+            snprintf(cache_path, sizeof cache_path, "%s/test_cache_isa_%d_%s_%s.pwc",
+                     PW_TEST_BINARY_DIR, (int)getpid(), pw_isa_name(made[d]),
+                     pw_memory_policy_name(policies[m]));
+            prepack_at(made[d], policies[m], cache_path);
+            int packed = 0;
+            const int here = use_cache(made[d], policies[m], cache_path, 1, &packed);
+            const int there = use_cache(made[1 - d], policies[m], cache_path, 1, &packed);
+            CHECK(packed == 0 && here == there, "file made at %s under %s: %d forms served there, "
+                  "%d at %s, %d packed", pw_isa_name(made[d]), pw_memory_policy_name(policies[m]),
+                  here, there, pw_isa_name(made[1 - d]), packed);
+            printf("file made under %s at %s: %d forms served there, %d at %s\n",
+                   pw_memory_policy_name(policies[m]), pw_isa_name(made[d]), here, there,
+                   pw_isa_name(made[1 - d]));
+            unlink(cache_path);
+        }
+    }
+#endif
     unlink(gguf_path);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -149,6 +149,7 @@ typedef struct pw__kernel {
  */
 #define PW__PRIO_SCALAR 10
 #define PW__PRIO_AVX2 20
+#define PW__PRIO_AVXVNNI 25
 #define PW__PRIO_AVX512 30
 #define PW__PRIO_NEON 20
 #define PW__PRIO_DOTPROD 30

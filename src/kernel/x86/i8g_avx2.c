@@ -28,12 +28,21 @@
  * Dispatch hands whole tiles (o0 a multiple of 16); a last partial tile and
  * the rows of X that do not fill the micro-kernel go through the same code
  * (a smaller MR instantiation, a staged store).
+ *
+ * Built twice (avx2_level.h): avx2, and avxvnni through i8g_avxvnni.c, where
+ * every format takes the u8 form with one vpdpbusd per k4 step and row of X,
+ * from corr, straight into int32: no int16 partial sums, no sign form, and so
+ * MR = 6 for every format (the int16 partials were what kept some at 4).
+ * Bound: a step adds at most 4 * 255 * 128 = 130560 per lane, a group of 32
+ * at most 8 steps of it plus |corr| <= 128 * 32 * 128: far inside int32. The
+ * packed bytes are the family's (i8g_pack.c), the same at both levels.
  */
 #if !defined(__AVX2__) || !defined(__FMA__)
 #error "i8g_avx2.c must be compiled with -mavx2 -mfma"
 #endif
 
 #include "kernel/i8g.h"
+#include "kernel/x86/avx2_level.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -69,7 +78,9 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                              int rows, const int G, const int has_min, const int P, const int MR) {
     const uint64_t rec = pw__i8g_group_bytes(G, has_min);
     const int64_t groups = c->pack_desc->in / G;
-    const int steps = G / 4, chunk = P > 0 ? P : 1;
+    /* u8: X as qu against q from corr (every format at avxvnni); else the sign form */
+    const int u8 = PW__VNNI || P > 0;
+    const int steps = G / 4, chunk = PW__VNNI ? steps : P > 0 ? P : 1;
     const __m256i ones = _mm256_set1_epi16(1);
     /* fixed-size arrays (not VLAs) so that, once MR is a known constant, they live in registers */
     const uint8_t *xrow[PW__I8G_AVX2_MR_MAX];
@@ -101,14 +112,14 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
         for (int m = 0; m < MR; ++m) {
             if (G == 32) {
                 const pw__q8_32 *xb = (const pw__q8_32 *)(const void *)xrow[m] + j;
-                xs[m] = P > 0 ? xb->qu : (const uint8_t *)xb->qs;
+                xs[m] = u8 ? xb->qu : (const uint8_t *)xb->qs;
             } else {
                 const pw__q8_256 *xb = (const pw__q8_256 *)(const void *)xrow[m] + j / 16;
-                xs[m] = (P > 0 ? xb->qu : (const uint8_t *)xb->qs) + (j % 16) * 16;
+                xs[m] = (u8 ? xb->qu : (const uint8_t *)xb->qs) + (j % 16) * 16;
             }
         }
         __m256i isum[PW__I8G_AVX2_MR_MAX];
-        for (int m = 0; m < MR; ++m) isum[m] = P > 0 ? ld(meta) : _mm256_setzero_si256();
+        for (int m = 0; m < MR; ++m) isum[m] = u8 ? ld(meta) : _mm256_setzero_si256();
         for (int s0 = 0; s0 < steps; s0 += chunk) {
             __m256i part[PW__I8G_AVX2_MR_MAX];
 #pragma GCC unroll 8
@@ -117,7 +128,9 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                 const __m256i a = _mm256_abs_epi8(w);
                 for (int m = 0; m < MR; ++m) {
                     const __m256i xb = _mm256_broadcastd_epi32(_mm_loadu_si32(xs[m] + 4 * s));
-                    if (P > 0) {
+                    if (PW__VNNI) {
+                        isum[m] = keep(pw__dpbusd(isum[m], xb, w));
+                    } else if (P > 0) {
                         const __m256i p = _mm256_maddubs_epi16(xb, w);
                         part[m] = keep(s == s0 ? p : _mm256_add_epi16(part[m], p));
                     } else {
@@ -126,7 +139,7 @@ static PW__INLINE void micro(const pw__mm_call *c, const uint8_t *tile, int64_t 
                     }
                 }
             }
-            if (P > 0)
+            if (!PW__VNNI && P > 0)
                 for (int m = 0; m < MR; ++m)
                     isum[m] = _mm256_add_epi32(isum[m], _mm256_madd_epi16(part[m], ones));
         }
@@ -191,19 +204,24 @@ static PW__INLINE void i8g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int
  * Q5_1/Q5_K q <= 31: 2; TQ1_0/TQ2_0 |q| <= 2: 8; Q2_K q <= 3: 4 (G = 16);
  * Q3_K |q| <= 4: 4; Q6_K |q| <= 32: 2; Q8_0 and IQ4_NL: sign form.
  */
-#define Q4_0_MR 6
-#define Q4_1_MR 4
-#define Q5_0_MR 4
-#define Q5_1_MR 4
-#define Q8_0_MR 6
-#define IQ4_NL_MR 6
-#define Q4_K_MR 4
-#define Q5_K_MR 4
-#define TQ1_0_MR 6
-#define TQ2_0_MR 6
-#define Q2_K_MR 6
-#define Q3_K_MR 6
-#define Q6_K_MR 4
+#if PW__VNNI
+#define PW__I8G_MR(avx2_mr) 6 /* one int32 sum per row: 6 f32 + 6 int32 + w + x in 16 ymm */
+#else
+#define PW__I8G_MR(avx2_mr) avx2_mr
+#endif
+#define Q4_0_MR PW__I8G_MR(6)
+#define Q4_1_MR PW__I8G_MR(4)
+#define Q5_0_MR PW__I8G_MR(4)
+#define Q5_1_MR PW__I8G_MR(4)
+#define Q8_0_MR PW__I8G_MR(6)
+#define IQ4_NL_MR PW__I8G_MR(6)
+#define Q4_K_MR PW__I8G_MR(4)
+#define Q5_K_MR PW__I8G_MR(4)
+#define TQ1_0_MR PW__I8G_MR(6)
+#define TQ2_0_MR PW__I8G_MR(6)
+#define Q2_K_MR PW__I8G_MR(6)
+#define Q3_K_MR PW__I8G_MR(6)
+#define Q6_K_MR PW__I8G_MR(4)
 
 static void q4_0_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     i8g_run(c, o0, o1, i0, i1, 32, 0, 8, Q4_0_MR);
@@ -245,22 +263,23 @@ static void q6_k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     i8g_run(c, o0, o1, i0, i1, 16, 0, 2, Q6_K_MR);
 }
 
+/* Name, key, isa, features and priority are the build's level (avx2_level.h). */
 #define PW__I8G_AVX2(id, fmt, G, ACT, MR)                                                          \
-    const pw__kernel pw__k_##id##_i8g##G##_avx2 = {                                                \
-        .info = {.name = #id "_i8g" #G "_avx2",                                                    \
-                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "avx2"),   \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id##_i8g##G) = {                                         \
+        .info = {.name = #id "_i8g" #G "_" PW__AVX2_ISA,                                           \
+                 .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, PW__AVX2_ISA),                 \
                  .format = fmt,                                                                    \
                  .layout = PW_LAYOUT_PACKED,                                                       \
                  .family = "i8g" #G "x16k4",                                                       \
                  .tile_rows = PW__I8G_NR,                                                          \
                  .tile_batch = MR,                                                                 \
                  .activation = PW_ACT_##ACT,                                                       \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA,                                             \
-                 .isa = "avx2"},                                                                   \
+                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA),                          \
+                 .isa = PW__AVX2_ISA},                                                             \
         .run = id##_run,                                                                           \
-        .pack_plan = pw__i8g_pack_plan_desc,                                                          \
-        .pack = pw__i8g_pack_desc,                                                                    \
-        .priority = PW__PRIO_AVX2 + PW__PRIO_GEMM,                                                 \
+        .pack_plan = pw__i8g_pack_plan_desc,                                                       \
+        .pack = pw__i8g_pack_desc,                                                                 \
+        .priority = PW__AVX2_PRIO + PW__PRIO_GEMM,                                                 \
         .min_n = 2};
 
 PW__I8G_AVX2(q4_0, PW_FORMAT_Q4_0, 32, Q8_32, Q4_0_MR)

@@ -19,16 +19,26 @@
  *     sign(x, w) in [-127, 127]: at most 2*128*127 = 32512.
  * Activations never reach -128 (act.h clamps to [-127, 127]), which is what
  * makes the sign trick exact.
+ *
+ * The same files build a second time for the avxvnni level (avx2_level.h):
+ * there the int8 dot is one vpdpbusd (u8 x s8, four products summed straight
+ * into int32, exact for any bytes), so the bounds above are no longer needed.
+ * Signed x signed (Q8_0, IQ4_NL) still goes through the sign trick, one
+ * vpdpbusd after vpabsb/vpsignb: vpdpbusd has an unsigned side too. Where the
+ * int16 step also multiplies by int16 sub-block scales (vpmaddwd by scales,
+ * not by ones: Q2_K..Q6_K), both levels run the same sequence, since a
+ * vpdpbusd would need a vpmulld (2 uops) for the scales afterwards.
  */
 #ifndef PACKWISE_KERNEL_X86_RM_AVX2_H
 #define PACKWISE_KERNEL_X86_RM_AVX2_H
 
 #if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
-#error "rm_avx2.h needs -mavx2 -mfma -mf16c (only *_avx2.c files include it)"
+#error "rm_avx2.h needs -mavx2 -mfma -mf16c (only *_avx2.c and *_avxvnni.c files include it)"
 #endif
 
 #include "format/blocks.h"
 #include "kernel/kernel.h"
+#include "kernel/x86/avx2_level.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -75,8 +85,9 @@ static PW__AVX2_INLINE __m128 pw__hsum_pairs_ps(__m256 acc0, __m256 acc1) {
 }
 
 /* sum u[k] * s[k] over 32 bytes as 8 int32 lanes; u unsigned, s signed, every
- * adjacent pair sum within int16 (see the header comment). */
+ * adjacent pair sum within int16 at the avx2 level (see the header comment). */
 static PW__AVX2_INLINE __m256i pw__dot_us(__m256i u, __m256i s) {
+    if (PW__VNNI) return pw__dpbusd(_mm256_setzero_si256(), u, s);
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 

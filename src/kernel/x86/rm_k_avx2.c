@@ -26,6 +26,12 @@
  *                    qh[32h + l] bits 2g..2g+1 -> element 128h + 32g + l
  *   TQ1_0            qs[0..32) trit k -> 32k + l; qs[32..48) trit k -> 160 + 16k + m;
  *                    qh[0..4) trit k -> 240 + 4k + j
+ *
+ * Built twice (avx2_level.h): avx2, and avxvnni through rm_k_avxvnni.c. At
+ * avxvnni only TQ1_0 and TQ2_0 change (vpdpbusd into int32 instead of int16
+ * sums and a final widening); Q2_K..Q6_K multiply their int16 pair sums by
+ * int16 sub-block scales in the vpmaddwd, which a vpdpbusd cannot do, so both
+ * levels run the same instructions for them (rm_avx2.h).
  */
 #if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
 #error "rm_k_avx2.c must be compiled with -mavx2 -mfma -mf16c"
@@ -219,25 +225,39 @@ static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m25
     return finish(sumi, pw__rd16(w + offsetof(pw__block_q6_K, d)), xb, acc);
 }
 
+/*
+ * Ternary and TQ1_0's signed sums: products u x s (u <= 3) added up over a whole
+ * block. avx2: in int16 pairs (vpmaddubsw, vpaddw; 8 x 2*3*127 < 32767), widened
+ * once at the end; avxvnni: vpdpbusd into int32 quads, nothing to widen.
+ */
+static PW__AVX2_INLINE __m256i small_acc(__m256i acc, __m256i u, __m256i s) {
+    if (PW__VNNI) return pw__dpbusd(acc, u, s);
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
+}
+
+static PW__AVX2_INLINE __m256i small_widen(__m256i acc) {
+    if (PW__VNNI) return acc;
+    return _mm256_madd_epi16(acc, _mm256_set1_epi16(1));
+}
+
 /* Ternary: sum of t * qs over a block, t = q + 1 in {0, 1, 2} (TQ2_0 may store 3),
- * summed in int16 (8 x 2*3*127 < 32767), minus sum(qs) in lane 0. */
-static PW__AVX2_INLINE __m256 ternary_finish(__m256i p16, uint16_t d, const pw__q8_256 *xb,
+ * summed by small_acc, minus sum(qs) in lane 0. */
+static PW__AVX2_INLINE __m256 ternary_finish(__m256i part, uint16_t d, const pw__q8_256 *xb,
                                              __m256 acc) {
-    __m256i sumi = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+    __m256i sumi = small_widen(part);
     sumi = _mm256_sub_epi32(sumi, pw__lane0_epi32(xb->sum));
     return finish(sumi, d, xb, acc);
 }
 
 static PW__AVX2_INLINE __m256 tq2_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
-    __m256i p16 = _mm256_setzero_si256();
+    __m256i part = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
         const __m256i q = pw__ld256(w + offsetof(pw__block_tq2_0, qs) + 32 * h);
         for (int g = 0; g < 4; ++g)
-            p16 = _mm256_add_epi16(
-                p16, _mm256_maddubs_epi16(two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g)));
+            part = small_acc(part, two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g));
     }
-    return ternary_finish(p16, pw__rd16(w + offsetof(pw__block_tq2_0, d)), xb, acc);
+    return ternary_finish(part, pw__rd16(w + offsetof(pw__block_tq2_0, d)), xb, acc);
 }
 
 /* Bytes times 3, mod 256. */
@@ -245,25 +265,25 @@ static PW__AVX2_INLINE __m256i times3(__m256i v) {
     return _mm256_add_epi8(v, _mm256_add_epi8(v, v));
 }
 
-/* Sum of (t - 1) * x over 32 bytes into int16 pairs, t the leading trit of the
+/* acc plus the sum of (t - 1) * x over 32 bytes (small_acc), t the leading trit of the
  * fixed-point bytes v ((v * 3) >> 8: 0 below 86, 1 below 171, else 2). The sign
  * of (v - 170 saturated) - (86 - v saturated) is the sign of t - 1, so psignb
  * applies it to x directly; the pair sums stay within +-254. */
-static PW__AVX2_INLINE __m256i trit_dot(__m256i v, __m256i x) {
+static PW__AVX2_INLINE __m256i trit_dot(__m256i acc, __m256i v, __m256i x) {
     const __m256i up = _mm256_subs_epu8(v, _mm256_set1_epi8((char)170));
     const __m256i down = _mm256_subs_epu8(_mm256_set1_epi8(86), v);
     const __m256i sx = _mm256_sign_epi8(x, _mm256_sub_epi8(up, down));
-    return _mm256_maddubs_epi16(_mm256_set1_epi8(1), sx);
+    return small_acc(acc, _mm256_set1_epi8(1), sx);
 }
 
 static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const uint8_t *qs = w + offsetof(pw__block_tq1_0, qs);
-    __m256i p16 = _mm256_setzero_si256();
+    __m256i part = _mm256_setzero_si256();
     /* elements 0..159: trit k of qs[l] -> 32k + l; multiplying by 3 shifts the next trit up */
     __m256i v = pw__ld256(qs);
     for (int k = 0; k < 5; ++k) {
-        p16 = _mm256_add_epi16(p16, trit_dot(v, pw__ld256(xb->qs + 32 * k)));
+        part = trit_dot(part, v, pw__ld256(xb->qs + 32 * k));
         v = times3(v);
     }
     /* elements 160..239: trit k of qs[32 + m] -> 160 + 16k + m, two trits per vector */
@@ -279,10 +299,10 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     const __m128i hk =
         _mm_blend_epi32(_mm_blend_epi32(h, h3, 0x2), _mm_blend_epi32(h9, h27, 0x8), 0xC);
     const __m256i last = _mm256_inserti128_si256(b4, hk, 1);
-    p16 = _mm256_add_epi16(p16, trit_dot(b01, pw__ld256(xb->qs + 160)));
-    p16 = _mm256_add_epi16(p16, trit_dot(b23, pw__ld256(xb->qs + 192)));
-    p16 = _mm256_add_epi16(p16, trit_dot(last, pw__ld256(xb->qs + 224)));
-    const __m256i sumi = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+    part = trit_dot(part, b01, pw__ld256(xb->qs + 160));
+    part = trit_dot(part, b23, pw__ld256(xb->qs + 192));
+    part = trit_dot(part, last, pw__ld256(xb->qs + 224));
+    const __m256i sumi = small_widen(part);
     return finish(sumi, pw__rd16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
 }
 
@@ -366,20 +386,21 @@ static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
 }
 
 /* Each format's run function serves both block orders (it steps a row's blocks by the
- * view's strides[1]): one descriptor per order, the key naming the layout it reads. */
-#define PW__K_DESC(id, fmt, kind_, layout_, lkey_)                                                  \
-    const pw__kernel pw__k_##id##_##kind_##_avx2 = {                                                \
-        .info = {.name = #id "_" #kind_ "_avx2",                                                    \
-                 .key = PW__KEY(#id, lkey_, Q8_256, "avx2"),                                       \
+ * view's strides[1]): one descriptor per order, the key naming the layout it reads. Name,
+ * key, isa, features and priority are the build's level (avx2_level.h). */
+#define PW__K_DESC(id, fmt, kind_, layout_, lkey_)                                                 \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
+        .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
+                 .key = PW__KEY(#id, lkey_, Q8_256, PW__AVX2_ISA),                                 \
                  .format = fmt,                                                                    \
                  .layout = layout_,                                                                \
                  .tile_rows = 1,                                                                   \
                  .tile_batch = 1,                                                                  \
                  .activation = PW_ACT_Q8_256,                                                      \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
-                 .isa = "avx2"},                                                                   \
+                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
+                 .isa = PW__AVX2_ISA},                                                             \
         .run = id##_rm_run,                                                                        \
-        .priority = PW__PRIO_AVX2,                                                                 \
+        .priority = PW__AVX2_PRIO,                                                                 \
         .min_n = 1};
 #define PW__K_KERNEL(id, fmt)                                                                      \
     PW__K_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \

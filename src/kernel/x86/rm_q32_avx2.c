@@ -18,6 +18,11 @@
  * (the activation's exact d * sum). Q8_0 and IQ4_NL, whose codes reach
  * -128/-127, go one row per ymm through the sign trick (rm_avx2.h). Then
  * one f32 fma per ymm with d * x.d, the rows' fp16 d converted together.
+ *
+ * Built twice (avx2_level.h): avx2, and avxvnni through rm_q32_avxvnni.c,
+ * where each vpmaddubsw + vpmaddwd pair is one vpdpbusd (two per row pair for
+ * the nibble formats, started from the offset correction; the sign trick's
+ * dot for Q8_0 and IQ4_NL).
  */
 #if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
 #error "rm_q32_avx2.c must be compiled with -mavx2 -mfma -mf16c"
@@ -119,10 +124,18 @@ static PW__AVX2_INLINE void pairs(const uint8_t *w, int64_t rs, int rows, const 
         const int two = 2 * p + 1 < rows;
         const uint8_t *wa = w + 2 * p * rs, *wb = two ? wa + rs : wa;
         const pair_codes c = codes(wa, wb);
-        const __m256i p16 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(c.lo, xlo), _mm256_maddubs_epi16(c.hi, xhi));
-        __m256i dot = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-        if (offset) dot = _mm256_sub_epi32(dot, corr);
+        __m256i dot;
+        if (PW__VNNI) {
+            /* two vpdpbusd from -offset * sum(qs): no int16 step, no widening */
+            const __m256i start =
+                offset ? _mm256_sub_epi32(_mm256_setzero_si256(), corr) : _mm256_setzero_si256();
+            dot = pw__dpbusd(pw__dpbusd(start, c.lo, xlo), c.hi, xhi);
+        } else {
+            const __m256i p16 =
+                _mm256_add_epi16(_mm256_maddubs_epi16(c.lo, xlo), _mm256_maddubs_epi16(c.hi, xhi));
+            dot = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+            if (offset) dot = _mm256_sub_epi32(dot, corr);
+        }
         __m256 scale =
             _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(4 * p, 4 * p, 4 * p, 4 * p, 4 * p + 2,
                                                           4 * p + 2, 4 * p + 2, 4 * p + 2));
@@ -247,20 +260,21 @@ static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 }
 
 /* Each format's run function serves both block orders (it steps a row's blocks by the
- * view's strides[1]): one descriptor per order, the key naming the layout it reads. */
-#define PW__Q32_DESC(id, fmt, kind_, layout_, lkey_)                                                  \
-    const pw__kernel pw__k_##id##_##kind_##_avx2 = {                                                \
-        .info = {.name = #id "_" #kind_ "_avx2",                                                    \
-                 .key = PW__KEY(#id, lkey_, Q8_32, "avx2"),                                       \
+ * view's strides[1]): one descriptor per order, the key naming the layout it reads. Name,
+ * key, isa, features and priority are the build's level (avx2_level.h). */
+#define PW__Q32_DESC(id, fmt, kind_, layout_, lkey_)                                               \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
+        .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
+                 .key = PW__KEY(#id, lkey_, Q8_32, PW__AVX2_ISA),                                  \
                  .format = fmt,                                                                    \
                  .layout = layout_,                                                                \
                  .tile_rows = 1,                                                                   \
                  .tile_batch = 1,                                                                  \
-                 .activation = PW_ACT_Q8_32,                                                      \
-                 .features = PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C,                               \
-                 .isa = "avx2"},                                                                   \
+                 .activation = PW_ACT_Q8_32,                                                       \
+                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
+                 .isa = PW__AVX2_ISA},                                                             \
         .run = id##_rm_run,                                                                        \
-        .priority = PW__PRIO_AVX2,                                                                 \
+        .priority = PW__AVX2_PRIO,                                                                 \
         .min_n = 1};
 #define PW__Q32_KERNEL(id, fmt)                                                                      \
     PW__Q32_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \
