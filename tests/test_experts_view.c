@@ -8,6 +8,7 @@
  * - pw_weight_create_experts gives the same products, and pw_matmul_wt_experts over
  *   them (one expert with no rows) equals each expert's own product;
  * - selecting axis 1 gives row r of every expert;
+ * - in steady state pw_matmul_wt_experts allocates nothing (a counting allocator);
  * - refusals: the block axis, an index outside the axis, a rank-1 view, a 3-D view
  *   given to pw_weight_create (the message names pw_view_select), a count other than E
  *   (and then every experts[e] is NULL).
@@ -15,6 +16,19 @@
 #include "pw_test.h"
 
 enum { E = 3, OUT = 8, N = 5 };
+
+/* The context's allocator, counting. */
+static int g_allocs;
+static void *count_alloc(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    ++g_allocs;
+    void *p = NULL;
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, bytes) == 0 ? p : NULL;
+}
+static void count_free(void *user, void *p) {
+    (void)user;
+    free(p);
+}
 
 static void check_format(pw_context *ctx, pw_format f) {
     const pw_format_info *fi = pw_format_get(f);
@@ -74,6 +88,15 @@ static void check_format(pw_context *ctx, pw_format f) {
         CHECK_OK(pw_matmul_wt(ctx, x + i * in, 1, experts[route[i]], want), ctx);
         CHECK(memcmp(want, yr + i * OUT, sizeof want) == 0, "%s: routed row %d", fi->name, i);
     }
+    /* steady state: the same routing again allocates nothing */
+    CHECK_OK(pw_matmul_wt_experts(ctx, x, N, in, (const pw_weight *const *)experts, E, route, yr, OUT),
+             ctx);
+    const int before = g_allocs;
+    for (int rep = 0; rep < 3; ++rep)
+        CHECK_OK(pw_matmul_wt_experts(ctx, x, N, in, (const pw_weight *const *)experts, E, route, yr, OUT),
+                 ctx);
+    CHECK(g_allocs == before, "%s: pw_matmul_wt_experts made %d allocations in 3 warm calls", fi->name,
+          g_allocs - before);
     for (int e = 0; e < E; ++e) pw_weight_destroy(experts[e]);
 
     /* axis 1: row 5 of every expert */
@@ -117,7 +140,13 @@ static void check_format(pw_context *ctx, pw_format f) {
 }
 
 int main(void) {
-    pw_context *ctx = pw_test_context();
+    pw_context_options o;
+    pw_context_options_init(&o);
+    o.threads = 1;
+    o.allocator = (pw_allocator){count_alloc, count_free, NULL};
+    pw_context *ctx = NULL;
+    CHECK_OK(pw_context_create(&o, &ctx), NULL);
+    REQUIRE(ctx != NULL, "context");
     check_format(ctx, PW_FORMAT_Q4_0);
     check_format(ctx, PW_FORMAT_Q4_K);
     pw_context_destroy(ctx);

@@ -229,6 +229,7 @@ void pw_context_destroy(pw_context *ctx) {
     if (ctx == NULL) return;
     pw__pool_destroy(ctx, ctx->pool);
     pw__free(ctx, ctx->scratch);
+    pw__free(ctx, ctx->outer);
     pw_allocator a = ctx->allocator;
     a.free(a.user, ctx);
 }

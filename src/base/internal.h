@@ -37,6 +37,9 @@ struct pw_context {
     void *call_parallel_for_user;
     uint8_t *scratch;       /* the operator's per-call scratch (quantized X, ...), grown as needed */
     size_t scratch_bytes;
+    uint8_t *outer;         /* scratch of a call that runs others (pw_matmul_wt_experts' gathered
+                               rows), which use `scratch` meanwhile; grown as needed */
+    size_t outer_bytes;
     char message[PW__MESSAGE_CAPACITY];
 };
 

@@ -114,6 +114,8 @@ void pw__trace_cache(pw_context *ctx, const char *tensor, const char *reason);
 
 /* Grow the context's scratch to `bytes` (64-byte aligned); NULL when memory is out. */
 uint8_t *pw__ctx_scratch(pw_context *ctx, size_t bytes);
+/* The same for a call that runs other calls (which use pw__ctx_scratch meanwhile). */
+uint8_t *pw__ctx_outer_scratch(pw_context *ctx, size_t bytes);
 
 /* Whether kernel k reads view v's bytes in the order they are in. */
 int pw__reads_as_is(const pw__kernel *k, const pw_view *v);

@@ -422,16 +422,20 @@ pw_status pw_matmul_wt_experts(pw_context *ctx, const float *x, int64_t n, int64
                     e, experts[e]->name, m, c == PW__GEMV ? "n >= 2" : "n = 1");
     }
     if (most == 0) return PW_OK;
-    size_t xb, yb;
+    /* gathered X rows, their Y rows and their indices, in the context's outer scratch: in
+     * steady state (same or fewer rows per expert) a call allocates nothing */
+    size_t xb, yb, need;
     PW__FAIL_IF(__builtin_mul_overflow((size_t)most, (size_t)in * sizeof(float), &xb) ||
-                    __builtin_mul_overflow((size_t)most, (size_t)out * sizeof(float), &yb),
+                    __builtin_mul_overflow((size_t)most, (size_t)out * sizeof(float), &yb) ||
+                    __builtin_add_overflow(align64(xb), align64(yb), &need) ||
+                    __builtin_add_overflow(need, sizeof(int64_t) * (size_t)most, &need),
                 ctx, PW_ERR_OVERFLOW, "pw_matmul_wt_experts: %" PRId64 " rows overflow", most);
-    float *xg = pw__alloc(ctx, xb, 64), *yg = pw__alloc(ctx, yb, 64);
-    int64_t *rows = pw__alloc(ctx, sizeof(int64_t) * (size_t)most, 64);
-    pw_status st = xg && yg && rows ? PW_OK
-                                    : pw__fail(ctx, PW_ERR_OUT_OF_MEMORY,
-                                               "pw_matmul_wt_experts: out of memory for %" PRId64 " rows",
-                                               most);
+    uint8_t *s = pw__ctx_outer_scratch(ctx, need);
+    PW__FAIL_IF(s == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
+                "pw_matmul_wt_experts: out of memory for %" PRId64 " rows", most);
+    float *xg = (float *)(void *)s, *yg = (float *)(void *)(s + align64(xb));
+    int64_t *rows = (int64_t *)(void *)(s + align64(xb) + align64(yb));
+    pw_status st = PW_OK;
     for (size_t e = 0; st == PW_OK && e < count; ++e) {
         int64_t m = 0;
         for (int64_t i = 0; i < n; ++i)
@@ -444,8 +448,5 @@ pw_status pw_matmul_wt_experts(pw_context *ctx, const float *x, int64_t n, int64
         for (int64_t r = 0; st == PW_OK && r < m; ++r)
             memcpy(y + rows[r] * ldy, yg + r * out, sizeof(float) * (size_t)out);
     }
-    pw__free(ctx, xg);
-    pw__free(ctx, yg);
-    pw__free(ctx, rows);
     return st;
 }

@@ -90,15 +90,24 @@ static void trace_adapter(pw_context *ctx, const char *tensor, uint64_t bytes, c
     pw__trace(ctx, &e);
 }
 
-uint8_t *pw__ctx_scratch(pw_context *ctx, size_t bytes) {
-    if (bytes > ctx->scratch_bytes) {
+/* *buf of at least `bytes`, grown (never shrunk) as calls need more. */
+static uint8_t *grown(pw_context *ctx, uint8_t **buf, size_t *have, size_t bytes) {
+    if (bytes > *have) {
         uint8_t *s = pw__alloc(ctx, bytes, 64);
         if (s == NULL) return NULL;
-        pw__free(ctx, ctx->scratch);
-        ctx->scratch = s;
-        ctx->scratch_bytes = bytes;
+        pw__free(ctx, *buf);
+        *buf = s;
+        *have = bytes;
     }
-    return ctx->scratch;
+    return *buf;
+}
+
+uint8_t *pw__ctx_scratch(pw_context *ctx, size_t bytes) {
+    return grown(ctx, &ctx->scratch, &ctx->scratch_bytes, bytes);
+}
+
+uint8_t *pw__ctx_outer_scratch(pw_context *ctx, size_t bytes) {
+    return grown(ctx, &ctx->outer, &ctx->outer_bytes, bytes);
 }
 
 /* ------------------------------------------------------------------------ */
