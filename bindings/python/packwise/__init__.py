@@ -393,15 +393,6 @@ class GGUF(_Closing):
         if ptr and _lib is not None:
             _lib.pw_gguf_close(ptr)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
     def _index(self, name):
         if not self._ptr:
             raise ValueError("the GGUF file is closed")
