@@ -267,6 +267,10 @@ endforeach()
 if(NOT step_formats STREQUAL "Q4_0;Q8_0;Q4_K;Q6_K;QC4W;Q4_K_M")
   fail("bench --step rows for [${step_formats}], expected Q4_0 Q8_0 Q4_K Q6_K QC4W Q4_K_M")
 endif()
+bench(--quick --json --step --spin-wait --threads 1 --formats Q4_0)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"kind\":\"step\",\"format\":\"Q4_0\".*\"spin_wait\":1")
+  fail("bench --step --spin-wait: rc ${rc}: ${out}${err}")
+endif()
 
 # 3. The decode section stays available.
 bench(--quick --json --decode --formats Q4_0,Q6_K)
@@ -296,6 +300,7 @@ foreach(args "--shapes;64x100;--formats;Q4_0|whole number of Q4_0 blocks"
              "--kernel;ref_q8_0;--formats;QC4W|does not run QC4W"
              "--batch;0|--batch"
              "--plot;x'y.svg|may not contain quotes"
+             "--spin-wait|applies to --step"
              "--frobnicate|--frobnicate")
   string(REPLACE "|" ";" parts "${args}")
   list(POP_BACK parts expect)

@@ -32,7 +32,9 @@ typedef struct pw_bench_options {
     int threads[PW_BENCH_MAX_LIST];
     int nthreads;
     int kernel_order;      /* --layout kernel: weights handed over as input-block-major bytes */
-    int spin_wait;         /* --spin-wait: the pool's workers spin between calls (base.h) */
+    int spin_wait;         /* --spin-wait (--step only): the pool's workers spin between the
+                              step's calls (base.h); the matmul suite's GEMV cases read their
+                              ceiling between samples, which spinning workers would disturb */
     pw_memory_policy policies[3]; /* --policy: the memory policies each case runs under */
     int npolicies;                /* 0 = compact alone (the library's default) */
 } pw_bench_options;

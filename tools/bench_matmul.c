@@ -494,7 +494,6 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
     co.trace = hook_trace;
     co.trace_user = &b.hk;
     co.allocator = (pw_allocator){hook_alloc, hook_free, &b.hk};
-    co.spin_wait = o->spin_wait;
     pw_status st = pw_context_create(&co, &b.ctx);
     if (st != PW_OK) {
         pthread_mutex_destroy(&b.hk.mu);

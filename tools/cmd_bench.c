@@ -189,6 +189,9 @@ int pw_cmd_bench(int argc, char **argv) {
     }
     int rc = complete(&o);
     if (rc != PW_EXIT_OK) return rc;
+    if (o.spin_wait && !o.step)
+        return pw_cli_fail("bench", "--spin-wait applies to --step (the matmul cases read their "
+                                    "bandwidth ceiling between samples, which spinning workers disturb)");
     if (o.decode && o.plot)
         return pw_cli_fail("bench", "--plot charts the matmul suite; drop --decode");
     if (o.plot && (rc = pw_bench_plot_check(o.plot)) != PW_EXIT_OK) return rc;
