@@ -173,8 +173,18 @@ typedef struct pw__kernel {
 #define PW__KEY(fmt_, layout_, act_, isa_) \
     "matmul_wt:" fmt_ "/" layout_ " x " PW__ACT_KEY_##act_ " -> f32 :" isa_
 
-/* A float or int32 field of a packed buffer at any byte address (packed layouts put
- * them where the format puts them, not at aligned addresses). */
+/* A field of a block or packed buffer at any byte address (formats put them where the
+ * format says, not at aligned addresses): 16 and 32 bits unsigned, f32, int32. */
+static inline uint16_t pw__rd_u16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static inline uint32_t pw__rd_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 static inline float pw__rd_f32(const uint8_t *p) {
     float v;
     memcpy(&v, p, 4);

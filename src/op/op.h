@@ -119,5 +119,7 @@ uint8_t *pw__ctx_outer_scratch(pw_context *ctx, size_t bytes);
 
 /* Whether kernel k reads view v's bytes in the order they are in. */
 int pw__reads_as_is(const pw__kernel *k, const pw_view *v);
+/* Whether kernel k reads bytes in layout l (an order, and nr for row-tiled) as they are. */
+int pw__reads_layout(const pw__kernel *k, pw_layout l);
 
 #endif

@@ -27,21 +27,25 @@ uint64_t pw__compact_budget(uint64_t source_bytes) {
     return source_bytes + source_bytes / 100 * 3 + (source_bytes % 100) * 3 / 100;
 }
 
-int pw__reads_as_is(const pw__kernel *k, const pw_view *v) {
-    const pw_order o = pw_view_order(v);
+int pw__reads_layout(const pw__kernel *k, pw_layout l) {
     switch (k->info.layout) {
-    case PW_LAYOUT_BLOCKED_ROW_MAJOR: return o == PW_ORDER_ROW_MAJOR;
-    case PW_LAYOUT_BLOCKED_INPUT_MAJOR: {
-        /* one row or one block per row: the two orders are the same bytes (the view
-         * says ROW_MAJOR), and the input-block-major kernels step by the view's strides */
-        const int64_t bpr = v->shape[1] / pw_format_get(v->format)->block_size;
-        return o == PW_ORDER_INPUT_BLOCK_MAJOR ||
-               (o == PW_ORDER_ROW_MAJOR && (v->shape[0] == 1 || bpr == 1));
-    }
-    case PW_LAYOUT_ROW_TILED: return o == PW_ORDER_ROW_TILED && v->tile_rows == k->info.tile_rows;
+    case PW_LAYOUT_BLOCKED_ROW_MAJOR: return l.order == PW_ORDER_ROW_MAJOR;
+    case PW_LAYOUT_BLOCKED_INPUT_MAJOR: return l.order == PW_ORDER_INPUT_BLOCK_MAJOR;
+    case PW_LAYOUT_ROW_TILED: return l.order == PW_ORDER_ROW_TILED && l.tile_rows == k->info.tile_rows;
     case PW_LAYOUT_PACKED: return 0;
     }
     return 0;
+}
+
+int pw__reads_as_is(const pw__kernel *k, const pw_view *v) {
+    const pw_layout l = pw_view_layout(v);
+    /* one row or one block per row: the two orders are the same bytes (the view says
+     * ROW_MAJOR), and the input-block-major kernels step by the view's strides */
+    const int64_t bpr = v->shape[1] / pw_format_get(v->format)->block_size;
+    if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR && l.order == PW_ORDER_ROW_MAJOR &&
+        (v->shape[0] == 1 || bpr == 1))
+        return 1;
+    return pw__reads_layout(k, l);
 }
 
 /* One candidate form and the best kernel reading it per class. */

@@ -14,18 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether kernel k reads layout l (a byte order, normalised) as it is. */
-static int reads_layout(const pw__kernel *k, pw_layout l) {
-    switch (k->info.layout) {
-    case PW_LAYOUT_BLOCKED_ROW_MAJOR: return l.order == PW_ORDER_ROW_MAJOR;
-    case PW_LAYOUT_BLOCKED_INPUT_MAJOR: return l.order == PW_ORDER_INPUT_BLOCK_MAJOR;
-    case PW_LAYOUT_ROW_TILED:
-        return l.order == PW_ORDER_ROW_TILED && l.tile_rows == k->info.tile_rows;
-    case PW_LAYOUT_PACKED: return 0;
-    }
-    return 0;
-}
-
 /* The layouts this format's usable non-reference kernels read, as "a, b, c" (distinct). */
 static void layouts_read(const pw_context *ctx, pw_format format, int64_t in, char *out,
                          size_t cap) {
@@ -63,7 +51,7 @@ pw_status pw_view_prepack(pw_context *ctx, const pw_view *src, pw_layout target,
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
         if (!k->info.is_reference && pw__kernel_usable(ctx, k) &&
-            pw__kernel_reads(k, PW_WEIGHT_BLOCKS, out->format, in) && reads_layout(k, got))
+            pw__kernel_reads(k, PW_WEIGHT_BLOCKS, out->format, in) && pw__reads_layout(k, got))
             return PW_OK;
     }
     /* One block per row is every order at once: whatever reads row-major reads it. */

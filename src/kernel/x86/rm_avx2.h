@@ -51,18 +51,6 @@
 typedef void (*pw__rm_block_fn)(const uint8_t *w, int64_t rs, int rows, const uint8_t *x,
                                 __m256 acc[5]);
 
-static PW__AVX2_INLINE uint16_t pw__rd16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static PW__AVX2_INLINE uint32_t pw__rd32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 static PW__AVX2_INLINE __m256i pw__ld256(const void *p) {
     return _mm256_loadu_si256((const __m256i *)p);
 }
@@ -109,15 +97,15 @@ static PW__AVX2_INLINE __m256 pw__f16_times(uint16_t h, float f) {
 
 /* Two fp16 at p times the same f, as lanes 0 and 1. */
 static PW__AVX2_INLINE __m128 pw__f16x2_scale(const uint8_t *p, float f) {
-    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd32(p))), _mm_set1_ps(f));
+    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)pw__rd_u32(p))), _mm_set1_ps(f));
 }
 
 /* fp16 at p + r * rs for r < ROWS (lanes r; others 0), converted and times f. */
 static PW__AVX2_INLINE __m128 pw__f16_rows(const uint8_t *p, int64_t rs, int ROWS, float f) {
-    __m128i h = _mm_cvtsi32_si128(pw__rd16(p));
-    if (ROWS > 1) h = _mm_insert_epi16(h, pw__rd16(p + rs), 1);
-    if (ROWS > 2) h = _mm_insert_epi16(h, pw__rd16(p + 2 * rs), 2);
-    if (ROWS > 3) h = _mm_insert_epi16(h, pw__rd16(p + 3 * rs), 3);
+    __m128i h = _mm_cvtsi32_si128(pw__rd_u16(p));
+    if (ROWS > 1) h = _mm_insert_epi16(h, pw__rd_u16(p + rs), 1);
+    if (ROWS > 2) h = _mm_insert_epi16(h, pw__rd_u16(p + 2 * rs), 2);
+    if (ROWS > 3) h = _mm_insert_epi16(h, pw__rd_u16(p + 3 * rs), 3);
     return _mm_mul_ps(_mm_cvtph_ps(h), _mm_set1_ps(f));
 }
 

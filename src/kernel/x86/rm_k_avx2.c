@@ -114,7 +114,7 @@ static PW__AVX2_INLINE __m256 q2_k_row(const uint8_t *w, const uint8_t *x, __m25
 
 /* The sixteen Q3_K scales, stored value - 32, as int8. */
 static PW__AVX2_INLINE __m128i q3_k_scales(const uint8_t *p) {
-    const uint32_t a0 = pw__rd32(p), a1 = pw__rd32(p + 4), t = pw__rd32(p + 8);
+    const uint32_t a0 = pw__rd_u32(p), a1 = pw__rd_u32(p + 4), t = pw__rd_u32(p + 8);
     const uint32_t lo = 0x0f0f0f0fu, two = 0x03030303u;
     const __m128i s =
         _mm_setr_epi32((int)((a0 & lo) | (t & two) << 4), (int)((a1 & lo) | ((t >> 2) & two) << 4),
@@ -139,12 +139,12 @@ static PW__AVX2_INLINE __m256 q3_k_row(const uint8_t *w, const uint8_t *x, __m25
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
-    return finish(sumi, pw__rd16(w + offsetof(pw__block_q3_K, d)), xb, acc);
+    return finish(sumi, pw__rd_u16(w + offsetof(pw__block_q3_K, d)), xb, acc);
 }
 
 /* Q4_K/Q5_K: the eight 6-bit scales (int16 lanes 0..7) and mins (lanes 8..15). */
 static PW__AVX2_INLINE __m256i k4_scales_mins(const uint8_t *p) {
-    const uint32_t u0 = pw__rd32(p), u1 = pw__rd32(p + 4), u2 = pw__rd32(p + 8);
+    const uint32_t u0 = pw__rd_u32(p), u1 = pw__rd_u32(p + 4), u2 = pw__rd_u32(p + 8);
     const uint32_t six = 0x3f3f3f3fu, lo = 0x0f0f0f0fu, two = 0x03030303u;
     const __m128i b =
         _mm_setr_epi32((int)(u0 & six), (int)((u2 & lo) | ((u0 >> 6) & two) << 4), (int)(u1 & six),
@@ -222,7 +222,7 @@ static PW__AVX2_INLINE __m256 q6_k_row(const uint8_t *w, const uint8_t *x, __m25
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(hs, g)));
         }
     }
-    return finish(sumi, pw__rd16(w + offsetof(pw__block_q6_K, d)), xb, acc);
+    return finish(sumi, pw__rd_u16(w + offsetof(pw__block_q6_K, d)), xb, acc);
 }
 
 /*
@@ -257,7 +257,7 @@ static PW__AVX2_INLINE __m256 tq2_0_row(const uint8_t *w, const uint8_t *x, __m2
         for (int g = 0; g < 4; ++g)
             part = small_acc(part, two_bits(q, g), pw__ld256(xb->qs + 128 * h + 32 * g));
     }
-    return ternary_finish(part, pw__rd16(w + offsetof(pw__block_tq2_0, d)), xb, acc);
+    return ternary_finish(part, pw__rd_u16(w + offsetof(pw__block_tq2_0, d)), xb, acc);
 }
 
 /* Bytes times 3, mod 256. */
@@ -292,7 +292,7 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     const __m256i b23 = times3(times3(b01));                    /* [9b | 27b] */
     const __m256i b4 = times3(times3(b23));                     /* [81b | ...] */
     /* elements 240..255: trit k of qh[j] -> 240 + 4k + j */
-    const __m128i h = _mm_set1_epi32((int)pw__rd32(w + offsetof(pw__block_tq1_0, qh)));
+    const __m128i h = _mm_set1_epi32((int)pw__rd_u32(w + offsetof(pw__block_tq1_0, qh)));
     const __m128i h3 = _mm_add_epi8(h, _mm_add_epi8(h, h));
     const __m128i h9 = _mm_add_epi8(h3, _mm_add_epi8(h3, h3));
     const __m128i h27 = _mm_add_epi8(h9, _mm_add_epi8(h9, h9));
@@ -303,7 +303,7 @@ static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m2
     part = trit_dot(part, b23, pw__ld256(xb->qs + 192));
     part = trit_dot(part, last, pw__ld256(xb->qs + 224));
     const __m256i sumi = small_widen(part);
-    return finish(sumi, pw__rd16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
+    return finish(sumi, pw__rd_u16(w + offsetof(pw__block_tq1_0, d)), xb, acc);
 }
 
 /* Block functions: a super-block is large enough that each row converts its own scales. */

@@ -74,18 +74,6 @@ RM_INLINE size_t k_block_bytes(int fmt) {
     }
 }
 
-static inline uint16_t k_rd16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static inline uint32_t k_rd32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* Prefetch every cache line of [p, p + bytes). */
 RM_INLINE void k_prefetch(const uint8_t *p, size_t bytes) {
     for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T1);
@@ -161,18 +149,18 @@ RM_INLINE void k4_scales_mins(const uint8_t *const blk[KQ], int rows, __m512i sm
 
 /* fp16 pairs at blk[r] (Q4_K/Q5_K d, dmin) as f32 [d0, m0, d1, m1, ..] times f. */
 RM_INLINE __m512 k_f16_pairs(const uint8_t *const blk[KQ], int rows, float f) {
-    uint64_t lo = k_rd32(blk[0]), hi = 0;
-    if (rows > 1) lo |= (uint64_t)k_rd32(blk[1]) << 32;
-    if (rows > 2) hi = k_rd32(blk[2]);
-    if (rows > 3) hi |= (uint64_t)k_rd32(blk[3]) << 32;
+    uint64_t lo = pw__rd_u32(blk[0]), hi = 0;
+    if (rows > 1) lo |= (uint64_t)pw__rd_u32(blk[1]) << 32;
+    if (rows > 2) hi = pw__rd_u32(blk[2]);
+    if (rows > 3) hi |= (uint64_t)pw__rd_u32(blk[3]) << 32;
     const __m256 v = _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
     return _mm512_zextps256_ps512(_mm256_mul_ps(v, _mm256_set1_ps(f)));
 }
 
 /* fp16 at blk[r] + off as f32 lane r, times f. */
 RM_INLINE __m512 k_f16_rows(const uint8_t *const blk[KQ], int rows, size_t off, float f) {
-    uint64_t h = k_rd16(blk[0] + off);
-    for (int r = 1; r < rows; ++r) h |= (uint64_t)k_rd16(blk[r] + off) << (16 * r);
+    uint64_t h = pw__rd_u16(blk[0] + off);
+    for (int r = 1; r < rows; ++r) h |= (uint64_t)pw__rd_u16(blk[r] + off) << (16 * r);
     const __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
     return _mm512_zextps128_ps512(_mm_mul_ps(v, _mm_set1_ps(f)));
 }

@@ -71,7 +71,7 @@ static PW__AVX2_INLINE pair_codes nibbles_pair(const uint8_t *qa, const uint8_t 
 static PW__AVX2_INLINE pair_codes add_high_pair(pair_codes c, const uint8_t *qha,
                                                 const uint8_t *qhb) {
     const __m256i v =
-        _mm256_set1_epi64x((long long)((uint64_t)pw__rd32(qha) | (uint64_t)pw__rd32(qhb) << 32));
+        _mm256_set1_epi64x((long long)((uint64_t)pw__rd_u32(qha) | (uint64_t)pw__rd_u32(qhb) << 32));
     const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
     const __m256i sel_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4,
                                             4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
@@ -146,10 +146,10 @@ static PW__AVX2_INLINE void pairs(const uint8_t *w, int64_t rs, int rows, const 
 
 /* 2 fp16 at w + r * rs for r < rows, as lanes 2r, 2r + 1 (others 0), converted. */
 static PW__AVX2_INLINE __m256 f16x2_rows(const uint8_t *w, int64_t rs, int rows) {
-    __m128i h = _mm_cvtsi32_si128((int)pw__rd32(w));
-    if (rows > 1) h = _mm_insert_epi32(h, (int)pw__rd32(w + rs), 1);
-    if (rows > 2) h = _mm_insert_epi32(h, (int)pw__rd32(w + 2 * rs), 2);
-    if (rows > 3) h = _mm_insert_epi32(h, (int)pw__rd32(w + 3 * rs), 3);
+    __m128i h = _mm_cvtsi32_si128((int)pw__rd_u32(w));
+    if (rows > 1) h = _mm_insert_epi32(h, (int)pw__rd_u32(w + rs), 1);
+    if (rows > 2) h = _mm_insert_epi32(h, (int)pw__rd_u32(w + 2 * rs), 2);
+    if (rows > 3) h = _mm_insert_epi32(h, (int)pw__rd_u32(w + 3 * rs), 3);
     return _mm256_cvtph_ps(h);
 }
 

@@ -122,12 +122,6 @@ RM_INLINE __m512i q32_head(const uint8_t *blk, int t, int fmt) {
     return _mm512_maskz_loadu_epi8((__mmask64)((1ull << bytes) - 1), blk);
 }
 
-static inline uint64_t q32_rd16(const uint8_t *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
 /*
  * Q4_0/IQ4_NL: a row's q32_head rearranged, lanes 0..2 the nibble bytes of
  * blocks b..b+2 and words 24..27 the fp16 d of blocks b..b+3 (28..31 unused).
@@ -148,8 +142,8 @@ RM_INLINE __m512 q32_row_scales(const uint8_t *const blk[4], const __m512i g[4],
     if (fmt == Q32_Q8_0) {
         uint64_t h[4] = {0, 0, 0, 0};
         for (int r = 0; r < rows; ++r) {
-            h[r] = q32_rd16(blk[r]);
-            if (t > 1) h[r] |= q32_rd16(blk[r] + sizeof(pw__block_q8_0)) << 16;
+            h[r] = (uint64_t)pw__rd_u16(blk[r]);
+            if (t > 1) h[r] |= (uint64_t)pw__rd_u16(blk[r] + sizeof(pw__block_q8_0)) << 16;
         }
         const __m128i v = _mm_set_epi64x((long long)(h[2] | h[3] << 32), (long long)(h[0] | h[1] << 32));
         return _mm512_mul_ps(_mm512_zextps256_ps512(_mm256_cvtph_ps(v)), da);
@@ -319,7 +313,7 @@ RM_INLINE int ibm_unit(int fmt) { return fmt == Q32_Q8_0 ? 2 : 4; }
 RM_INLINE __m512 ibm_step(const uint8_t *blk, int t, const q32_act *a, int fmt, __m512 acc) {
     if (fmt == Q32_Q8_0) {
         /* q32_dot and q32_row_scales read rows r, r + 1 as they read blocks b, b + 1 */
-        const uint64_t h = q32_rd16(blk) | (t > 1 ? q32_rd16(blk + sizeof(pw__block_q8_0)) << 16 : 0);
+        const uint64_t h = (uint64_t)pw__rd_u16(blk) | (t > 1 ? (uint64_t)pw__rd_u16(blk + sizeof(pw__block_q8_0)) << 16 : 0);
         const __m512 d = _mm512_permutexvar_ps(
             _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
             _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h))));
