@@ -24,6 +24,7 @@
 #include "packwise/gguf.h"
 #include "packwise/matmul.h"
 #include "packwise/weight.h"
+#include "packwise/qb4w.h"
 #include "packwise/qc4w.h"
 #include "packwise/fixtures.h"
 #include "packwise/cache.h"

@@ -99,6 +99,7 @@ static void check_keys(void) {
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
         const pw_kernel_info *k = pw_kernel_info_get(i);
         char fmt[16] = "qc4w", layout[64], want[160];
+        if (k->kind == PW_WEIGHT_QB4W) snprintf(fmt, sizeof fmt, "qb4w");
         if (k->kind == PW_WEIGHT_BLOCKS) {
             const char *name = pw_format_get(k->format)->name;
             size_t j = 0;

@@ -128,6 +128,45 @@ static int qc4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     return n;
 }
 
+/* QB4W: blocks of 16 with 4-bit zero points, so a row holds several blocks and a part one. */
+static int qb4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
+    const int64_t rb = (QK + 1) / 2, nb = (QK + 15) / 16;
+    uint8_t *nib = malloc((size_t)(OUT * rb)), *zp = malloc((size_t)(OUT * ((nb + 1) / 2)));
+    float *scale = malloc(sizeof(float) * (size_t)(OUT * nb)), bias[OUT];
+    REQUIRE(nib && zp && scale, "malloc");
+    pw_rng r = {77};
+    for (int64_t i = 0; i < OUT * rb; ++i) nib[i] = (uint8_t)pw_rng_next(&r);
+    for (int64_t i = 0; i < OUT * ((nb + 1) / 2); ++i) zp[i] = (uint8_t)pw_rng_next(&r);
+    for (int64_t i = 0; i < OUT * nb; ++i) scale[i] = 0.01f + 0.0001f * (float)i;
+    for (int i = 0; i < OUT; ++i) bias[i] = 0.1f * (float)(i % 5) - 0.2f;
+    pw_qb4w_weights q;
+    pw_qb4w_weights_init(&q);
+    q.out = OUT;
+    q.in = QK;
+    q.block_size = 16;
+    q.data = nib;
+    q.scales = scale;
+    q.zero_kind = PW_QB4W_ZERO_U4;
+    q.zero_points = zp;
+    q.bias = bias;
+    q.name = "qb4w";
+    pw_weight_options o;
+    pw_weight_options_init(&o);
+    o.kernel = k->name;
+    if (clamp) {
+        o.min = -0.5f;
+        o.max = 0.5f;
+    }
+    pw_weight *w = NULL;
+    CHECK_OK(pw_weight_create_qb4w(ctx, &q, &o, &w), ctx);
+    const int n = w ? check_weight(ctx, w, k->name, QK, OUT) : 0;
+    pw_weight_destroy(w);
+    free(nib);
+    free(zp);
+    free(scale);
+    return n;
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     int kernels = 0, blocks_seen = 0, qc4w_seen = 0, checks = 0;
@@ -139,6 +178,8 @@ int main(void) {
             if (k->kind == PW_WEIGHT_QC4W) {
                 checks += qc4w_kernel(ctx, k, clamp);
                 qc4w_seen = 1;
+            } else if (k->kind == PW_WEIGHT_QB4W) {
+                checks += qb4w_kernel(ctx, k, clamp);
             } else {
                 checks += block_kernel(ctx, k, clamp);
                 blocks_seen = 1;

@@ -46,10 +46,12 @@ typedef enum pw_activation {
                            int8, see qc4w.h) */
 } pw_activation;
 
-/** What a weight is: GGUF block-format bytes (a view), or raw per-channel int4 (QC4W). */
+/** What a weight is: GGUF block-format bytes (a view), raw per-channel int4 (QC4W) or raw
+ *  blockwise int4 (QB4W). */
 typedef enum pw_weight_kind {
     PW_WEIGHT_BLOCKS = 0, /**< a ::pw_view of a ::pw_format (GGUF formats, F32/F16/BF16) */
-    PW_WEIGHT_QC4W = 1    /**< ::pw_qc4w_weights (qc4w.h) */
+    PW_WEIGHT_QC4W = 1,   /**< ::pw_qc4w_weights (qc4w.h) */
+    PW_WEIGHT_QB4W = 2    /**< ::pw_qb4w_weights (qb4w.h) */
 } pw_weight_kind;
 
 /** What a kernel is, as listed by pw_kernel_info_get(). Strings are static. */

@@ -253,9 +253,12 @@ pw_status pw_cache_save(pw_context *ctx, pw_cache *c, const char *path) {
         s[k].rec.key = e->key;
         s[k].rec.kernel = e->key.family;
         s[k].data = e->bytes;
-        if (e->key.kind == PW_WEIGHT_QC4W || e->name[0] == '\0')
+        if (e->key.kind != PW_WEIGHT_BLOCKS || e->name[0] == '\0')
             snprintf(s[k].name, sizeof s[k].name, "%s:%016" PRIx64 "%016" PRIx64,
-                     e->key.kind == PW_WEIGHT_QC4W ? "qc4w" : "view", e->key.source.hi,
+                     e->key.kind == PW_WEIGHT_QC4W   ? "qc4w"
+                     : e->key.kind == PW_WEIGHT_QB4W ? "qb4w"
+                                                     : "view",
+                     e->key.source.hi,
                      e->key.source.lo);
         s[k].rec.name = s[k].name[0] ? s[k].name : e->name;
     }

@@ -25,6 +25,7 @@
 #include "base/hash.h"
 #include "base/internal.h"
 #include "packwise/cache.h"
+#include "packwise/qb4w.h"
 #include "packwise/qc4w.h"
 #include "packwise/view.h"
 
@@ -38,6 +39,8 @@
 #define PW__CACHE_KERNEL_LEN 48u
 /* Record format value of QC4W weights (not a pw_format): rows = N, in = K. */
 #define PW__CACHE_FORMAT_QC4W 0x57344351u /* "QC4W" */
+/* Record format value of QB4W weights: rows = N, in = K, group = B. */
+#define PW__CACHE_FORMAT_QB4W 0x57344251u /* "QB4W" */
 
 /* ------------------------------------------------------------------------ */
 /* Keys                                                                     */
@@ -63,6 +66,10 @@ pw__digest pw__cache_view_content(const pw_view *w);
 /* The content hash of raw QC4W weights: shape, zero point, flags, the nibbles as
  * given (an odd row's unused nibble taken as 0), scales and bias. */
 pw__digest pw__cache_qc4w_content(const pw_qc4w_weights *w, uint64_t row_bytes);
+/* The content hash of raw QB4W weights: shape, block size, scale type, zero-point kind
+ * and constant, flags, the nibbles as given (an odd row's unused nibble taken as 0),
+ * scales, zero points (an odd block count's unused nibble taken as 0) and bias. */
+pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w, const float *bias);
 
 /* ------------------------------------------------------------------------ */
 /* The cache: memory side and file side                                     */

@@ -149,13 +149,13 @@ static pw_status parse(pw_context *ctx, pw__cache_file *c) {
         const uint32_t fmt = pw__rd32(r + 12);
         e->info.rows = (int64_t)pw__rd64(r + 16);
         e->info.in = (int64_t)pw__rd64(r + 24);
-        const int qc4w = fmt == PW__CACHE_FORMAT_QC4W;
-        if ((fmt >= PW_FORMAT_COUNT && !qc4w) || e->info.rows < 1 || e->info.in < 1) {
+        const int qc4w = fmt == PW__CACHE_FORMAT_QC4W, qb4w = fmt == PW__CACHE_FORMAT_QB4W;
+        if ((fmt >= PW_FORMAT_COUNT && !qc4w && !qb4w) || e->info.rows < 1 || e->info.in < 1) {
             refuse(e, "index record at offset %s: format or shape out of range", where);
             continue;
         }
-        e->info.kind = qc4w ? PW_WEIGHT_QC4W : PW_WEIGHT_BLOCKS;
-        e->info.format = qc4w ? PW_FORMAT_COUNT : (pw_format)fmt;
+        e->info.kind = qc4w ? PW_WEIGHT_QC4W : qb4w ? PW_WEIGHT_QB4W : PW_WEIGHT_BLOCKS;
+        e->info.format = qc4w || qb4w ? PW_FORMAT_COUNT : (pw_format)fmt;
         if (copy_field(r + 32, PW__CACHE_FAMILY_LEN, e->family) != 0 ||
             copy_field(r + 64, PW__CACHE_KERNEL_LEN, e->kernel) != 0) {
             refuse(e, "index record at offset %s: family or kernel name is not a string", where);

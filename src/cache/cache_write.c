@@ -77,7 +77,9 @@ pw_status pw__cache_writer_open(pw_context *ctx, const char *path, const pw__cac
         const uint32_t len = (uint32_t)strlen(r->name);
         pw__wr64(rec, name_off);
         pw__wr32(rec + 8, len);
-        pw__wr32(rec + 12, r->key.kind == PW_WEIGHT_QC4W ? PW__CACHE_FORMAT_QC4W : (uint32_t)r->key.format);
+        pw__wr32(rec + 12, r->key.kind == PW_WEIGHT_QC4W   ? PW__CACHE_FORMAT_QC4W
+                           : r->key.kind == PW_WEIGHT_QB4W ? PW__CACHE_FORMAT_QB4W
+                                                           : (uint32_t)r->key.format);
         pw__wr64(rec + 16, (uint64_t)r->key.rows);
         pw__wr64(rec + 24, (uint64_t)r->key.in);
         put_field(rec + 32, PW__CACHE_FAMILY_LEN, r->key.family);

@@ -35,6 +35,20 @@ pw__digest pw__cache_view_key(const pw_view *w) {
     return pw__cache_view_content(w);
 }
 
+/* Rows of `row_bytes` bytes whose last byte's high nibble is unused when `odd`. */
+static void hash_nibble_rows(pw__hash *h, const uint8_t *p, uint64_t rows, uint64_t row_bytes, int odd) {
+    if (!odd) {
+        pw__hash_bytes(h, p, (size_t)(rows * row_bytes));
+        return;
+    }
+    for (uint64_t r = 0; r < rows; ++r) {
+        const uint8_t *row = p + r * row_bytes;
+        const uint8_t last = row[row_bytes - 1] & 0x0F;
+        pw__hash_bytes(h, row, (size_t)row_bytes - 1);
+        pw__hash_bytes(h, &last, 1);
+    }
+}
+
 pw__digest pw__cache_qc4w_content(const pw_qc4w_weights *w, uint64_t row_bytes) {
     const int transposed = (w->flags & PW_QC4W_TRANSPOSED) != 0;
     const uint64_t rows = (uint64_t)(transposed ? w->in : w->out);
@@ -47,17 +61,35 @@ pw__digest pw__cache_qc4w_content(const pw_qc4w_weights *w, uint64_t row_bytes) 
     pw__hash_u32(&h, (uint32_t)w->zero_point);
     pw__hash_u32(&h, w->flags);
     pw__hash_u32(&h, w->bias != NULL);
-    if (!odd) {
-        pw__hash_bytes(&h, w->data, (size_t)(rows * row_bytes));
-    } else {
-        for (uint64_t r = 0; r < rows; ++r) {
-            const uint8_t *row = w->data + r * row_bytes;
-            const uint8_t last = row[row_bytes - 1] & 0x0F;
-            pw__hash_bytes(&h, row, (size_t)row_bytes - 1);
-            pw__hash_bytes(&h, &last, 1);
-        }
-    }
+    hash_nibble_rows(&h, w->data, rows, row_bytes, odd);
     pw__hash_bytes(&h, w->scale, sizeof(float) * (size_t)w->out);
     if (w->bias != NULL) pw__hash_bytes(&h, w->bias, sizeof(float) * (size_t)w->out);
+    return pw__hash_end(&h);
+}
+
+pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w, const float *bias) {
+    const int transposed = (w->flags & PW_QB4W_TRANSPOSED) != 0;
+    const uint64_t rows = (uint64_t)(transposed ? w->in : w->out);
+    const uint64_t cols = (uint64_t)(transposed ? w->out : w->in);
+    const uint64_t nb = (uint64_t)pw_qb4w_blocks(w), n = (uint64_t)w->out;
+    const size_t esz = w->scale_type == PW_DTYPE_F32 ? 4 : 2;
+    pw__hash h;
+    pw__hash_begin(&h);
+    pw__hash_bytes(&h, "packwise-qb4w", 13);
+    pw__hash_u64(&h, n);
+    pw__hash_u64(&h, (uint64_t)w->in);
+    pw__hash_u32(&h, (uint32_t)w->block_size);
+    pw__hash_u32(&h, (uint32_t)w->scale_type);
+    pw__hash_u32(&h, (uint32_t)w->zero_kind);
+    pw__hash_u32(&h, w->zero_kind == PW_QB4W_ZERO_CONST ? (uint32_t)w->zero_point : 0u);
+    pw__hash_u32(&h, w->flags);
+    pw__hash_u32(&h, bias != NULL);
+    hash_nibble_rows(&h, w->data, rows, (cols + 1) / 2, (cols & 1) != 0);
+    pw__hash_bytes(&h, w->scales, esz * (size_t)(n * nb));
+    if (w->zero_kind == PW_QB4W_ZERO_U4)
+        hash_nibble_rows(&h, w->zero_points, n, (nb + 1) / 2, (nb & 1) != 0);
+    else if (w->zero_kind == PW_QB4W_ZERO_U8)
+        pw__hash_bytes(&h, w->zero_points, (size_t)(n * nb));
+    if (bias != NULL) pw__hash_bytes(&h, bias, sizeof(float) * (size_t)n);
     return pw__hash_end(&h);
 }

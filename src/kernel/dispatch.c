@@ -70,6 +70,7 @@ pw_status pw__kernel_check_family(pw_context *ctx, const pw__kernel *k, const pw
     PW__FAIL_IF(d == NULL || d->family == NULL || k->pack_plan == NULL, ctx, PW_ERR_FAMILY,
                 "kernel %s reads no packed buffer of this kind", k->info.name);
     pw__pack_desc mine;
+    mine.group = d->group; /* QB4W: the block size is the buffer's (kernel.h) */
     PW__TRY(k->pack_plan(ctx, k, d->format, d->out, d->in, &mine));
     /* SME tiles follow the streaming vector length: say so in both lengths. */
     PW__FAIL_IF(mine.sme_bytes != 0 && d->sme_bytes != 0 && mine.sme_bytes != d->sme_bytes, ctx,

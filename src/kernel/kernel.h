@@ -47,7 +47,7 @@
 /* Description of a packed buffer; it travels with the bytes. */
 typedef struct pw__pack_desc {
     const char *family; /* e.g. "i8g32x16k4": packer and kernels agree on it by name */
-    pw_weight_kind kind;/* what the source is: block format or QC4W */
+    pw_weight_kind kind;/* what the source is: block format, QC4W or QB4W */
     pw_format format;   /* source weight format (PW_WEIGHT_BLOCKS) */
     int32_t nr;         /* output rows per tile */
     int32_t kr;         /* k values interleaved per row inside a tile */
@@ -90,16 +90,21 @@ typedef struct pw__qc4w_source {
     const float *bias;
 } pw__qc4w_source;
 
-/* What a packer reads: a 2-D [out, in] view (block formats, any order) or QC4W raw weights. */
+struct pw__qb4w_source; /* kernel/qb4w.h */
+/* What a packer reads: a 2-D [out, in] view (block formats, any order), QC4W or QB4W raw
+ * weights. */
 typedef struct pw__source {
     const pw_view *view;
     const pw__qc4w_source *qc4w;
+    const struct pw__qb4w_source *qb4w;
 } pw__source;
 
 struct pw__kernel;
 /* Describe the packed form kernel k reads for an [out, in] weight of `format` (fills
  * desc, no bytes); k's own tile parameters are the packer's (nr, kr, sr are never
- * chosen by the caller). */
+ * chosen by the caller). QB4W families also read desc->group on entry: the weights'
+ * block size, which is the weight's and not the kernel's (every other family ignores
+ * what desc holds on entry). */
 typedef pw_status (*pw__pack_plan_fn)(pw_context *ctx, const struct pw__kernel *k, pw_format format,
                                       int64_t out, int64_t in, pw__pack_desc *desc);
 /* Pack output rows [o0, o1) (o0 a multiple of nr; o1 too, or out) into dst, the base

@@ -218,6 +218,11 @@ PW_KERNEL(q8_0_i8g32x8k8_scalar)
 PW_KERNEL(q4_k_i8g32x8k8_scalar)
 #endif
 
+/* QB4W (kernel/qb4w.h): one portable kernel per packed family. */
+PW_KERNEL(qb4w_n16k8s2_scalar)
+PW_KERNEL(qb4w_n8k8s2_scalar)
+PW_KERNEL(qb4w_n4k16s2_scalar)
+
 /* QC4W (kernel/qc4w.h): one portable kernel per packed family. */
 PW_KERNEL(qc4w_n16k8s2_scalar)
 PW_KERNEL(qc4w_n8k8s2_scalar)

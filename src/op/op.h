@@ -63,7 +63,8 @@ struct pw_weight {
     char *name;                   /* owned copy ("" when none) */
     pw__plan plan;
     float min, max;               /* epilogue clamp */
-    float *bias;                  /* owned copy, or NULL (QC4W: in the packed tiles) */
+    float *bias;                  /* owned copy, or NULL (QC4W, QB4W: in the packed tiles) */
+    int32_t group;                /* QB4W: the block size B (the packer's desc->group); else 0 */
     pw_cache *cache;              /* options.cache (a reference), or NULL */
     pw__digest source_key;        /* the cache's source key (computed once, when needed) */
     int have_source_key;
@@ -96,7 +97,41 @@ pw_status pw__weight_ready(pw_context *ctx, pw_weight *w, int c);
 pw_status pw__pack_form(pw_context *ctx, const pw__kernel *packer, const pw__pack_desc *d,
                         const pw__source *src, const char *name, const char *from, uint8_t *dst);
 
-/* Creation steps shared by the view and QC4W constructors (weight.c). */
+/* The kind's name in messages: "QC4W", "QB4W", or the format's name. */
+static inline const char *pw__kind_name(pw_weight_kind kind, pw_format format) {
+    return kind == PW_WEIGHT_QC4W ? "QC4W" : kind == PW_WEIGHT_QB4W ? "QB4W" : pw_format_get(format)->name;
+}
+
+/*
+ * Weights from raw int4 arrays (QC4W, QB4W: op/raw_int4.c), which no kernel reads as
+ * they are: one packed form serving every batch size, packed now while the arrays are
+ * borrowed. The kind's constructor validates its descriptor and fills the spec; the
+ * job's h and f are set before `pack` runs (it does not run on a cache hit).
+ */
+typedef struct pw__raw_job {
+    pw_weight *h;
+    pw__form *f;
+} pw__raw_job;
+typedef struct pw__raw_spec {
+    pw_weight_kind kind;
+    const char *api;           /* "pw_weight_create_qc4w", for messages */
+    const char *name;          /* the weights' name, never NULL */
+    int64_t out, in;
+    int32_t group;             /* QB4W's block size, else 0 */
+    uint64_t source_bytes;     /* the raw arrays' bytes, bias excluded */
+    const float **bias;        /* the descriptor's bias (may be NULL); options.bias lands here */
+    pw__digest (*key)(const pw__raw_job *job); /* the cache's source key */
+    pw__cache_pack_fn pack;    /* called with the job */
+    pw__raw_job *job;
+} pw__raw_spec;
+pw_status pw__weight_create_raw(pw_context *ctx, const pw__raw_spec *s,
+                                const pw_weight_options *options, pw_weight **out);
+/* A transposed K x N nibble source as N rows of ceil(K/2) bytes, on the context's threads,
+ * with one adapter event (from -> to) for the weight h; *nk is freed with pw__free. */
+pw_status pw__int4_transpose(pw_context *ctx, const pw_weight *h, const uint8_t *data, int64_t k,
+                             int64_t n, const char *from, const char *to, uint8_t **nk);
+
+/* Creation steps shared by the view and raw-int4 constructors (weight.c). */
 pw_status pw__take_options(pw_context *ctx, const pw_weight_options *options, pw_weight_options *o,
                            const char *fn);
 pw_status pw__weight_new(pw_context *ctx, pw_weight_kind kind, const char *name, int64_t out,

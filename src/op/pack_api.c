@@ -24,9 +24,7 @@ static const pw__kernel *family_packer(pw_context *ctx, const char *family, pw_w
         any = k;
     }
     *st = any != NULL ? pw__fail(ctx, PW_ERR_UNSUPPORTED, "family %s packs %s weights, not these",
-                                 family, any->info.kind == PW_WEIGHT_QC4W
-                                             ? "QC4W"
-                                             : pw_format_get(any->info.format)->name)
+                                 family, pw__kind_name(any->info.kind, any->info.format))
                       : pw__fail(ctx, PW_ERR_NOT_FOUND,
                                  "no packed family named '%s' in this build (pw_kernel_info.family "
                                  "names them)",
@@ -57,7 +55,7 @@ pw_status pw_pack_family(pw_context *ctx, const pw_view *w, const char *family, 
     if (k == NULL) return st;
     pw__pack_desc d;
     PW__TRY(k->pack_plan(ctx, k, w->format, w->shape[0], w->shape[1], &d));
-    const pw__source src = {w, NULL};
+    const pw__source src = {.view = w};
     return finish(ctx, k, &d, &src, form, dst, capacity);
 }
 
@@ -84,7 +82,7 @@ pw_status pw_pack_family_qc4w(pw_context *ctx, const pw_qc4w_weights *w, const c
         rows = nk;
     }
     const pw__qc4w_source q = {rows, w->zero_point, w->scale, w->bias};
-    const pw__source src = {NULL, &q};
+    const pw__source src = {.qc4w = &q};
     st = finish(ctx, k, &d, &src, form, dst, capacity);
     pw__free(ctx, nk);
     return st;

@@ -74,6 +74,7 @@ static int form_of(pw_context *ctx, const pw_weight *w, const pw__kernel *k, pw_
          * context's message as it was. */
         char saved[PW__MESSAGE_CAPACITY];
         pw__strlcpy(saved, pw_context_message(ctx), sizeof saved);
+        f->desc.group = w->group; /* QB4W's block size (kernel.h: read on entry) */
         const pw_status st = k->pack_plan(ctx, k, w->view.format, w->out, w->in, &f->desc);
         pw__strlcpy(ctx->message, saved, sizeof ctx->message);
         if (st != PW_OK) return 0;
@@ -227,7 +228,7 @@ pw_status pw__plan_make(pw_context *ctx, pw_weight *w, pw_memory_policy policy, 
         PW__FAIL_IF(ref == NULL, ctx, PW_ERR_UNSUPPORTED,
                     "no kernel multiplies weight '%s' (%s, %" PRId64 " x %" PRId64 ") for %s under "
                     "the %s policy here (isa %s)",
-                    w->name, w->kind == PW_WEIGHT_QC4W ? "QC4W" : pw_format_get(w->view.format)->name,
+                    w->name, pw__kind_name(w->kind, w->view.format),
                     w->out, w->in, c == PW__GEMV ? "n = 1" : "n >= 2", pw_memory_policy_name(policy),
                     pw_isa_name(pw_context_isa(ctx)));
         p->k[c] = ref;

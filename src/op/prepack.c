@@ -99,7 +99,7 @@ static pw_status pack_entry(pw_context *ctx, pw__cache_writer *wr, int64_t i, co
     for (int64_t t0 = 0; t0 < d->tiles; t0 += tiles_per_chunk) {
         const int64_t t1 = t0 + tiles_per_chunk < d->tiles ? t0 + tiles_per_chunk : d->tiles;
         const int64_t threads = pw__threads(ctx);
-        const pw__source src = {&e->view, NULL};
+        const pw__source src = {.view = &e->view};
         chunk_task ct = {e->kernel, d, &src, buf, t0, (t1 - t0 + 4 * threads - 1) / (4 * threads), t1};
         if (ct.per < 1) ct.per = 1;
         pw__parallel_for(ctx, pack_chunk_task, &ct, (size_t)((t1 - t0 + ct.per - 1) / ct.per));

@@ -54,56 +54,32 @@ static pw_status check_weights(pw_context *ctx, const pw_qc4w_weights *w, uint64
     return PW_OK;
 }
 
-typedef struct transpose_job {
-    const pw_qc4w_weights *w;
-    uint8_t *dst;
-    int64_t rows_per_task;
-} transpose_job;
-
-static void transpose_task(void *p, size_t t) {
-    const transpose_job *j = p;
-    const int64_t n0 = (int64_t)t * j->rows_per_task;
-    const int64_t n1 = n0 + j->rows_per_task < j->w->out ? n0 + j->rows_per_task : j->w->out;
-    pw__qc4w_transpose_rows(j->w->data, j->w->in, j->w->out, n0, n1, j->dst);
-}
-
 typedef struct qc4w_job {
-    pw_weight *h;
-    pw__form *f;
-    const pw_qc4w_weights *w;
+    pw__raw_job raw; /* first: the shared creation fills it */
+    pw_qc4w_weights w;
+    uint64_t row_bytes;
 } qc4w_job;
+
+static pw__digest qc4w_key(const pw__raw_job *raw) {
+    const qc4w_job *j = (const qc4w_job *)(const void *)raw;
+    return pw__cache_qc4w_content(&j->w, j->row_bytes);
+}
 
 /* Pack the raw weights (the cache's pack callback: on a hit nothing of this runs). A
  * transposed source is converted to N x K first, nibble by nibble: one adapter event. */
 static pw_status pack_qc4w_cb(pw_context *ctx, void *user, uint8_t *dst) {
     const qc4w_job *j = user;
-    const pw_qc4w_weights *w = j->w;
+    const pw_qc4w_weights *w = &j->w;
     const uint8_t *rows = w->data;
     uint8_t *nk = NULL;
     if (w->flags & PW_QC4W_TRANSPOSED) {
-        const uint64_t nk_bytes = (uint64_t)(w->in + 1) / 2 * (uint64_t)w->out;
-        nk = pw__calloc(ctx, 1, (size_t)nk_bytes, 64);
-        PW__FAIL_IF(nk == NULL, ctx, PW_ERR_OUT_OF_MEMORY,
-                    "QC4W weights '%s': cannot allocate %" PRIu64 " bytes to transpose", wname(w),
-                    nk_bytes);
-        transpose_job tj = {w, nk, 0};
-        const int64_t tasks = 8 * (int64_t)pw__threads(ctx);
-        tj.rows_per_task = (w->out + tasks - 1) / tasks;
-        /* Destination rows are disjoint per task: any row split is safe. */
-        pw__parallel_for(ctx, transpose_task, &tj, (size_t)((w->out + tj.rows_per_task - 1) / tj.rows_per_task));
-        pw_trace_event e;
-        memset(&e, 0, sizeof e);
-        e.kind = PW_TRACE_ADAPTER;
-        e.tensor = j->h->name;
-        e.bytes = nk_bytes;
-        e.from = "qc4w_kxn";
-        e.to = "qc4w_nxk";
-        pw__trace(ctx, &e);
+        PW__TRY(pw__int4_transpose(ctx, j->raw.h, w->data, w->in, w->out, "qc4w_kxn", "qc4w_nxk", &nk));
         rows = nk;
     }
     const pw__qc4w_source q = {rows, w->zero_point, w->scale, w->bias};
-    const pw__source src = {NULL, &q};
-    const pw_status st = pw__pack_form(ctx, j->f->packer, &j->f->desc, &src, j->h->name, "qc4w_nxk", dst);
+    const pw__source src = {.qc4w = &q};
+    const pw_status st = pw__pack_form(ctx, j->raw.f->packer, &j->raw.f->desc, &src, j->raw.h->name,
+                                       "qc4w_nxk", dst);
     pw__free(ctx, nk);
     return st;
 }
@@ -115,45 +91,13 @@ pw_status pw_weight_create_qc4w(pw_context *ctx, const pw_qc4w_weights *weights,
     *out = NULL;
     uint64_t row_bytes, bytes;
     PW__TRY(check_weights(ctx, weights, &row_bytes, &bytes));
-    pw_qc4w_weights w;
-    pw_qc4w_weights_init(&w);
-    memcpy(&w, weights, weights->struct_size);
-    pw_weight_options o;
-    PW__TRY(pw__take_options(ctx, options, &o, "pw_weight_create_qc4w"));
-    PW__FAIL_IF(o.policy == PW_MEMORY_IN_PLACE, ctx, PW_ERR_UNSUPPORTED,
-                "QC4W weights '%s': the in_place policy holds no copy, and no kernel reads raw "
-                "QC4W weights (they are borrowed only while the weight is created); use compact",
-                wname(&w));
-    PW__FAIL_IF(o.bias != NULL && w.bias != NULL, ctx, PW_ERR_INVALID_ARGUMENT,
-                "QC4W weights '%s': a bias in the descriptor and in the options; give one", wname(&w));
-    if (w.bias == NULL) w.bias = o.bias; /* packed into the tiles with the scales */
-    o.bias = NULL;
-    const pw__kernel *forced;
-    PW__TRY(pw__forced_kernel(ctx, o.kernel, PW_WEIGHT_QC4W, PW_FORMAT_COUNT, w.in, &forced));
-
-    pw_weight *h = NULL;
-    pw_status st = pw__weight_new(ctx, PW_WEIGHT_QC4W, wname(&w), w.out, w.in, &o, &h);
-    if (st == PW_OK) {
-        h->view.format = PW_FORMAT_COUNT;
-        h->source_bytes = bytes + sizeof(float) * (uint64_t)w.out * (w.bias != NULL ? 2u : 1u);
-        st = pw__plan_make(ctx, h, o.policy, o.serves, forced);
-    }
-    /* One form serves every class (QC4W kernels serve any n): pack it now. */
-    pw__form *f = st == PW_OK && h->plan.nforms > 0 ? &h->plan.forms[0] : NULL;
-    if (st == PW_OK && (f == NULL || f->kind != PW__FORM_PACKED || h->plan.nforms != 1))
-        st = pw__fail(ctx, PW_ERR_UNSUPPORTED, "QC4W weights '%s': no single packed form serves "
-                      "every batch size here", wname(&w));
-    if (st == PW_OK) {
-        const pw__digest key = h->cache != NULL ? pw__cache_qc4w_content(&w, row_bytes) : (pw__digest){0, 0};
-        qc4w_job job = {h, f, &w};
-        st = pw__ready_packed(ctx, h, f, key, pack_qc4w_cb, &job);
-    }
-    for (int c = 0; c < 2 && st == PW_OK; ++c)
-        if (h->plan.k[c] != NULL) st = pw__weight_ready(ctx, h, c); /* checks and announces */
-    if (st != PW_OK) {
-        pw_weight_destroy(h);
-        return st;
-    }
-    *out = h;
-    return PW_OK;
+    qc4w_job job;
+    memset(&job, 0, sizeof job);
+    pw_qc4w_weights_init(&job.w);
+    memcpy(&job.w, weights, weights->struct_size);
+    job.row_bytes = row_bytes;
+    const pw__raw_spec spec = {PW_WEIGHT_QC4W, "pw_weight_create_qc4w", wname(&job.w), job.w.out,
+                               job.w.in, 0, bytes + sizeof(float) * (uint64_t)job.w.out,
+                               &job.w.bias, qc4w_key, pack_qc4w_cb, &job.raw};
+    return pw__weight_create_raw(ctx, &spec, options, out);
 }

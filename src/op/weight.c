@@ -152,7 +152,7 @@ typedef struct view_job {
 /* Pack a view form (the cache's pack callback). */
 static pw_status pack_view_cb(pw_context *ctx, void *user, uint8_t *dst) {
     const view_job *j = user;
-    const pw__source src = {&j->w->view, NULL};
+    const pw__source src = {.view = &j->w->view};
     return pw__pack_form(ctx, j->f->packer, &j->f->desc, &src, j->w->name, j->from, dst);
 }
 
@@ -367,8 +367,7 @@ pw_status pw__forced_kernel(pw_context *ctx, const char *name, pw_weight_kind ki
     const pw__kernel *k = pw__kernel_list_get(idx);
     PW__FAIL_IF(k->info.kind != kind || (kind == PW_WEIGHT_BLOCKS && k->info.format != format), ctx,
                 PW_ERR_UNSUPPORTED, "kernel %s reads %s weights, not %s", k->info.name,
-                k->info.kind == PW_WEIGHT_QC4W ? "QC4W" : pw_format_get(k->info.format)->name,
-                kind == PW_WEIGHT_QC4W ? "QC4W" : pw_format_get(format)->name);
+                pw__kind_name(k->info.kind, k->info.format), pw__kind_name(kind, format));
     PW__FAIL_IF(!pw__kernel_usable(ctx, k), ctx, PW_ERR_UNSUPPORTED,
                 "kernel %s needs CPU features this context does not allow (isa %s; check "
                 "PACKWISE_ISA and the CPU)",

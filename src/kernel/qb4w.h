@@ -1,0 +1,202 @@
+/*
+ * The QB4W kernel families (blockwise int4, include/packwise/qb4w.h): the
+ * packed right-hand side, the packer and its unpacker, the descriptor macro,
+ * the oracle and the portable kernel. Kernels keep the contract of
+ * kernel/kernel.h with .epilogue set, and the per-block steps below.
+ *
+ * Why these terms are stored. With QD8 activations x ~ (q - zp) * a_scale
+ * and weights w = s_b * (u - z_b) (u the unsigned nibble, z_b the block's
+ * zero point, both 0..15), one block's contribution is
+ *
+ *   s_b * a_scale * sum_{k in b} (q_k - zp) (u_k - z_b)
+ *     = s_b * a_scale * [ sum_k q_k (u_k - z_b)  -  zp * sum_k (u_k - z_b) ]
+ *
+ * Expanding the product fully gives four terms: q.u, the activation's zero
+ * point times the block's weight sum (zp * sum u), the weight's zero point
+ * times the block's activation sum (z_b * sum q), and B * zp * z_b. Here the
+ * weight's zero point is taken off each value before the multiply (u - z_b
+ * is in -15 .. 15, an int8, one subtraction per weight vector shared by
+ * every row of X), which folds the second pair of terms into the first: no
+ * activation block sum is needed, only the weight block sum of (u - z_b).
+ * Kernels that multiply unsigned activations (x86: u8 x s8, with
+ * qu = q + 128) fold the offset into the same stored sum:
+ *
+ *   sum_k q_k w'_k = sum_k qu_k w'_k - 128 * wsum_b,      w' = u - z_b
+ *   isum_b = sum_k qu_k w'_k + (neg_zp - 128) * wsum_b  = sum_k (q_k - zp) w'_k
+ *
+ * and those that multiply signed bytes (Arm sdot, smmla) use neg_zp alone.
+ * So per block and channel the tile stores: the zero point z_b (u8), the
+ * weight sum wsum_b = sum_k (u_k - z_b) over the block's real k (int32;
+ * |wsum_b| <= 15 * 256, so its low 16 bits as a signed int16 are its value),
+ * and the scale s_b (f32, exact from f16 and bf16).
+ *
+ * Packed RHS (families "qb4w_n<nr>k<kr>s<sr>", made only by pw__qb4w_pack
+ * with nr, kr, sr from a kernel descriptor and B = desc->group from the
+ * weights). nb = ceil(K / B) blocks; N padded to whole tiles of nr channels.
+ * Tile t holds channels n = t*nr + c (c < nr):
+ *
+ *   data    nb * B / kr chunks, each | ch 0: kr/2 bytes | ch 1 | ... | ch nr-1 |
+ *           chunk j = k in [j*kr, j*kr + kr): block b holds chunks [b*B/kr, (b+1)*B/kr)
+ *   wsum    int32 [nb][nr]
+ *   scale   f32   [nb][nr]
+ *   zero    u8    [nb][nr]
+ *   bias    f32   [nr]     0 when the weights have no bias
+ *   (zero bytes up to a multiple of 64)
+ *
+ * Inside a chunk, value j of a channel is the UNSIGNED nibble u at the slot
+ * QC4W's sr gives (kernel/qc4w.h: sr = 1 the raw pairing, sr = 2 byte j %
+ * (kr/2), low nibble for the first half). k past K inside the last block
+ * holds u = z_b (so u - z_b = 0) and adds nothing to wsum. Channels of a
+ * partial last tile are zero throughout. Little-endian; tiles start at
+ * multiples of tile_bytes from a 64-byte aligned base. desc: kind
+ * PW_WEIGHT_QB4W, format PW_FORMAT_COUNT, group = B, in_padded = nb * B.
+ *
+ * The kernel contract (kernel/kernel.h, with .epilogue): y[m, n] for n in
+ * [n0, n1), m in [m0, m1), from the QD8 rows (padded to Kq = round_up(K, 32)
+ * values; a kernel multiplies block b over its first min(B, Kq - b*B) values
+ * only, never reading a QD8 row or panel past Kq):
+ *
+ *   isum_b = sum_{k in b} q[m, k] * (u[n, k] - z_b) + neg_zp[m] * wsum_b   (exact)
+ *   acc    = 0;  for b = 0 .. nb-1:  acc = acc + (float)isum_b * s_b        (f32 mul, then add)
+ *   v      = acc * a_scale[m] + bias[n]                                     (f32 mul, then add)
+ *   y      = min(max(v, min), max), as half into y16 when set (nearest even), else f32
+ */
+#ifndef PACKWISE_KERNEL_QB4W_H
+#define PACKWISE_KERNEL_QB4W_H
+
+#include "base/internal.h"
+#include "kernel/kernel.h"
+#include "kernel/qc4w.h"
+#include "packwise/qb4w.h"
+#include "quant/act.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PW__QB4W_PACK_VERSION 1 /* bump when the packed bytes change */
+#define PW__QB4W_MIN_B 16
+#define PW__QB4W_MAX_B 256
+
+/* ------------------------------------------------------------------------ */
+/* Raw weights                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* What a packer reads: N rows of ceil(K/2) bytes (a transposed source converted first)
+ * and the raw descriptor's scales, zero points and bias (bias may come from options). */
+typedef struct pw__qb4w_source {
+    const uint8_t *nk;
+    const pw_qb4w_weights *w;
+    const float *bias;
+} pw__qb4w_source;
+
+/* Sizes of the raw arrays: data bytes, scales (elements), zero-point bytes (0 for CONST);
+ * PW_ERR_* on overflow. */
+pw_status pw__qb4w_raw_sizes(pw_context *ctx, const pw_qb4w_weights *w, uint64_t *data_bytes,
+                             uint64_t *scale_count, uint64_t *zero_bytes);
+
+/* Unsigned nibble u of w[n, k] (0 .. 15) read from N x K rows `nk` (stride ceil(K/2));
+ * signed sources (CONST 0) are flipped so that u - 8 is the value. */
+static inline int pw__qb4w_nibble(const uint8_t *nk, int64_t k_in, int64_t n, int64_t k,
+                                  int flip) {
+    const int64_t stride = (k_in + 1) / 2;
+    return ((nk[n * stride + k / 2] >> ((k & 1) * 4)) & 15) ^ flip;
+}
+/* The zero point of block b of row n (0 .. 15 after the descriptor's checks). */
+int pw__qb4w_zero_at(const pw_qb4w_weights *w, int64_t n, int64_t b);
+/* The scale of block b of row n, as f32. */
+float pw__qb4w_scale_at(const pw_qb4w_weights *w, int64_t n, int64_t b);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define PW__QB4W_FAMILY_NAME(NR, KR, SR) "qb4w_n" #NR "k" #KR "s" #SR
+#define PW__QB4W_KERNEL(NR, KR, SR, isa_, features_, run_, priority_, mr_, panel_)            \
+    {.info = {.name = PW__QB4W_FAMILY_NAME(NR, KR, SR) "_" isa_,                             \
+              .key = PW__KEY("qb4w", "packed(" PW__QB4W_FAMILY_NAME(NR, KR, SR) ")", QD8, isa_), \
+              .kind = PW_WEIGHT_QB4W,                                                       \
+              .format = PW_FORMAT_COUNT,                                                    \
+              .layout = PW_LAYOUT_PACKED,                                                   \
+              .family = PW__QB4W_FAMILY_NAME(NR, KR, SR),                                   \
+              .tile_rows = NR,                                                              \
+              .tile_batch = mr_,                                                            \
+              .activation = PW_ACT_QD8,                                                     \
+              .features = features_,                                                        \
+              .isa = isa_},                                                                 \
+     .run = run_,                                                                           \
+     .pack_plan = pw__qb4w_plan,                                                            \
+     .pack = pw__qb4w_pack_source,                                                          \
+     .priority = priority_,                                                                 \
+     .min_n = 1,                                                                            \
+     .nr = NR,                                                                              \
+     .kr = KR,                                                                              \
+     .sr = SR,                                                                              \
+     .max_in = INT64_C(1) << 40,                                                            \
+     .xq_panel = panel_,                                                                    \
+     .epilogue = 1}
+
+/* The descriptor's pack_plan: the tile from the kernel; B is set afterwards by
+ * pw__qb4w_set_block (the plan's interface carries no block size). */
+pw_status pw__qb4w_plan(pw_context *ctx, const pw__kernel *k, pw_format format, int64_t out,
+                        int64_t in, pw__pack_desc *desc);
+void pw__qb4w_pack_source(const pw__pack_desc *desc, const pw__source *src, int64_t o0, int64_t o1,
+                          uint8_t *dst);
+
+/* Fill desc for N x K weights in blocks of B packed with (nr, kr, sr) under `family`. */
+pw_status pw__qb4w_pack_plan(pw_context *ctx, const char *family, int32_t nr, int32_t kr, int32_t sr,
+                             int32_t block, int64_t n, int64_t k, pw__pack_desc *desc);
+
+/* Pack channels [n0, n1) (n0 a multiple of nr; n1 too, or N) of src into dst (the whole
+ * buffer's base). */
+void pw__qb4w_pack(const pw__pack_desc *desc, const pw__qb4w_source *src, int64_t n0, int64_t n1,
+                   uint8_t *dst);
+
+/* Unpack to the raw form that `like` describes (its zero kind, zero point and scale type;
+ * data N x ceil(K/2) with an odd K's unused nibble 0; zero_points in like's layout with
+ * an odd n_blocks' unused nibble 0): the bit-exact inverse of pw__qb4w_pack. scales is
+ * N x n_blocks elements of like->scale_type; zero_points and bias may be NULL to skip. */
+void pw__qb4w_unpack(const pw__pack_desc *desc, const uint8_t *packed, const pw_qb4w_weights *like,
+                     uint8_t *data, void *scales, uint8_t *zero_points, float *bias);
+
+/* Region offsets inside a tile (bytes). */
+static inline int64_t pw__qb4w_blocks_of(const pw__pack_desc *d) { return d->in_padded / d->group; }
+static inline uint64_t pw__qb4w_wsum_offset(const pw__pack_desc *d) {
+    return (uint64_t)d->in_padded * (uint64_t)d->nr / 2u;
+}
+static inline uint64_t pw__qb4w_scale_offset(const pw__pack_desc *d) {
+    return pw__qb4w_wsum_offset(d) + 4u * (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+}
+static inline uint64_t pw__qb4w_zero_offset(const pw__pack_desc *d) {
+    return pw__qb4w_scale_offset(d) + 4u * (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+}
+static inline uint64_t pw__qb4w_bias_offset(const pw__pack_desc *d) {
+    return pw__qb4w_zero_offset(d) + (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+}
+/* Values of block b a kernel multiplies: min(B, Kq - b*B), Kq the QD8 rows' padding. */
+static inline int64_t pw__qb4w_block_values(const pw__pack_desc *d, int64_t b) {
+    const int64_t left = pw__qd8_k_padded(d->in) - b * d->group;
+    return left < d->group ? left : d->group;
+}
+
+/* The oracle: plain loops over the raw weights and the QD8 rows, by the contract (isum
+ * from (q - zp) * (u - z) directly, not from stored sums). */
+void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8_t *lhs,
+                        size_t lhs_row_bytes, int64_t batch, float min, float max, int f16, void *y,
+                        int64_t ldy);
+
+/* The portable packed kernel, generic over (nr, kr, sr, B). */
+void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1);
+
+/* The contract's f32 steps. */
+static inline float pw__qb4w_block_step(float acc, int32_t isum, float scale) {
+    const float t = (float)isum * scale;
+    return acc + t;
+}
+static inline float pw__qb4w_finish(float acc, float a_scale, float bias, float min, float max) {
+    float v = acc * a_scale;
+    v = v + bias;
+    v = v < min ? min : v;
+    return v > max ? max : v;
+}
+
+#endif
