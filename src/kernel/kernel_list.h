@@ -233,6 +233,8 @@ PW_KERNEL(qc4w_n8k4s1_scalar)
 PW_KERNEL(qc4w_n16k8s2_avx2)
 PW_KERNEL(qc4w_n16k8s2_avxvnni)
 PW_KERNEL(qc4w_n16k8s2_avx512vnni)
+/* QB4W: AVX-512 VNNI, family qb4w_n16k8s2 (kernel/qb4w.h). */
+PW_KERNEL(qb4w_n16k8s2_avx512vnni)
 #endif
 #if defined(__aarch64__)
 /* QC4W: NEON dotprod (qc4w_n8k8s2) and i8mm (qc4w_n4k16s2). */

@@ -1,0 +1,228 @@
+#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || \
+    !defined(__AVX512VNNI__) || !defined(__F16C__)
+#error "qb4w_avx512.c needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c (cmake gives *_avx512.c these flags)"
+#endif
+/*
+ * AVX-512 VNNI kernel for QB4W family qb4w_n16k8s2 (layout and contract in
+ * kernel/qb4w.h): 16 channels (one zmm) by up to PW__QB4W_MR rows of X per
+ * micro-tile for GEMM, and a batch-1 path with four accumulator chains.
+ *
+ * Per 8 k values: one 64-byte chunk of the tile and 8 bytes of qu = q + 128
+ * per row of X (two broadcast dwords) from the QD8 panel (GEMM) or the row
+ * (GEMV):
+ *
+ *   chunk j (64 B):  | ch 0: 4 B | ch 1: 4 B | ... | ch 15: 4 B |
+ *   byte i of ch c:  low nibble u[c, 8j + i], high nibble u[c, 8j + 4 + i]   (i < 4)
+ *
+ * Unpacking: `and 0x0F` gives the low nibbles, a 16-bit right shift by 4 and
+ * the same `and` the high ones; the block's zero points, 16 bytes, are
+ * widened to one dword per channel and spread over its 4 bytes (vpmovzxbd,
+ * vpshufb), and subtracted bytewise: w' = u - z in -15 .. 15, a signed byte
+ * for vpdpbusd (qu unsigned x w' signed; 4 terms of |255 * 15| per dword step,
+ * at most 256 * 255 * 15 per block: no int32 overflow). Five operations per
+ * chunk serve 2 * MR vpdpbusd.
+ *
+ * Per block and row (kernel/qb4w.h's contract):
+ *   isum = acc + (neg_zp - 128) * wsum       (vpmaddwd: wsum fits int16, and the
+ *                                             dword (neg_zp - 128) & 0xFFFF has a
+ *                                             zero high half, so the product is exact)
+ *   accf = accf + cvt(isum) * scale          (vmulps then vaddps: no FMA)
+ * and after the last block v = accf * a_scale + bias, clamp as max(min, v)
+ * then min(max, v) (vmaxps returns its second operand unless the first is
+ * greater, which keeps a -0.0 v as the scalar comparison does), half out
+ * through vcvtps2ph (nearest even). Columns past N in the last tile are
+ * masked on store. The last block multiplies only the chunks the QD8 rows
+ * hold (pw__qb4w_block_values).
+ */
+#include "kernel/qb4w.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define PW__QB4W_MR 12 /* rows of X per micro-tile: one QD8 panel */
+_Static_assert(PW__QB4W_MR <= 12, "the row switch and the arrays stop at 12");
+
+/* Batch 1 streams the packed weights once: lines are prefetched into L2 and L1 ahead,
+ * as in the QC4W kernel (kernel/x86/qc4w_gemm_avx512.c says how the distances were
+ * measured). */
+#define PW__GEMV_AHEAD 16384
+#define PW__GEMV_AHEAD_L1 2048
+#define PW__INLINE static inline __attribute__((always_inline))
+
+PW__INLINE __m512i bcast32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* The block's 16 zero points, each spread over its channel's 4 bytes. */
+PW__INLINE __m512i zero_bytes(const uint8_t *z) {
+    const __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)z));
+    /* byte 4i of each 128-bit lane to bytes 4i .. 4i+3 */
+    const __m512i ctl = _mm512_set_epi8(12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0,
+                                        12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0,
+                                        12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0,
+                                        12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0);
+    return _mm512_shuffle_epi8(wide, ctl);
+}
+
+/* One block's step for one row: accf + cvt(acc + c * wsum) * scale. */
+PW__INLINE __m512 block_step(__m512 accf, __m512i acc, __m512i ws, int32_t c, __m512 sc) {
+    const __m512i isum = _mm512_add_epi32(acc, _mm512_madd_epi16(ws, _mm512_set1_epi32(c & 0xFFFF)));
+    return _mm512_add_ps(accf, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), sc));
+}
+
+/* The contract's last steps for one row of 16 channels. */
+PW__INLINE void finish_row(__m512 accf, float a_scale, __m512 bias, __m512 vmin, __m512 vmax, void *y,
+                           int f16, __mmask16 mask) {
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(accf, _mm512_set1_ps(a_scale)), bias);
+    v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
+    if (f16)
+        _mm256_mask_storeu_epi16(y, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    else
+        _mm512_mask_storeu_ps(y, mask, v);
+}
+
+typedef struct tile_ctx {
+    const pw__pack_desc *d;
+    const uint8_t *tile;
+    int64_t nb, chunks_per_block;
+    uint64_t wsum_at, scale_at, zero_at, bias_at;
+} tile_ctx;
+
+/* Batch 1: one row, four chains (low/high nibbles of even/odd chunks). */
+static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t *y, int f16,
+                      __mmask16 mask, __m512 vmin, __m512 vmax) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const pw__qd8_header *h = pw__qd8_hdr(lhs);
+    const int32_t c = h->neg_zp - 128;
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
+    const uint8_t *w = t->tile;
+    __m512 accf = _mm512_setzero_ps();
+    for (int64_t b = 0; b < t->nb; ++b) {
+        const __m512i zv = zero_bytes(t->tile + t->zero_at + 16 * (uint64_t)b);
+        const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        const uint8_t *wb = w + 64 * (uint64_t)(b * t->chunks_per_block);
+        const uint8_t *ub = u + 8 * b * t->chunks_per_block;
+        for (int64_t j = 0; j < chunks; j += 2) {
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
+            const __m512i r0 = _mm512_load_si512(wb + 64 * j);
+            const __m512i r1 = _mm512_load_si512(wb + 64 * j + 64);
+            const __m512i l0 = _mm512_sub_epi8(_mm512_and_si512(r0, m4), zv);
+            const __m512i h0 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(r0, 4), m4), zv);
+            const __m512i l1 = _mm512_sub_epi8(_mm512_and_si512(r1, m4), zv);
+            const __m512i h1 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(r1, 4), m4), zv);
+            a0 = _mm512_dpbusd_epi32(a0, bcast32(ub + 8 * j), l0);
+            a1 = _mm512_dpbusd_epi32(a1, bcast32(ub + 8 * j + 4), h0);
+            a2 = _mm512_dpbusd_epi32(a2, bcast32(ub + 8 * j + 8), l1);
+            a3 = _mm512_dpbusd_epi32(a3, bcast32(ub + 8 * j + 12), h1);
+        }
+        const __m512i acc = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
+        accf = block_step(accf, acc, _mm512_loadu_si512(t->tile + t->wsum_at + 64 * (uint64_t)b), c,
+                          _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b));
+    }
+    finish_row(accf, h->scale, _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
+}
+
+/* Rows of a panel, out of line: the float accumulators leave the loop through memory. */
+static __attribute__((noinline)) void finish_rows(const __m512 *accf, int rows, const tile_ctx *t,
+                                                  const uint8_t *lhs, size_t ldl, uint8_t *y,
+                                                  size_t ldy_bytes, int f16, __mmask16 mask,
+                                                  __m512 vmin, __m512 vmax) {
+    const __m512 bias = _mm512_loadu_ps(t->tile + t->bias_at);
+    for (int r = 0; r < rows; ++r)
+        finish_row(accf[r], pw__qd8_hdr(lhs + (size_t)r * ldl)->scale, bias, vmin, vmax,
+                   y + (size_t)r * ldy_bytes, f16, mask);
+}
+
+/*
+ * MR rows x one tile, block by block. From 6 rows up one integer chain per row is
+ * enough; fewer rows (SPLIT) keep the low and high nibbles in two chains per row.
+ */
+PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const uint8_t *lhs,
+                      size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask, __m512 vmin,
+                      __m512 vmax, const int MR, const int SPLIT) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    int32_t cm[PW__QB4W_MR];
+    for (int r = 0; r < MR; ++r) cm[r] = pw__qd8_hdr(lhs + (size_t)r * ldl)->neg_zp - 128;
+    __m512 accf[PW__QB4W_MR];
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) accf[r] = _mm512_setzero_ps();
+    const uint8_t *w = t->tile;
+    for (int64_t b = 0; b < t->nb; ++b) {
+        const __m512i zv = zero_bytes(t->tile + t->zero_at + 16 * (uint64_t)b);
+        const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
+        __m512i lo[PW__QB4W_MR], hi[PW__QB4W_MR];
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
+        const uint8_t *end = w + 64 * chunks;
+        for (; w != end; w += 64, a += 8 * PW__QB4W_MR) {
+            _mm_prefetch((const char *)(w + next), _MM_HINT_T1);
+            const __m512i raw = _mm512_load_si512(w);
+            const __m512i wl = _mm512_sub_epi8(_mm512_and_si512(raw, m4), zv);
+            const __m512i wh = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw, 4), m4), zv);
+#pragma GCC unroll 12
+            for (int r = 0; r < MR; ++r) {
+                lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r), wl);
+                if (SPLIT)
+                    hi[r] = _mm512_dpbusd_epi32(hi[r], bcast32(a + 8 * r + 4), wh);
+                else
+                    lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r + 4), wh);
+            }
+        }
+        /* a partial last block: the data region has whole blocks */
+        w += 64 * (t->chunks_per_block - chunks);
+        const __m512i ws = _mm512_loadu_si512(t->tile + t->wsum_at + 64 * (uint64_t)b);
+        const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r)
+            accf[r] = block_step(accf[r], SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r], ws, cm[r], sc);
+    }
+    finish_rows(accf, MR, t, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
+}
+
+static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
+    const int64_t kq = pw__qd8_k_padded(d->in);
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t panel_bytes = (size_t)PW__QB4W_MR * (size_t)kq;
+    const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
+    tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_wsum_offset(d),
+                  pw__qb4w_scale_offset(d), pw__qb4w_zero_offset(d), pw__qb4w_bias_offset(d)};
+    for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+        t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
+        const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+        const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
+        if (m1 - m0 == 1) {
+            gemv_tile(&t, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes, f16, mask, vmin, vmax);
+            continue;
+        }
+        /* m0 is a multiple of mr (the contract), so panels start at whole panels. */
+        for (int64_t m = m0; m < m1; m += PW__QB4W_MR) {
+            const uint8_t *a = c->xq_panels + (size_t)(m / PW__QB4W_MR) * panel_bytes;
+            const uint8_t *rows = c->xq + (size_t)m * ldl;
+            uint8_t *yy = y + (size_t)m * ldy_bytes;
+            switch (m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR) {
+#define PW__ROWS(R)                                                                              \
+    case R:                                                                                      \
+        panel(&t, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, R < 6); \
+        break;
+                PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
+                PW__ROWS(7) PW__ROWS(8) PW__ROWS(9) PW__ROWS(10) PW__ROWS(11) PW__ROWS(12)
+#undef PW__ROWS
+            default: break;
+            }
+        }
+    }
+}
+
+const pw__kernel pw__k_qb4w_n16k8s2_avx512vnni = PW__QB4W_KERNEL(
+    16, 8, 2, "avx512vnni",
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C, run_avx512,
+    PW__PRIO_AVX512, PW__QB4W_MR, PW__QB4W_MR);
