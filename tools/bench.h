@@ -23,6 +23,7 @@ typedef struct pw_bench_options {
     int step;              /* --step: the decode-step section (bench_step.c) */
     uint64_t formats_mask; /* bit f set: include format f; 0 = the section's default */
     int qc4w;              /* --formats QC4W (or a qc4w_* --kernel): run the QC4W section */
+    int qb4w;              /* --formats QB4W (or a qb4w_* --kernel): QB4W, blocks of 32 and 128 */
     const char *kernel;    /* --kernel: force this kernel for every case; NULL = dispatch */
     const char *plot;      /* --plot: write a gnuplot SVG chart here; NULL = none */
     int64_t shapes[PW_BENCH_MAX_LIST][2]; /* [out, in] in elements */

@@ -1,7 +1,10 @@
 /*
- * `packwise bench --formats QC4W`: QC4W weights (include/packwise/qc4w.h)
- * timed through the operator's public create/run, with the
- * machine's read bandwidth and int8 peak from the same run (bench_machine.c).
+ * `packwise bench --formats QC4W,QB4W`: raw int4 weights, QC4W (per channel,
+ * include/packwise/qc4w.h) and QB4W (blockwise, qb4w.h: blocks of 32 and 128
+ * with f16 scales and 4-bit zero points, as ONNX Runtime's MatMulNBits holds
+ * them) timed through the operator's public create/run, with the machine's
+ * read bandwidth and int8 peak from the same run (bench_machine.c). GEMV's
+ * bytes are the packed form's (pw_weight_bytes: what the kernel streams).
  */
 #include "bench_qc4w.h"
 #include "cli.h"
@@ -14,6 +17,7 @@
 
 typedef struct qc4w_case {
     int gemm;
+    int block; /* QB4W's block size; 0 for QC4W */
     char kernel[64];
     int64_t out, in, n;
     int threads, reps, cold;
@@ -25,11 +29,12 @@ typedef struct qc4w_case {
 } qc4w_case;
 
 static void print_json(const qc4w_case *c) {
-    printf("{\"kind\":\"%s\",\"format\":\"QC4W\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
+    printf("{\"kind\":\"%s\",\"format\":\"%s\",\"block\":%d,\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
            ",\"n\":%" PRId64 ",\"threads\":%d,\"median_s\":%.6e,\"gflops\":%.6g,"
            "\"weight_gbps\":%.6g,\"fraction\":%.6g,\"reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64
            ",\"pack_s\":%.6e,\"pack_ns_per_weight\":%.6g,\"clean_reps\":%d",
-           c->gemm ? "gemm" : "gemv", c->kernel, c->out, c->in, c->n, c->threads, c->median_s,
+           c->gemm ? "gemm" : "gemv", c->block ? "QB4W" : "QC4W", c->block, c->kernel, c->out, c->in,
+           c->n, c->threads, c->median_s,
            c->gflops, c->weight_gbps, c->fraction, c->reps, c->cold ? "true" : "false",
            c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in),
            c->clean_reps);
@@ -41,11 +46,12 @@ static void print_json(const qc4w_case *c) {
 }
 
 static void print_table(const qc4w_case *c, size_t count) {
-    printf("\nQD8 x QC4W fully connected (GEMV: batch 1, packed weights flushed before each run, "
-           "fraction of the same bytes streamed in the same run, ceil_GB/s; GEMM: fraction of int8 peak; pack: operator creation "
-           "without a cache)\n");
-    printf("%-4s %-24s %6s %6s %4s %2s %10s %9s %8s %9s %12s %10s\n", "kind", "kernel", "out", "in",
-           "n", "T", "median_ms", "GFLOP/s", "GB/s", "ceil_GB/s", "fraction", "pack_ns/w");
+    printf("\nQD8 x int4 weights, fully connected (QC4W: per channel; QB4W/B: blocks of B along K; "
+           "GEMV: batch 1, packed weights flushed before each run, fraction of the same bytes "
+           "streamed in the same run, ceil_GB/s; GEMM: fraction of int8 peak; pack: operator "
+           "creation without a cache)\n");
+    printf("%-8s %-4s %-24s %6s %6s %4s %2s %10s %9s %8s %9s %12s %10s\n", "weights", "kind", "kernel",
+           "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "ceil_GB/s", "fraction", "pack_ns/w");
     int invalid = 0;
     for (size_t i = 0; i < count; ++i) {
         char frac[32], ceil[16] = "-";
@@ -53,8 +59,10 @@ static void print_table(const qc4w_case *c, size_t count) {
                  c[i].ceiling_invalid ? "!" : "");
         if (!c[i].gemm) snprintf(ceil, sizeof ceil, "%.2f", c[i].ceiling_gbps);
         invalid += c[i].ceiling_invalid;
-        printf("%-4s %-24s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %9s %12s %10.3f\n",
-               c[i].gemm ? "gemm" : "gemv", c[i].kernel, c[i].out, c[i].in, c[i].n, c[i].threads,
+        char what[16] = "QC4W";
+        if (c[i].block) snprintf(what, sizeof what, "QB4W/%d", c[i].block);
+        printf("%-8s %-4s %-24s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f %9.2f %8.2f %9s %12s %10.3f\n",
+               what, c[i].gemm ? "gemm" : "gemv", c[i].kernel, c[i].out, c[i].in, c[i].n, c[i].threads,
                1e3 * c[i].median_s, c[i].gflops, c[i].weight_gbps, ceil, frac,
                1e9 * c[i].pack_s / ((double)c[i].out * (double)c[i].in));
     }
@@ -65,13 +73,17 @@ static void print_table(const qc4w_case *c, size_t count) {
 }
 
 typedef struct weights {
-    uint8_t *nibbles;
+    uint8_t *nibbles, *zero_points;
     float *scale, *bias;
+    uint16_t *scale16;
+    int block; /* QB4W: B; 0 for QC4W */
     pw_qc4w_weights w;
+    pw_qb4w_weights b;
 } weights;
 
-static int weights_make(int64_t n, int64_t k, weights *t) {
+static int weights_make(int64_t n, int64_t k, int block, weights *t) {
     memset(t, 0, sizeof *t);
+    t->block = block;
     const size_t bytes = (size_t)n * (size_t)((k + 1) / 2);
     t->nibbles = pw_bench_alloc(bytes);
     t->scale = pw_bench_alloc(sizeof(float) * (size_t)n);
@@ -91,6 +103,25 @@ static int weights_make(int64_t n, int64_t k, weights *t) {
     t->w.scale = t->scale;
     t->w.bias = t->bias;
     t->w.name = "bench.qc4w";
+    if (block > 0) {
+        const int64_t nb = (k + block - 1) / block;
+        t->scale16 = pw_bench_alloc(sizeof(uint16_t) * (size_t)(n * nb));
+        t->zero_points = pw_bench_alloc((size_t)(n * ((nb + 1) / 2)));
+        if (!t->scale16 || !t->zero_points) return pw_cli_fail("bench", "out of memory for QB4W weights");
+        for (int64_t i = 0; i < n * nb; ++i) t->scale16[i] = pw_f32_to_f16(0.01f + 0.001f * (float)(i % 7));
+        for (int64_t i = 0; i < n * ((nb + 1) / 2); ++i) t->zero_points[i] = (uint8_t)(0x78 + (i % 3) * 0x11);
+        pw_qb4w_weights_init(&t->b);
+        t->b.out = n;
+        t->b.in = k;
+        t->b.block_size = block;
+        t->b.data = t->nibbles;
+        t->b.scales = t->scale16;
+        t->b.scale_type = PW_DTYPE_F16;
+        t->b.zero_kind = PW_QB4W_ZERO_U4;
+        t->b.zero_points = t->zero_points;
+        t->b.bias = t->bias;
+        t->b.name = "bench.qb4w";
+    }
     return PW_EXIT_OK;
 }
 
@@ -98,6 +129,8 @@ static void weights_free(weights *t) {
     free(t->nibbles);
     free(t->scale);
     free(t->bias);
+    free(t->scale16);
+    free(t->zero_points);
 }
 
 /* One (shape, threads): pack once (timed), then every batch. */
@@ -106,12 +139,13 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
                      int nbatch, int threads, qc4w_case *out, size_t *count) {
     pw_weight_options fo;
     pw_weight_options_init(&fo);
-    if (o->kernel != NULL && strncmp(o->kernel, "qc4w", 4) == 0) fo.kernel = o->kernel;
+    if (o->kernel != NULL && strncmp(o->kernel, t->block ? "qb4w" : "qc4w", 4) == 0) fo.kernel = o->kernel;
     pw_weight *op = NULL;
     const double p0 = pw_bench_now();
-    pw_status st = pw_weight_create_qc4w(ctx, &t->w, &fo, &op);
+    pw_status st = t->block ? pw_weight_create_qb4w(ctx, &t->b, &fo, &op)
+                            : pw_weight_create_qc4w(ctx, &t->w, &fo, &op);
     const double pack_s = pw_bench_now() - p0;
-    if (st != PW_OK) return pw_cli_fail_status("bench", ctx, st, "QC4W operator");
+    if (st != PW_OK) return pw_cli_fail_status("bench", ctx, st, t->block ? "QB4W operator" : "QC4W operator");
     const pw_bench_machine *m = pw_bench_machine_for(r, threads);
     pw_weight_info info;
     memset(&info, 0, sizeof info);
@@ -122,13 +156,16 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         qc4w_case *c = &out[(*count)++];
         memset(c, 0, sizeof *c);
         c->gemm = batches[b] >= 2;
+        c->block = t->block;
         snprintf(c->kernel, sizeof c->kernel, "%s", c->gemm ? info.kernel_gemm : info.kernel_gemv);
         c->out = t->w.out;
         c->in = t->w.in;
         c->n = batches[b];
         c->threads = threads;
         c->pack_s = pack_s;
-        c->weight_bytes = (uint64_t)t->w.out * (uint64_t)((t->w.in + 1) / 2);
+        /* QC4W: the nibbles (scales and sums are 12 bytes a row); QB4W: the packed form,
+         * whose per-block terms are a large part of what GEMV streams */
+        c->weight_bytes = t->block ? pw_weight_bytes(op) : (uint64_t)t->w.out * (uint64_t)((t->w.in + 1) / 2);
         /* The first run sizes the scratch and is not timed. */
         st = pw_matmul_wt(ctx, x, c->n, op, y);
         const int min_reps = o->quick ? 2 : c->gemm ? 3 : 5;
@@ -151,7 +188,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         }
         if (st != PW_OK) {
             pw_bench_ceiling_free(&ceiling);
-            rc = pw_cli_fail_status("bench", ctx, st, "QC4W run");
+            rc = pw_cli_fail_status("bench", ctx, st, t->block ? "QB4W run" : "QC4W run");
             break;
         }
         c->reps = s.nall;
@@ -207,7 +244,13 @@ int pw_bench_qc4w(const pw_bench_options *o, pw_bench_results *r) {
     if (ctx == NULL) return PW_EXIT_USAGE;
     float *x = pw_bench_alloc(sizeof(float) * (size_t)(max_n * max_in));
     float *y = pw_bench_alloc(sizeof(float) * (size_t)(max_n * max_out));
-    qc4w_case *cases = calloc((size_t)(nshapes * nthreads * nbatch), sizeof *cases);
+    int blocks[3], nvariants = 0; /* 0: QC4W; else QB4W's block size */
+    if (o->qc4w) blocks[nvariants++] = 0;
+    if (o->qb4w) {
+        blocks[nvariants++] = 32;
+        blocks[nvariants++] = 128;
+    }
+    qc4w_case *cases = calloc((size_t)(nshapes * nthreads * nbatch * nvariants), sizeof *cases);
     size_t count = 0;
     int rc = x && y && cases ? PW_EXIT_OK : pw_cli_fail("bench", "out of memory for QC4W cases");
     if (rc == PW_EXIT_OK) pw_bench_gaussian(x, (size_t)(max_n * max_in), 3);
@@ -218,13 +261,14 @@ int pw_bench_qc4w(const pw_bench_options *o, pw_bench_results *r) {
             break;
         }
         rc = pw_bench_ensure_machine(ctx, o, r, threads[ti]);
-        for (int s = 0; rc == PW_EXIT_OK && s < nshapes; ++s) {
-            weights t;
-            rc = weights_make(shapes[s][0], shapes[s][1], &t);
-            if (rc == PW_EXIT_OK)
-                rc = run_shape(ctx, o, r, &t, x, y, batches, nbatch, threads[ti], cases, &count);
-            weights_free(&t);
-        }
+        for (int s = 0; rc == PW_EXIT_OK && s < nshapes; ++s)
+            for (int v = 0; rc == PW_EXIT_OK && v < nvariants; ++v) {
+                weights t;
+                rc = weights_make(shapes[s][0], shapes[s][1], blocks[v], &t);
+                if (rc == PW_EXIT_OK)
+                    rc = run_shape(ctx, o, r, &t, x, y, batches, nbatch, threads[ti], cases, &count);
+                weights_free(&t);
+            }
     }
     if (rc == PW_EXIT_OK && !o->json) print_table(cases, count);
     free(cases);

@@ -1,4 +1,4 @@
-/* The QD8 x QC4W section of `packwise bench` (selected with --formats QC4W). */
+/* The QD8 x int4 section of `packwise bench` (selected with --formats QC4W and/or QB4W). */
 #ifndef PACKWISE_BENCH_QC4W_H
 #define PACKWISE_BENCH_QC4W_H
 
@@ -13,8 +13,9 @@
  * peak. Packing (operator creation without a cache) is timed once per shape
  * and thread count and reported per weight. Machine figures come from
  * r->machine when it has the thread count, else they are measured here and
- * appended. Prints JSON lines with o->json (format "QC4W"), else a table.
- * o->kernel applies when it names a QC4W kernel. Returns an exit code.
+ * appended. Prints JSON lines with o->json (format "QC4W", or "QB4W" with
+ * "block"), else a table. QB4W (o->qb4w) runs with blocks of 32 and of 128.
+ * o->kernel applies when it names a kernel of the kind. Returns an exit code.
  */
 int pw_bench_qc4w(const pw_bench_options *o, pw_bench_results *r);
 

@@ -4,7 +4,7 @@
  * Q4_0, Q8_0, Q4_K, Q6_K at [out, in] = [4096, 4096], [11008, 4096],
  * [4096, 11008], n = 1, 16, 128, on 1 thread and on every online core. Each
  * section lives in its own bench_*.c file; --decode runs the decode section,
- * --formats QC4W adds the QC4W operator's section (bench_qc4w.c).
+ * --formats QC4W / QB4W add the raw int4 weights' section (bench_qc4w.c).
  */
 #include "cli.h"
 #include "bench.h"
@@ -53,10 +53,12 @@ static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
         if (strcmp(opt, "--formats") == 0) {
             pw_format f;
             if (strcasecmp(tok[i], "QC4W") == 0)
-                o->qc4w = 1; /* not a block format: the QC4W operator's own section */
+                o->qc4w = 1; /* not a block format: the int4 weights' own section */
+            else if (strcasecmp(tok[i], "QB4W") == 0)
+                o->qb4w = 1;
             else if (pw_format_from_name(tok[i], &f) != PW_OK)
                 return pw_cli_fail("bench", "--formats: unknown format '%s' (packwise formats "
-                                   "lists them; QC4W is the QC4W operator)", tok[i]);
+                                   "lists them; QC4W and QB4W are the raw int4 weights)", tok[i]);
             else
                 o->formats_mask |= 1ull << f;
         } else if (strcmp(opt, "--shapes") == 0) {
@@ -88,15 +90,17 @@ static int parse_list(const char *opt, const char *arg, pw_bench_options *o) {
 
 /* Defaults for what the options left out; 0 threads means every online core. */
 static int complete(pw_bench_options *o) {
-    if (o->kernel != NULL && strncasecmp(o->kernel, "qc4w", 4) == 0) {
-        if (o->formats_mask != 0)
-            return pw_cli_fail("bench", "--kernel %s is a QC4W kernel; drop --formats or list just "
-                               "QC4W", o->kernel);
-        o->qc4w = 1;
+    const int qb4w_kernel = o->kernel != NULL && strncasecmp(o->kernel, "qb4w", 4) == 0;
+    if (o->kernel != NULL && (strncasecmp(o->kernel, "qc4w", 4) == 0 || qb4w_kernel)) {
+        if (o->formats_mask != 0 || (qb4w_kernel ? o->qc4w : o->qb4w))
+            return pw_cli_fail("bench", "--kernel %s is a %s kernel; drop --formats or list just "
+                               "%s", o->kernel, qb4w_kernel ? "QB4W" : "QC4W", qb4w_kernel ? "QB4W" : "QC4W");
+        if (qb4w_kernel) o->qb4w = 1;
+        else o->qc4w = 1;
     } else if (o->kernel != NULL) {
-        if (o->qc4w)
-            return pw_cli_fail("bench", "--kernel %s does not run QC4W; drop QC4W from --formats",
-                               o->kernel);
+        if (o->qc4w || o->qb4w)
+            return pw_cli_fail("bench", "--kernel %s does not run %s; drop it from --formats",
+                               o->kernel, o->qc4w ? "QC4W" : "QB4W");
         const pw_kernel_info *k = NULL;
         for (size_t i = 0; i < pw_kernel_count() && k == NULL; ++i)
             if (strcasecmp(pw_kernel_info_get(i)->name, o->kernel) == 0) k = pw_kernel_info_get(i);
@@ -110,7 +114,7 @@ static int complete(pw_bench_options *o) {
         o->kernel = k->name;
         o->formats_mask = 1ull << k->format;
     }
-    if (o->formats_mask == 0 && !o->qc4w && !o->step) { /* --step has its own default set */
+    if (o->formats_mask == 0 && !o->qc4w && !o->qb4w && !o->step) { /* --step has its own default set */
         if (o->decode) o->formats_mask = (1ull << PW_FORMAT_COUNT) - 1;
         for (size_t i = 0; !o->decode && i < sizeof default_formats / sizeof default_formats[0]; ++i)
             o->formats_mask |= 1ull << default_formats[i];
@@ -216,7 +220,7 @@ int pw_cmd_bench(int argc, char **argv) {
         if (rc == PW_EXIT_OK && !o.json) pw_bench_print_table(&r);
     }
     /* QC4W reuses the machine figures measured above (or measures its own). */
-    if (rc == PW_EXIT_OK && o.qc4w) rc = pw_bench_qc4w(&o, &r);
+    if (rc == PW_EXIT_OK && (o.qc4w || o.qb4w)) rc = pw_bench_qc4w(&o, &r);
     if (rc == PW_EXIT_OK && o.plot) rc = pw_bench_plot(&r, o.plot);
     free(r.cases);
     return rc;

@@ -4,31 +4,38 @@
  * the oracle and the portable kernel. Kernels keep the contract of
  * kernel/kernel.h with .epilogue set, and the per-block steps below.
  *
- * Why these terms are stored. With QD8 activations x ~ (q - zp) * a_scale
+ * Which terms are stored, and why. With QD8 activations x ~ (q - zp) * a_s
  * and weights w = s_b * (u - z_b) (u the unsigned nibble, z_b the block's
- * zero point, both 0..15), one block's contribution is
+ * zero point, both 0 .. 15), one row's product is
  *
- *   s_b * a_scale * sum_{k in b} (q_k - zp) (u_k - z_b)
- *     = s_b * a_scale * [ sum_k q_k (u_k - z_b)  -  zp * sum_k (u_k - z_b) ]
+ *   a_s * sum_b s_b * sum_{k in b} (q_k - zp) (u_k - z_b)
  *
- * Expanding the product fully gives four terms: q.u, the activation's zero
- * point times the block's weight sum (zp * sum u), the weight's zero point
- * times the block's activation sum (z_b * sum q), and B * zp * z_b. Here the
- * weight's zero point is taken off each value before the multiply (u - z_b
- * is in -15 .. 15, an int8, one subtraction per weight vector shared by
- * every row of X), which folds the second pair of terms into the first: no
- * activation block sum is needed, only the weight block sum of (u - z_b).
- * Kernels that multiply unsigned activations (x86: u8 x s8, with
- * qu = q + 128) fold the offset into the same stored sum:
+ * Expanding the product gives four terms per block: q.u, the activation's
+ * zero point times the block's weight sum (zp * sum u), the weight's zero
+ * point times the block's activation sum (z_b * sum q), and B * zp * z_b.
+ * Two choices remove all but one of them from the inner loop:
+ * - the weight's zero point is taken off each value before the multiply:
+ *   w' = u - z_b is in -15 .. 15, an int8 (one subtraction per weight vector,
+ *   shared by every row of X), which folds the z_b terms in, so no
+ *   activation block sum is needed;
+ * - the activations enter as qu = q + 128 (0 .. 255, unsigned: what x86's
+ *   vpdpbusd multiplies) and the offset and zero point together, (zp + 128),
+ *   multiply the weight sum ws_b = sum_{k in b} (u_k - z_b). As a block's
+ *   scale multiplies both, their sum over blocks is one number per channel,
+ *   stored once: F = sum_b ws_b * s_b. Then
  *
- *   sum_k q_k w'_k = sum_k qu_k w'_k - 128 * wsum_b,      w' = u - z_b
- *   isum_b = sum_k qu_k w'_k + (neg_zp - 128) * wsum_b  = sum_k (q_k - zp) w'_k
+ *   sum_b s_b sum_k (q_k - zp) w'_k = sum_b s_b d_b + (neg_zp - 128) * F,
+ *   d_b = sum_{k in b} qu_k w'_k   (exact; |d_b| <= 256 * 255 * 15 < 2^24)
  *
- * and those that multiply signed bytes (Arm sdot, smmla) use neg_zp alone.
- * So per block and channel the tile stores: the zero point z_b (u8), the
- * weight sum wsum_b = sum_k (u_k - z_b) over the block's real k (int32;
- * |wsum_b| <= 15 * 256, so its low 16 bits as a signed int16 are its value),
- * and the scale s_b (f32, exact from f16 and bf16).
+ * So the tile stores per block and channel the zero point (u8) and the scale
+ * (f32, exact from f16 and bf16), and per channel F (f32) and the bias. The
+ * float work per block and row of X is one conversion and one fused
+ * multiply-add. Kernels that multiply signed bytes (Arm sdot, smmla) form
+ * d_b as sum q w' + 128 * ws_b, with ws_b summed from the tile's nibbles.
+ * The price of folding the zero point into F: acc and the correction can be
+ * large against their sum (128 * F against the result), so y carries an
+ * error of a few f32 ulps of 128 * |F| * a_s; exact integers would need the
+ * correction per block and row of X (two more operations each).
  *
  * Packed RHS (families "qb4w_n<nr>k<kr>s<sr>", made only by pw__qb4w_pack
  * with nr, kr, sr from a kernel descriptor and B = desc->group from the
@@ -37,16 +44,16 @@
  *
  *   data    nb * B / kr chunks, each | ch 0: kr/2 bytes | ch 1 | ... | ch nr-1 |
  *           chunk j = k in [j*kr, j*kr + kr): block b holds chunks [b*B/kr, (b+1)*B/kr)
- *   wsum    int32 [nb][nr]
- *   scale   f32   [nb][nr]
- *   zero    u8    [nb][nr]
- *   bias    f32   [nr]     0 when the weights have no bias
+ *   scale   f32 [nb][nr]
+ *   zero    u8  [nb][nr]
+ *   F       f32 [nr]      F = 0; for b in order: F = fmaf((float)ws_b, s_b, F)
+ *   bias    f32 [nr]      0 when the weights have no bias
  *   (zero bytes up to a multiple of 64)
  *
  * Inside a chunk, value j of a channel is the UNSIGNED nibble u at the slot
  * QC4W's sr gives (kernel/qc4w.h: sr = 1 the raw pairing, sr = 2 byte j %
  * (kr/2), low nibble for the first half). k past K inside the last block
- * holds u = z_b (so u - z_b = 0) and adds nothing to wsum. Channels of a
+ * holds u = z_b (so u - z_b = 0 and ws_b counts only real k). Channels of a
  * partial last tile are zero throughout. Little-endian; tiles start at
  * multiples of tile_bytes from a 64-byte aligned base. desc: kind
  * PW_WEIGHT_QB4W, format PW_FORMAT_COUNT, group = B, in_padded = nb * B.
@@ -56,10 +63,15 @@
  * values; a kernel multiplies block b over its first min(B, Kq - b*B) values
  * only, never reading a QD8 row or panel past Kq):
  *
- *   isum_b = sum_{k in b} q[m, k] * (u[n, k] - z_b) + neg_zp[m] * wsum_b   (exact)
- *   acc    = 0;  for b = 0 .. nb-1:  acc = acc + (float)isum_b * s_b        (f32 mul, then add)
- *   v      = acc * a_scale[m] + bias[n]                                     (f32 mul, then add)
- *   y      = min(max(v, min), max), as half into y16 when set (nearest even), else f32
+ *   d_b  = sum_{k in b} (q[m, k] + 128) * (u[n, k] - z_b)             (exact int32)
+ *   acc  = 0;  for b = 0 .. nb-1:  acc = fmaf((float)d_b, s_b, acc)    (fused, one rounding)
+ *   t    = acc + (float)(neg_zp[m] - 128) * F[n]                        (f32 mul, then add)
+ *   v    = t * a_scale[m] + bias[n]                                     (f32 mul, then add)
+ *   y    = min(max(v, min), max), as half into y16 when set (nearest even), else f32
+ *
+ * Every ISA packwise targets has a correctly rounded fused multiply-add
+ * (x86 FMA3, which the AVX2 level requires; Arm's vfma; C's fmaf), so every
+ * kernel gives the oracle's bits.
  */
 #ifndef PACKWISE_KERNEL_QB4W_H
 #define PACKWISE_KERNEL_QB4W_H
@@ -70,10 +82,11 @@
 #include "packwise/qb4w.h"
 #include "quant/act.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW__QB4W_PACK_VERSION 1 /* bump when the packed bytes change */
+#define PW__QB4W_PACK_VERSION 2 /* bump when the packed bytes change */
 #define PW__QB4W_MIN_B 16
 #define PW__QB4W_MAX_B 256
 
@@ -160,17 +173,17 @@ void pw__qb4w_unpack(const pw__pack_desc *desc, const uint8_t *packed, const pw_
 
 /* Region offsets inside a tile (bytes). */
 static inline int64_t pw__qb4w_blocks_of(const pw__pack_desc *d) { return d->in_padded / d->group; }
-static inline uint64_t pw__qb4w_wsum_offset(const pw__pack_desc *d) {
-    return (uint64_t)d->in_padded * (uint64_t)d->nr / 2u;
-}
 static inline uint64_t pw__qb4w_scale_offset(const pw__pack_desc *d) {
-    return pw__qb4w_wsum_offset(d) + 4u * (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+    return (uint64_t)d->in_padded * (uint64_t)d->nr / 2u;
 }
 static inline uint64_t pw__qb4w_zero_offset(const pw__pack_desc *d) {
     return pw__qb4w_scale_offset(d) + 4u * (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
 }
-static inline uint64_t pw__qb4w_bias_offset(const pw__pack_desc *d) {
+static inline uint64_t pw__qb4w_fsum_offset(const pw__pack_desc *d) {
     return pw__qb4w_zero_offset(d) + (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+}
+static inline uint64_t pw__qb4w_bias_offset(const pw__pack_desc *d) {
+    return pw__qb4w_fsum_offset(d) + 4u * (uint64_t)d->nr;
 }
 /* Values of block b a kernel multiplies: min(B, Kq - b*B), Kq the QD8 rows' padding. */
 static inline int64_t pw__qb4w_block_values(const pw__pack_desc *d, int64_t b) {
@@ -178,8 +191,8 @@ static inline int64_t pw__qb4w_block_values(const pw__pack_desc *d, int64_t b) {
     return left < d->group ? left : d->group;
 }
 
-/* The oracle: plain loops over the raw weights and the QD8 rows, by the contract (isum
- * from (q - zp) * (u - z) directly, not from stored sums). */
+/* The oracle: plain loops over the raw weights and the QD8 rows, by the contract (d_b
+ * from (q + 128) * (u - z) directly, F from the raw values, not from the packed tile). */
 void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8_t *lhs,
                         size_t lhs_row_bytes, int64_t batch, float min, float max, int f16, void *y,
                         int64_t ldy);
@@ -188,12 +201,14 @@ void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8
 void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1);
 
 /* The contract's f32 steps. */
-static inline float pw__qb4w_block_step(float acc, int32_t isum, float scale) {
-    const float t = (float)isum * scale;
-    return acc + t;
+static inline float pw__qb4w_block_step(float acc, int32_t d, float scale) {
+    return fmaf((float)d, scale, acc);
 }
-static inline float pw__qb4w_finish(float acc, float a_scale, float bias, float min, float max) {
-    float v = acc * a_scale;
+static inline float pw__qb4w_finish(float acc, int32_t neg_zp, float fsum, float a_scale, float bias,
+                                    float min, float max) {
+    const float corr = (float)(neg_zp - 128) * fsum;
+    const float t = acc + corr;
+    float v = t * a_scale;
     v = v + bias;
     v = v < min ? min : v;
     return v > max ? max : v;

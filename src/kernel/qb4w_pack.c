@@ -76,9 +76,9 @@ pw_status pw__qb4w_pack_plan(pw_context *ctx, const char *family, int32_t nr, in
     d->tiles = n / nr + (n % nr != 0);
     uint64_t data, meta, tile;
     PW__FAIL_IF(pw__mul_overflow_u64((uint64_t)d->in_padded, (uint64_t)nr, &data) ||
-                    pw__mul_overflow_u64((uint64_t)nb, 9u * (uint64_t)nr, &meta) ||
+                    pw__mul_overflow_u64((uint64_t)nb, 5u * (uint64_t)nr, &meta) ||
                     pw__add_overflow_u64(data / 2, meta, &tile) ||
-                    pw__add_overflow_u64(tile, 4u * (uint64_t)nr + 63u, &tile) ||
+                    pw__add_overflow_u64(tile, 8u * (uint64_t)nr + 63u, &tile) ||
                     pw__mul_overflow_u64(tile / 64u * 64u, (uint64_t)d->tiles, &d->bytes) ||
                     d->bytes > SIZE_MAX,
                 ctx, PW_ERR_OVERFLOW, "QB4W pack: %" PRId64 " x %" PRId64 " weights in tiles of %d overflow",
@@ -103,13 +103,14 @@ void pw__qb4w_pack(const pw__pack_desc *d, const pw__qb4w_source *src, int64_t n
     const int32_t nr = d->nr, kr = d->kr, sr = d->sr, half = kr / 2, bsz = d->group;
     const int64_t k = d->in, nb = pw__qb4w_blocks_of(d);
     const int flip = w->zero_kind == PW_QB4W_ZERO_CONST && w->zero_point == 0 ? 8 : 0;
-    const uint64_t wsum_at = pw__qb4w_wsum_offset(d), scale_at = pw__qb4w_scale_offset(d);
-    const uint64_t zero_at = pw__qb4w_zero_offset(d), bias_at = pw__qb4w_bias_offset(d);
+    const uint64_t scale_at = pw__qb4w_scale_offset(d), zero_at = pw__qb4w_zero_offset(d);
+    const uint64_t fsum_at = pw__qb4w_fsum_offset(d), bias_at = pw__qb4w_bias_offset(d);
     for (int64_t t0 = n0; t0 < n1; t0 += nr) {
         uint8_t *tile = dst + (uint64_t)(t0 / nr) * d->tile_bytes;
         memset(tile, 0, (size_t)d->tile_bytes);
         for (int32_t c = 0; c < nr && t0 + c < d->out; ++c) {
             const int64_t n = t0 + c;
+            float fsum = 0.0f;
             for (int64_t b = 0; b < nb; ++b) {
                 const int z = pw__qb4w_zero_at(w, n, b);
                 int32_t wsum = 0;
@@ -128,10 +129,12 @@ void pw__qb4w_pack(const pw__pack_desc *d, const pw__qb4w_source *src, int64_t n
                                          : (uint8_t)(vv[i] | vv[i + half] << 4);
                 }
                 const uint64_t slot = (uint64_t)b * (uint64_t)nr + (uint64_t)c;
-                put_u32(tile + wsum_at + 4u * slot, (uint32_t)wsum);
-                put_f32(tile + scale_at + 4u * slot, pw__qb4w_scale_at(w, n, b));
+                const float s = pw__qb4w_scale_at(w, n, b);
+                fsum = fmaf((float)wsum, s, fsum);
+                put_f32(tile + scale_at + 4u * slot, s);
                 tile[zero_at + slot] = (uint8_t)z;
             }
+            put_f32(tile + fsum_at + 4u * (uint64_t)c, fsum);
             put_f32(tile + bias_at + 4u * (uint64_t)c, src->bias ? src->bias[n] : 0.0f);
         }
     }

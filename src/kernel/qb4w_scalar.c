@@ -2,8 +2,8 @@
  * The QB4W oracle (unpacked: plain loops over the raw weights) and the
  * portable packed kernel, generic over the family's (nr, kr, sr) and the
  * block size. Both follow the contract of kernel/qb4w.h to the bit; the
- * oracle computes each block's integer sum as sum (q - zp) * (u - z) in
- * int64, independently of the packer's weight sums.
+ * oracle computes each block's integer sum and F from the raw weights,
+ * independently of the packer.
  */
 #include "format/blocks.h"
 #include "kernel/qb4w.h"
@@ -23,25 +23,35 @@ void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8
     const int64_t nb = pw_qb4w_blocks(w), bsz = w->block_size;
     const int transposed = (w->flags & PW_QB4W_TRANSPOSED) != 0;
     const int flip = w->zero_kind == PW_QB4W_ZERO_CONST && w->zero_point == 0 ? 8 : 0;
+    const int64_t stride = transposed ? (w->out + 1) / 2 : (w->in + 1) / 2;
     for (int64_t n = 0; n < w->out; ++n) {
+        /* F = sum_b ws_b * s_b, in block order, fused */
+        float fsum = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const int64_t z = pw__qb4w_zero_at(w, n, b);
+            int64_t ws = 0;
+            for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k) {
+                const int64_t row = transposed ? k : n, col = transposed ? n : k;
+                ws += (((w->data[row * stride + col / 2] >> ((col & 1) * 4)) & 15) ^ flip) - z;
+            }
+            fsum = fmaf((float)ws, pw__qb4w_scale_at(w, n, b), fsum);
+        }
         for (int64_t m = 0; m < batch; ++m) {
             const uint8_t *a = lhs + (size_t)m * lhs_row_bytes;
             const pw__qd8_header *h = pw__qd8_hdr(a);
             const int8_t *q = pw__qd8_q(a);
-            const int64_t zp = -(int64_t)h->neg_zp;
             float acc = 0.0f;
             for (int64_t b = 0; b < nb; ++b) {
                 const int64_t z = pw__qb4w_zero_at(w, n, b);
-                int64_t isum = 0;
+                int64_t d = 0;
                 for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k) {
                     const int64_t row = transposed ? k : n, col = transposed ? n : k;
-                    const int64_t stride = transposed ? (w->out + 1) / 2 : (w->in + 1) / 2;
                     const int64_t u = ((w->data[row * stride + col / 2] >> ((col & 1) * 4)) & 15) ^ flip;
-                    isum += ((int64_t)q[k] - zp) * (u - z);
+                    d += ((int64_t)q[k] + 128) * (u - z);
                 }
-                acc = pw__qb4w_block_step(acc, (int32_t)isum, pw__qb4w_scale_at(w, n, b));
+                acc = pw__qb4w_block_step(acc, (int32_t)d, pw__qb4w_scale_at(w, n, b));
             }
-            const float v = pw__qb4w_finish(acc, h->scale, bias ? bias[n] : 0.0f, min, max);
+            const float v = pw__qb4w_finish(acc, h->neg_zp, fsum, h->scale, bias ? bias[n] : 0.0f, min, max);
             store(y, m * ldy + n, f16, v);
         }
     }
@@ -54,8 +64,8 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
     const int32_t nr = d->nr, kr = d->kr, half = kr / 2, bsz = d->group;
     const int sr2 = d->sr == 2;
     const int64_t nb = pw__qb4w_blocks_of(d);
-    const uint64_t wsum_at = pw__qb4w_wsum_offset(d), scale_at = pw__qb4w_scale_offset(d);
-    const uint64_t zero_at = pw__qb4w_zero_offset(d), bias_at = pw__qb4w_bias_offset(d);
+    const uint64_t scale_at = pw__qb4w_scale_offset(d), zero_at = pw__qb4w_zero_offset(d);
+    const uint64_t fsum_at = pw__qb4w_fsum_offset(d), bias_at = pw__qb4w_bias_offset(d);
     for (int64_t t0 = n0; t0 < n1; t0 += nr) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / nr) * d->tile_bytes;
         const int32_t cols = n1 - t0 < nr ? (int32_t)(n1 - t0) : nr;
@@ -69,7 +79,7 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                     const uint64_t slot = (uint64_t)b * (uint64_t)nr + (uint64_t)ch;
                     const int32_t z = tile[zero_at + slot];
                     const int64_t chunks = pw__qb4w_block_values(d, b) / kr;
-                    /* |sum| <= 256 * 128 * 15: int32 */
+                    /* |sum| <= 256 * 255 * 15: int32 */
                     int32_t part = 0;
                     for (int64_t jj = 0; jj < chunks; ++jj) {
                         const int64_t j = b * (bsz / kr) + jj;
@@ -77,13 +87,14 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                         const int8_t *a = q + j * kr;
                         for (int32_t i = 0; i < half; ++i) {
                             const int32_t lo = (w[i] & 15) - z, hi = (w[i] >> 4) - z;
-                            part += sr2 ? lo * a[i] + hi * a[i + half] : lo * a[2 * i] + hi * a[2 * i + 1];
+                            part += sr2 ? lo * (a[i] + 128) + hi * (a[i + half] + 128)
+                                        : lo * (a[2 * i] + 128) + hi * (a[2 * i + 1] + 128);
                         }
                     }
-                    const int32_t isum = part + h->neg_zp * pw__rd_i32(tile + wsum_at + 4u * slot);
-                    acc = pw__qb4w_block_step(acc, isum, pw__rd_f32(tile + scale_at + 4u * slot));
+                    acc = pw__qb4w_block_step(acc, part, pw__rd_f32(tile + scale_at + 4u * slot));
                 }
-                const float v = pw__qb4w_finish(acc, h->scale, pw__rd_f32(tile + bias_at + 4u * (uint64_t)ch),
+                const float v = pw__qb4w_finish(acc, h->neg_zp, pw__rd_f32(tile + fsum_at + 4u * (uint64_t)ch),
+                                                h->scale, pw__rd_f32(tile + bias_at + 4u * (uint64_t)ch),
                                                 c->min, c->max);
                 store(yout, m * c->ldy + t0 + ch, f16, v);
             }

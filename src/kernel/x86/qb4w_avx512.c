@@ -22,12 +22,9 @@
  * at most 256 * 255 * 15 per block: no int32 overflow). Five operations per
  * chunk serve 2 * MR vpdpbusd.
  *
- * Per block and row (kernel/qb4w.h's contract):
- *   isum = acc + (neg_zp - 128) * wsum       (vpmaddwd: wsum fits int16, and the
- *                                             dword (neg_zp - 128) & 0xFFFF has a
- *                                             zero high half, so the product is exact)
- *   accf = accf + cvt(isum) * scale          (vmulps then vaddps: no FMA)
- * and after the last block v = accf * a_scale + bias, clamp as max(min, v)
+ * Per block and row (kernel/qb4w.h's contract): accf = fma(cvt(d_b), scale,
+ * accf), two operations; after the last block t = accf + (neg_zp - 128) * F
+ * and v = t * a_scale + bias (multiplies and adds, unfused), clamp as max(min, v)
  * then min(max, v) (vmaxps returns its second operand unless the first is
  * greater, which keeps a -0.0 v as the scalar comparison does), half out
  * through vcvtps2ph (nearest even). Columns past N in the last tile are
@@ -66,16 +63,17 @@ PW__INLINE __m512i zero_bytes(const uint8_t *z) {
     return _mm512_shuffle_epi8(wide, ctl);
 }
 
-/* One block's step for one row: accf + cvt(acc + c * wsum) * scale. */
-PW__INLINE __m512 block_step(__m512 accf, __m512i acc, __m512i ws, int32_t c, __m512 sc) {
-    const __m512i isum = _mm512_add_epi32(acc, _mm512_madd_epi16(ws, _mm512_set1_epi32(c & 0xFFFF)));
-    return _mm512_add_ps(accf, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), sc));
+/* One block's step for one row: fma(cvt(d), scale, accf). */
+PW__INLINE __m512 block_step(__m512 accf, __m512i d, __m512 sc) {
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), sc, accf);
 }
 
 /* The contract's last steps for one row of 16 channels. */
-PW__INLINE void finish_row(__m512 accf, float a_scale, __m512 bias, __m512 vmin, __m512 vmax, void *y,
-                           int f16, __mmask16 mask) {
-    __m512 v = _mm512_add_ps(_mm512_mul_ps(accf, _mm512_set1_ps(a_scale)), bias);
+PW__INLINE void finish_row(__m512 accf, const pw__qd8_header *h, __m512 fsum, __m512 bias, __m512 vmin,
+                           __m512 vmax, void *y, int f16, __mmask16 mask) {
+    const __m512 corr = _mm512_mul_ps(_mm512_set1_ps((float)(h->neg_zp - 128)), fsum);
+    const __m512 t = _mm512_add_ps(accf, corr);
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(t, _mm512_set1_ps(h->scale)), bias);
     v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
     if (f16)
         _mm256_mask_storeu_epi16(y, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -87,15 +85,13 @@ typedef struct tile_ctx {
     const pw__pack_desc *d;
     const uint8_t *tile;
     int64_t nb, chunks_per_block;
-    uint64_t wsum_at, scale_at, zero_at, bias_at;
+    uint64_t scale_at, zero_at, fsum_at, bias_at;
 } tile_ctx;
 
 /* Batch 1: one row, four chains (low/high nibbles of even/odd chunks). */
 static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t *y, int f16,
                       __mmask16 mask, __m512 vmin, __m512 vmax) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const pw__qd8_header *h = pw__qd8_hdr(lhs);
-    const int32_t c = h->neg_zp - 128;
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
     const uint8_t *w = t->tile;
     __m512 accf = _mm512_setzero_ps();
@@ -122,10 +118,10 @@ static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t
             a3 = _mm512_dpbusd_epi32(a3, bcast32(ub + 8 * j + 12), h1);
         }
         const __m512i acc = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-        accf = block_step(accf, acc, _mm512_loadu_si512(t->tile + t->wsum_at + 64 * (uint64_t)b), c,
-                          _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b));
+        accf = block_step(accf, acc, _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b));
     }
-    finish_row(accf, h->scale, _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
+    finish_row(accf, pw__qd8_hdr(lhs), _mm512_loadu_ps(t->tile + t->fsum_at),
+               _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
 }
 
 /* Rows of a panel, out of line: the float accumulators leave the loop through memory. */
@@ -133,9 +129,9 @@ static __attribute__((noinline)) void finish_rows(const __m512 *accf, int rows, 
                                                   const uint8_t *lhs, size_t ldl, uint8_t *y,
                                                   size_t ldy_bytes, int f16, __mmask16 mask,
                                                   __m512 vmin, __m512 vmax) {
-    const __m512 bias = _mm512_loadu_ps(t->tile + t->bias_at);
+    const __m512 bias = _mm512_loadu_ps(t->tile + t->bias_at), fsum = _mm512_loadu_ps(t->tile + t->fsum_at);
     for (int r = 0; r < rows; ++r)
-        finish_row(accf[r], pw__qd8_hdr(lhs + (size_t)r * ldl)->scale, bias, vmin, vmax,
+        finish_row(accf[r], pw__qd8_hdr(lhs + (size_t)r * ldl), fsum, bias, vmin, vmax,
                    y + (size_t)r * ldy_bytes, f16, mask);
 }
 
@@ -147,8 +143,6 @@ PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const 
                       size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask, __m512 vmin,
                       __m512 vmax, const int MR, const int SPLIT) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    int32_t cm[PW__QB4W_MR];
-    for (int r = 0; r < MR; ++r) cm[r] = pw__qd8_hdr(lhs + (size_t)r * ldl)->neg_zp - 128;
     __m512 accf[PW__QB4W_MR];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) accf[r] = _mm512_setzero_ps();
@@ -176,11 +170,10 @@ PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const 
         }
         /* a partial last block: the data region has whole blocks */
         w += 64 * (t->chunks_per_block - chunks);
-        const __m512i ws = _mm512_loadu_si512(t->tile + t->wsum_at + 64 * (uint64_t)b);
         const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r)
-            accf[r] = block_step(accf[r], SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r], ws, cm[r], sc);
+            accf[r] = block_step(accf[r], SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r], sc);
     }
     finish_rows(accf, MR, t, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
 }
@@ -192,8 +185,8 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const size_t panel_bytes = (size_t)PW__QB4W_MR * (size_t)kq;
     const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
-    tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_wsum_offset(d),
-                  pw__qb4w_scale_offset(d), pw__qb4w_zero_offset(d), pw__qb4w_bias_offset(d)};
+    tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_scale_offset(d),
+                  pw__qb4w_zero_offset(d), pw__qb4w_fsum_offset(d), pw__qb4w_bias_offset(d)};
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
@@ -224,5 +217,6 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
 
 const pw__kernel pw__k_qb4w_n16k8s2_avx512vnni = PW__QB4W_KERNEL(
     16, 8, 2, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C, run_avx512,
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI | PW_CPU_F16C | PW_CPU_FMA,
+    run_avx512,
     PW__PRIO_AVX512, PW__QB4W_MR, PW__QB4W_MR);

@@ -3,8 +3,8 @@
 
 An implementation of the QB4W packed layout written from its description
 (src/kernel/qb4w.h, top comment) in plain Python, independent of the C
-packer: it works from signed values w = u - z and the block's values, not
-from the C packer's loops.
+packer: it works from the values u - z of each block (the weight sums and
+F = sum of ws_b * s_b), not from the C packer's loops.
 
     golden_input.bin       u32 N, u32 K, u32 B (little-endian), N rows of
                            ceil(K/2) raw bytes (the unused nibble of each odd
@@ -40,6 +40,12 @@ def f16_as_f32_bytes(h):
     return struct.pack('<f', struct.unpack('<e', struct.pack('<H', h))[0])
 
 
+def fma32(a, b, c):
+    """fmaf: a * b + c rounded once to binary32. Here a is a small integer and b an
+    f16 value, so a * b and the sum are exact in binary64: one rounding, to binary32."""
+    return struct.unpack('<f', struct.pack('<f', a * b + c))[0]
+
+
 def bias(n):
     return 0.5 * n - 1.25
 
@@ -71,12 +77,12 @@ def raw_input():
 def packed(nr, kr, sr):
     kp = NB * B
     tiles = (N + nr - 1) // nr
-    size = kp * nr // 2 + 9 * NB * nr + 4 * nr
+    size = kp * nr // 2 + 5 * NB * nr + 8 * nr
     size = (size + 63) // 64 * 64
     out = bytearray()
     for t in range(tiles):
         data = bytearray(kp * nr // 2)
-        wsum = bytearray(4 * NB * nr)
+        fsm = bytearray(4 * nr)
         scl = bytearray(4 * NB * nr)
         zer = bytearray(NB * nr)
         bia = bytearray(4 * nr)
@@ -84,14 +90,16 @@ def packed(nr, kr, sr):
             n = t * nr + c
             if n >= N:
                 continue  # a partial tile's missing channels stay zero
+            F = 0.0
             for b in range(NB):
                 zb = z(n, b)
                 # u past K is the zero point itself: value u - z = 0
                 vals = [u(n, k) if k < K else zb for k in range(b * B, b * B + B)]
                 s = sum(v - zb for v in vals)
                 slot = b * nr + c
-                wsum[4 * slot:4 * slot + 4] = struct.pack('<i', s)
-                scl[4 * slot:4 * slot + 4] = f16_as_f32_bytes(scale_f16(n, b))
+                sf = struct.unpack('<f', f16_as_f32_bytes(scale_f16(n, b)))[0]
+                F = fma32(float(s), sf, F)
+                scl[4 * slot:4 * slot + 4] = struct.pack('<f', sf)
                 zer[slot] = zb
                 for j in range(B // kr):
                     chunk = b * (B // kr) + j
@@ -103,8 +111,9 @@ def packed(nr, kr, sr):
                         else:
                             byte, hi = i % (kr // 2), i // (kr // 2)
                         data[base + byte] |= vv[i] << (4 * hi)
+            fsm[4 * c:4 * c + 4] = struct.pack('<f', F)
             bia[4 * c:4 * c + 4] = struct.pack('<f', bias(n))
-        tile = data + wsum + scl + zer + bia
+        tile = data + scl + zer + fsm + bia
         tile += bytes(size - len(tile))
         out += tile
     return bytes(out)
