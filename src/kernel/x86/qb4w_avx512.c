@@ -124,28 +124,32 @@ static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t
                _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
 }
 
-/* Rows of a panel, out of line: the float accumulators leave the loop through memory. */
-static __attribute__((noinline)) void finish_rows(const __m512 *accf, int rows, const tile_ctx *t,
+/* Rows of a panel, out of line. */
+static __attribute__((noinline)) void finish_rows(const float *accf, int rows, const tile_ctx *t,
                                                   const uint8_t *lhs, size_t ldl, uint8_t *y,
                                                   size_t ldy_bytes, int f16, __mmask16 mask,
                                                   __m512 vmin, __m512 vmax) {
     const __m512 bias = _mm512_loadu_ps(t->tile + t->bias_at), fsum = _mm512_loadu_ps(t->tile + t->fsum_at);
     for (int r = 0; r < rows; ++r)
-        finish_row(accf[r], pw__qd8_hdr(lhs + (size_t)r * ldl), fsum, bias, vmin, vmax,
+        finish_row(_mm512_load_ps(accf + 16 * r), pw__qd8_hdr(lhs + (size_t)r * ldl), fsum, bias, vmin, vmax,
                    y + (size_t)r * ldy_bytes, f16, mask);
 }
 
 /*
  * MR rows x one tile, block by block. From 6 rows up one integer chain per row is
  * enough; fewer rows (SPLIT) keep the low and high nibbles in two chains per row.
+ * The float accumulators live in memory (L1): they are touched once per block and
+ * row, and keeping them in registers beside 12 integer chains left the compiler
+ * copying every chain at every chunk.
  */
 PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const uint8_t *lhs,
                       size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask, __m512 vmin,
                       __m512 vmax, const int MR, const int SPLIT) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    __m512 accf[PW__QB4W_MR];
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) accf[r] = _mm512_setzero_ps();
+    float accf[PW__QB4W_MR * 16] __attribute__((aligned(64)));
+    memset(accf, 0, sizeof(float) * 16 * (size_t)MR);
+    /* keep accf in memory: the compiler sees its address taken */
+    __asm__ volatile("" : : "r"(accf) : "memory");
     const uint8_t *w = t->tile;
     for (int64_t b = 0; b < t->nb; ++b) {
         const __m512i zv = zero_bytes(t->tile + t->zero_at + 16 * (uint64_t)b);
@@ -170,10 +174,17 @@ PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const 
         }
         /* a partial last block: the data region has whole blocks */
         w += 64 * (t->chunks_per_block - chunks);
+        /* the chains leave the loop through memory, as in the QC4W kernel: otherwise the
+         * compiler shadows each in a second register inside the loop */
+        __m512i sums[PW__QB4W_MR];
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; ++r) sums[r] = SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r];
+        __asm__ volatile("" : : "r"(sums) : "memory");
         const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
 #pragma GCC unroll 12
         for (int r = 0; r < MR; ++r)
-            accf[r] = block_step(accf[r], SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r], sc);
+            _mm512_store_ps(accf + 16 * r, block_step(_mm512_load_ps(accf + 16 * r), sums[r], sc));
+        __asm__ volatile("" : : "r"(accf) : "memory");
     }
     finish_rows(accf, MR, t, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
 }
