@@ -90,8 +90,10 @@ class ContextOptions(ctypes.Structure):
 # pw_serve bits, pw_dtype values, pw_weight_kind values, pw_qc4w_flag bits
 SERVE_GEMV, SERVE_GEMM = 1, 2
 DTYPE_F32, DTYPE_F16, DTYPE_BF16 = 0, 1, 2
-WEIGHT_KINDS = ("blocks", "qc4w")
+WEIGHT_KINDS = ("blocks", "qc4w", "qb4w")
 QC4W_TRANSPOSED = 1
+QB4W_TRANSPOSED = 1
+QB4W_ZERO_CONST, QB4W_ZERO_U4, QB4W_ZERO_U8 = 0, 1, 2
 
 
 class WeightInfo(ctypes.Structure):
@@ -120,6 +122,14 @@ class QC4WWeights(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("out", ctypes.c_int64), ("in_", ctypes.c_int64),
                 ("data", ctypes.c_void_p), ("scale", ctypes.c_void_p), ("bias", ctypes.c_void_p),
                 ("zero_point", ctypes.c_int32), ("flags", ctypes.c_uint32), ("name", ctypes.c_char_p)]
+
+
+class QB4WWeights(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("out", ctypes.c_int64), ("in_", ctypes.c_int64),
+                ("block_size", ctypes.c_int32), ("data", ctypes.c_void_p), ("scales", ctypes.c_void_p),
+                ("scale_type", ctypes.c_int), ("zero_kind", ctypes.c_int), ("zero_point", ctypes.c_int32),
+                ("zero_points", ctypes.c_void_p), ("bias", ctypes.c_void_p), ("flags", ctypes.c_uint32),
+                ("name", ctypes.c_char_p)]
 
 
 def declare(lib):
@@ -167,6 +177,9 @@ def declare(lib):
         "pw_weight_create_qc4w": (I, [P, ctypes.POINTER(QC4WWeights), ctypes.POINTER(WeightOptions),
                                       ctypes.POINTER(P)]),
         "pw_qc4w_weights_init": (None, [ctypes.POINTER(QC4WWeights)]),
+        "pw_weight_create_qb4w": (I, [P, ctypes.POINTER(QB4WWeights), ctypes.POINTER(WeightOptions),
+                                      ctypes.POINTER(P)]),
+        "pw_qb4w_weights_init": (None, [ctypes.POINTER(QB4WWeights)]),
         "pw_weight_prepare": (I, [P, P]),
         "pw_weight_info_get": (I, [P, ctypes.POINTER(WeightInfo)]),
         "pw_weight_bytes": (U64, [P]),

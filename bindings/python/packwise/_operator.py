@@ -18,9 +18,10 @@ from typing import Optional
 import numpy as np
 
 from . import _lib, PackwiseError, GGUF, _Closing, _int, _name, _require_order, _view_of_bytes, _I32
-from ._abi import (ContextOptions, Product, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
+from ._abi import (ContextOptions, Product, QB4WWeights, QC4WWeights, RunArgs, WeightInfo as _CWeightInfo, WeightOptions,
                    TRACE_FN, TRACE_KINDS, SERVE_GEMV, SERVE_GEMM, DTYPE_F32, DTYPE_F16, DTYPE_BF16,
-                   WEIGHT_KINDS, QC4W_TRANSPOSED)
+                   WEIGHT_KINDS, QC4W_TRANSPOSED, QB4W_TRANSPOSED, QB4W_ZERO_CONST, QB4W_ZERO_U4,
+                   QB4W_ZERO_U8)
 
 __all__ = ["Context", "TraceEvent", "Weight", "WeightInfo", "matmul_wt_many", "matmul_wt_experts"]
 
@@ -405,6 +406,8 @@ class Weight(_Closing):
         w = packwise.Weight(data, "Q4_0", out, in_, order="canonical")
         w = packwise.Weight.from_gguf(g, "blk.0.attn_q.weight")   # or g.weight(name)
         w = packwise.Weight.qc4w(nibbles, scale, out, in_, zero_point=8)
+        w = packwise.Weight.qb4w(nibbles, scales, out, in_, 32, zero_points=zp, zero_bits=4)
+        w = packwise.Weight.matmul_nbits(B, scales, zero_points, K=in_, N=out, block_size=32)
 
     data: the block bytes of an [out, in] weight in `order` (required, as everywhere bytes
     are taken). They are borrowed, not copied: the weight keeps a reference to them for as
@@ -490,6 +493,119 @@ class Weight(_Closing):
         self.format = "QC4W"
         self._hold(None)
         return self
+
+    @classmethod
+    def qb4w(cls, data, scales, out, in_, block_size, *, zero_point=None, zero_points=None,
+             zero_bits=None, scale_type=None, bias=None, transposed=False, name=None, kernel=None,
+             policy=None, serves=None, clamp=None, context=None):
+        """A QB4W weight (qb4w.h): blockwise int4, one scale (and zero point) per block of
+        `block_size` values along `in` (a power of two, 16 .. 256).
+
+        data: out x ceil(in/2) bytes, two unsigned nibbles per byte along `in`, the low one
+        the even k (transposed=True: in x ceil(out/2) bytes, paired along `out`).
+        scales: out x ceil(in / block_size) values, row-major; float32 or float16 arrays, or
+        uint16 bfloat16 bits with scale_type="bf16".
+        Zero points, required, one of: zero_point=8 (every block: unsigned nibbles, value - 8)
+        or 0 (signed nibbles -8..7); zero_points with zero_bits=4 (out rows of
+        ceil(blocks / 2) bytes, low nibble = even block, as MatMulNBits packs them) or
+        zero_bits=8 (out x blocks bytes, each 0..15).
+        Packed at creation; the arrays are not kept."""
+        self = cls.__new__(cls)
+        self._setup(context)
+        out, in_ = _int(out, "out"), _int(in_, "in")
+        bsz = _int(block_size, "block_size", _I32)
+        if (zero_point is None) == (zero_points is None):
+            raise TypeError("Weight.qb4w: give the zero points, either zero_point=8 or 0 for every "
+                            "block, or zero_points with zero_bits=4 or 8; there is no default")
+        if zero_points is not None and zero_bits not in (4, 8):
+            raise TypeError("Weight.qb4w: zero_points needs zero_bits=4 (packed two per byte) or 8")
+        if zero_points is None and zero_bits is not None:
+            raise TypeError("Weight.qb4w: zero_bits goes with zero_points, not zero_point")
+        blocks = (in_ + bsz - 1) // bsz if bsz > 0 and in_ > 0 else 0
+        src = _bytes_of(data)
+        rows, cols = (in_, out) if transposed else (out, in_)
+        if rows >= 1 and cols >= 1 and src.nbytes != rows * ((cols + 1) // 2):
+            raise ValueError("QB4W data holds %d bytes; [%d, %d]%s takes %d x ceil(%d / 2) = %d"
+                             % (src.nbytes, out, in_, " transposed" if transposed else "", rows, cols,
+                                rows * ((cols + 1) // 2)))
+        d = QB4WWeights()
+        _lib.pw_qb4w_weights_init(ctypes.byref(d))
+        d.out, d.in_, d.block_size = out, in_, bsz
+        d.flags = QB4W_TRANSPOSED if transposed else 0
+        d.data = src.ctypes.data
+        sc = np.asarray(scales)
+        if scale_type is None:
+            types = {np.dtype(np.float32): DTYPE_F32, np.dtype(np.float16): DTYPE_F16}
+            if sc.dtype not in types:
+                raise TypeError("Weight.qb4w: scales are float32 or float16 (bfloat16: uint16 bits "
+                                "with scale_type='bf16'), not %s" % sc.dtype)
+            d.scale_type = types[sc.dtype]
+        elif scale_type == "bf16" and sc.dtype == np.uint16:
+            d.scale_type = DTYPE_BF16
+        else:
+            raise TypeError("Weight.qb4w: scale_type='bf16' takes uint16 bfloat16 bits; float32 and "
+                            "float16 scales need no scale_type")
+        sc = np.ascontiguousarray(sc).reshape(-1)
+        if sc.size != out * blocks:
+            raise ValueError("Weight.qb4w: %d scales; [%d, %d] in blocks of %d takes %d x %d = %d"
+                             % (sc.size, out, in_, bsz, out, blocks, out * blocks))
+        d.scales = sc.ctypes.data
+        zp = None
+        if zero_points is None:
+            d.zero_kind = QB4W_ZERO_CONST
+            d.zero_point = _int(zero_point, "zero_point", _I32)
+        else:
+            zp = _bytes_of(zero_points, "zero_points")
+            want = out * ((blocks + 1) // 2 if zero_bits == 4 else blocks)
+            if zp.nbytes != want:
+                raise ValueError("Weight.qb4w: zero_points hold %d bytes; %d-bit zero points of "
+                                 "[%d, %d] in blocks of %d take %d" % (zp.nbytes, zero_bits, out, in_,
+                                                                      bsz, want))
+            d.zero_kind = QB4W_ZERO_U4 if zero_bits == 4 else QB4W_ZERO_U8
+            d.zero_points = zp.ctypes.data
+        b = None
+        if bias is not None:
+            b = _floats(bias, max(out, 0), "bias")
+            d.bias = b.ctypes.data
+        if name is not None:
+            d.name = _name(name, "name")
+        opts, _ = _options(kernel, policy, serves, None, clamp, out)
+        self._create(_lib.pw_weight_create_qb4w, ctypes.byref(d), ctypes.byref(opts))
+        del src, sc, zp, b
+        self.format = "QB4W"
+        self._hold(None)
+        return self
+
+    @classmethod
+    def matmul_nbits(cls, B, scales, zero_points=None, *, K, N, block_size, bits=4, bias=None,
+                     name=None, kernel=None, policy=None, serves=None, clamp=None, context=None):
+        """An ONNX Runtime MatMulNBits initializer set as a QB4W weight, the arrays named and
+        laid out as the operator names them: B, uint8 [N, n_blocks, block_size / 2] (each
+        row's blocks of K, zero-padded to whole blocks); scales, [N * n_blocks] float32 or
+        float16; zero_points, uint8 [N * ceil(n_blocks / 2)] (4 bits each, low nibble the
+        even block) or None (8 for every block, the operator's default); the attributes K,
+        N, bits (4 only) and block_size; bias, [N] or None. Y = X B^T as MatMulNBits computes
+        it, with X quantized to int8 per row (QD8). Float zero points are not taken."""
+        if bits != 4:
+            raise ValueError("Weight.matmul_nbits: bits=%r; QB4W takes 4-bit weights only" % (bits,))
+        K, N, bsz = _int(K, "K"), _int(N, "N"), _int(block_size, "block_size", _I32)
+        if K < 1 or N < 1 or bsz < 1:
+            raise ValueError("Weight.matmul_nbits: K, N and block_size must be >= 1")
+        blocks = (K + bsz - 1) // bsz
+        b = np.asarray(B)
+        if b.dtype != np.uint8 or b.size != N * blocks * (bsz // 2):
+            raise ValueError("Weight.matmul_nbits: B must be uint8 [N, n_blocks, block_size / 2] = "
+                             "[%d, %d, %d], not %s %s" % (N, blocks, bsz // 2, b.dtype, b.shape))
+        # each row's bytes up to ceil(K / 2): the padded block's tail is not part of the weight
+        rows = np.ascontiguousarray(b.reshape(N, blocks * (bsz // 2))[:, :(K + 1) // 2])
+        if K % 2:
+            rows[:, -1] &= 0x0F
+        if zero_points is not None and np.asarray(zero_points).dtype != np.uint8:
+            raise TypeError("Weight.matmul_nbits: zero_points must be packed uint8 (4 bits each); "
+                            "float zero points are not taken")
+        zkw = dict(zero_point=8) if zero_points is None else dict(zero_points=zero_points, zero_bits=4)
+        return cls.qb4w(rows, scales, N, K, bsz, bias=bias, name=name, kernel=kernel, policy=policy,
+                        serves=serves, clamp=clamp, context=context, **zkw)
 
     # --- life: created, held by runs in flight, closed when the last run returns ---
 

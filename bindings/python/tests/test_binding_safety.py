@@ -178,7 +178,8 @@ class Structs(unittest.TestCase):
                              ("pw_run_args_init", _abi.RunArgs),
                              ("pw_weight_options_init", _abi.WeightOptions),
                              ("pw_gguf_open_options_init", _abi.GGUFOpenOptions),
-                             ("pw_qc4w_weights_init", _abi.QC4WWeights)):
+                             ("pw_qc4w_weights_init", _abi.QC4WWeights),
+                             ("pw_qb4w_weights_init", _abi.QB4WWeights)):
             buf = (ctypes.c_uint8 * 4096)()
             getattr(lib, name)(ctypes.cast(buf, ctypes.POINTER(mirror)))
             size = ctypes.c_size_t.from_buffer(buf).value
