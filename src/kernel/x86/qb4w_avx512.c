@@ -88,7 +88,63 @@ typedef struct tile_ctx {
     uint64_t scale_at, zero_at, fsum_at, bias_at;
 } tile_ctx;
 
-/* Batch 1: one row, four chains (low/high nibbles of even/odd chunks). */
+/*
+ * Batch 1 with the row's block sums: d_b = sum qu * u - z_b * QS_b, QS_b = sum of the
+ * block's qu (the same integer as sum qu * (u - z_b)), so the nibbles go to vpdpbusd as
+ * they are and the zero points cost one multiply per block instead of a subtraction per
+ * weight vector. QS is computed once per call (pw__qb4w_row_sums). Four chains.
+ */
+static void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq, const int32_t *qs,
+                           uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
+    const uint8_t *w = t->tile;
+    __m512 accf = _mm512_setzero_ps();
+    for (int64_t b = 0; b < t->nb; ++b) {
+        const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        const uint8_t *wb = w + 64 * (uint64_t)(b * t->chunks_per_block);
+        const uint8_t *ub = u + 8 * b * t->chunks_per_block;
+        for (int64_t j = 0; j < chunks; j += 2) {
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
+            const __m512i r0 = _mm512_load_si512(wb + 64 * j);
+            const __m512i r1 = _mm512_load_si512(wb + 64 * j + 64);
+            a0 = _mm512_dpbusd_epi32(a0, bcast32(ub + 8 * j), _mm512_and_si512(r0, m4));
+            a1 = _mm512_dpbusd_epi32(a1, bcast32(ub + 8 * j + 4), _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4));
+            a2 = _mm512_dpbusd_epi32(a2, bcast32(ub + 8 * j + 8), _mm512_and_si512(r1, m4));
+            a3 = _mm512_dpbusd_epi32(a3, bcast32(ub + 8 * j + 12), _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4));
+        }
+        const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(t->tile + t->zero_at + 16 * (uint64_t)b)));
+        const __m512i acc = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
+                                             _mm512_mullo_epi32(z, _mm512_set1_epi32(qs[b])));
+        accf = block_step(accf, acc, _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b));
+    }
+    finish_row(accf, pw__qd8_hdr(lhs), _mm512_loadu_ps(t->tile + t->fsum_at),
+               _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
+}
+
+/* The row's block sums QS_b = sum of qu over the values block b multiplies. */
+#define PW__QB4W_MAX_SUMS 8192
+static void row_sums(const pw__pack_desc *d, const uint8_t *lhs, int64_t kq, int32_t *qs) {
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
+    const int64_t nb = pw__qb4w_blocks_of(d);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t n = pw__qb4w_block_values(d, b);
+        const uint8_t *p = u + b * d->group;
+        __m512i s = _mm512_setzero_si512();
+        int64_t i = 0;
+        for (; i + 64 <= n; i += 64) s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_loadu_si512(p + i), _mm512_setzero_si512()));
+        int32_t sum = (int32_t)_mm512_reduce_add_epi64(s);
+        for (; i < n; ++i) sum += p[i];
+        qs[b] = sum;
+    }
+}
+
+/* Batch 1 without block sums (a row of more than PW__QB4W_MAX_SUMS blocks): the zero
+ * points subtracted from the nibbles. Four chains (low/high nibbles of even/odd chunks). */
 static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t *y, int f16,
                       __mmask16 mask, __m512 vmin, __m512 vmax) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -198,11 +254,19 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
     tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_scale_offset(d),
                   pw__qb4w_zero_offset(d), pw__qb4w_fsum_offset(d), pw__qb4w_bias_offset(d)};
+    int32_t qs[PW__QB4W_MAX_SUMS];
+    const int sums = m1 - m0 == 1 && t.nb <= PW__QB4W_MAX_SUMS;
+    if (sums) row_sums(d, c->xq + (size_t)m0 * ldl, kq, qs);
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
         const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
         uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
+        if (sums) {
+            gemv_tile_sums(&t, c->xq + (size_t)m0 * ldl, kq, qs, y + (size_t)m0 * ldy_bytes, f16, mask,
+                           vmin, vmax);
+            continue;
+        }
         if (m1 - m0 == 1) {
             gemv_tile(&t, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes, f16, mask, vmin, vmax);
             continue;
