@@ -36,8 +36,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#define PW__QB4W_MR 12 /* rows of X per micro-tile: one QD8 panel */
-_Static_assert(PW__QB4W_MR <= 12, "the row switch and the arrays stop at 12");
+#define PW__QB4W_MR 6 /* rows of X per micro-tile: one QD8 panel */
+_Static_assert(PW__QB4W_MR <= 6, "the row switch and the arrays stop at 6");
 
 /* Batch 1 streams the packed weights once: lines are prefetched into L2 and L1 ahead,
  * as in the QC4W kernel (kernel/x86/qc4w_gemm_avx512.c says how the distances were
@@ -192,57 +192,72 @@ static __attribute__((noinline)) void finish_rows(const float *accf, int rows, c
 }
 
 /*
- * MR rows x one tile, block by block. From 6 rows up one integer chain per row is
- * enough; fewer rows (SPLIT) keep the low and high nibbles in two chains per row.
+ * MR rows x T tiles (T = 2: 32 channels, or 1 for an odd last tile), block by block: one
+ * integer chain per row and tile (12 at MR = 6, T = 2), each activation broadcast
+ * serving both tiles. The broadcasts are loads: with one tile, a vpdpbusd needs a load
+ * of its own, and the loads bound the loop before the multiplies do.
  * The float accumulators live in memory (L1): they are touched once per block and
- * row, and keeping them in registers beside 12 integer chains left the compiler
- * copying every chain at every chunk.
+ * row; the integer chains leave the chunk loop through memory too, which keeps the
+ * compiler from copying each chain at every chunk.
  */
-PW__INLINE void panel(const tile_ctx *t, uint64_t next, const uint8_t *a, const uint8_t *lhs,
-                      size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask, __m512 vmin,
-                      __m512 vmax, const int MR, const int SPLIT) {
+PW__INLINE void panel(const tile_ctx *t0, const tile_ctx *t1, uint64_t next, const uint8_t *a,
+                      const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16,
+                      __mmask16 mask1, __m512 vmin, __m512 vmax, const int MR, const int T) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    float accf[PW__QB4W_MR * 16] __attribute__((aligned(64)));
-    memset(accf, 0, sizeof(float) * 16 * (size_t)MR);
-    /* keep accf in memory: the compiler sees its address taken */
+    float accf[2 * PW__QB4W_MR * 16] __attribute__((aligned(64)));
+    memset(accf, 0, sizeof(float) * 16 * (size_t)(MR * T));
     __asm__ volatile("" : : "r"(accf) : "memory");
-    const uint8_t *w = t->tile;
-    for (int64_t b = 0; b < t->nb; ++b) {
-        const __m512i zv = zero_bytes(t->tile + t->zero_at + 16 * (uint64_t)b);
-        const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
-        __m512i lo[PW__QB4W_MR], hi[PW__QB4W_MR];
-#pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
-        const uint8_t *end = w + 64 * chunks;
-        for (; w != end; w += 64, a += 8 * PW__QB4W_MR) {
-            _mm_prefetch((const char *)(w + next), _MM_HINT_T1);
-            const __m512i raw = _mm512_load_si512(w);
-            const __m512i wl = _mm512_sub_epi8(_mm512_and_si512(raw, m4), zv);
-            const __m512i wh = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw, 4), m4), zv);
-#pragma GCC unroll 12
+    const uint8_t *w0 = t0->tile, *w1 = T > 1 ? t1->tile : t0->tile;
+    for (int64_t b = 0; b < t0->nb; ++b) {
+        const __m512i zv0 = zero_bytes(t0->tile + t0->zero_at + 16 * (uint64_t)b);
+        const __m512i zv1 = T > 1 ? zero_bytes(t1->tile + t1->zero_at + 16 * (uint64_t)b) : zv0;
+        const int64_t chunks = b + 1 < t0->nb ? t0->chunks_per_block : pw__qb4w_block_values(t0->d, b) / 8;
+        __m512i acc[2][PW__QB4W_MR];
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; ++r) acc[0][r] = acc[1][r] = _mm512_setzero_si512();
+        for (int64_t j = 0; j < chunks; ++j, a += 8 * PW__QB4W_MR) {
+            _mm_prefetch((const char *)(w0 + 64 * j + next), _MM_HINT_T1);
+            const __m512i raw0 = _mm512_load_si512(w0 + 64 * j);
+            const __m512i l0 = _mm512_sub_epi8(_mm512_and_si512(raw0, m4), zv0);
+            const __m512i h0 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw0, 4), m4), zv0);
+            __m512i l1 = l0, h1 = h0;
+            if (T > 1) {
+                _mm_prefetch((const char *)(w1 + 64 * j + next), _MM_HINT_T1);
+                const __m512i raw1 = _mm512_load_si512(w1 + 64 * j);
+                l1 = _mm512_sub_epi8(_mm512_and_si512(raw1, m4), zv1);
+                h1 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw1, 4), m4), zv1);
+            }
+#pragma GCC unroll 6
             for (int r = 0; r < MR; ++r) {
-                lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r), wl);
-                if (SPLIT)
-                    hi[r] = _mm512_dpbusd_epi32(hi[r], bcast32(a + 8 * r + 4), wh);
-                else
-                    lo[r] = _mm512_dpbusd_epi32(lo[r], bcast32(a + 8 * r + 4), wh);
+                const __m512i lo = bcast32(a + 8 * r), hi = bcast32(a + 8 * r + 4);
+                acc[0][r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc[0][r], lo, l0), hi, h0);
+                if (T > 1) acc[1][r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc[1][r], lo, l1), hi, h1);
             }
         }
         /* a partial last block: the data region has whole blocks */
-        w += 64 * (t->chunks_per_block - chunks);
-        /* the chains leave the loop through memory, as in the QC4W kernel: otherwise the
-         * compiler shadows each in a second register inside the loop */
-        __m512i sums[PW__QB4W_MR];
-#pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r) sums[r] = SPLIT ? _mm512_add_epi32(lo[r], hi[r]) : lo[r];
+        w0 += 64 * t0->chunks_per_block;
+        w1 += 64 * t0->chunks_per_block;
+        __m512i sums[2][PW__QB4W_MR];
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; ++r) {
+            sums[0][r] = acc[0][r];
+            sums[1][r] = acc[1][r];
+        }
         __asm__ volatile("" : : "r"(sums) : "memory");
-        const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
-#pragma GCC unroll 12
-        for (int r = 0; r < MR; ++r)
-            _mm512_store_ps(accf + 16 * r, block_step(_mm512_load_ps(accf + 16 * r), sums[r], sc));
+        for (int tt = 0; tt < T; ++tt) {
+            const tile_ctx *t = tt ? t1 : t0;
+            const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
+#pragma GCC unroll 6
+            for (int r = 0; r < MR; ++r) {
+                float *f = accf + 16 * (tt * MR + r);
+                _mm512_store_ps(f, block_step(_mm512_load_ps(f), sums[tt][r], sc));
+            }
+        }
         __asm__ volatile("" : : "r"(accf) : "memory");
     }
-    finish_rows(accf, MR, t, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax);
+    finish_rows(accf, MR, t0, lhs, ldl, y, ldy_bytes, f16, T > 1 ? 0xFFFF : mask1, vmin, vmax);
+    if (T > 1) finish_rows(accf + 16 * MR, MR, t1, lhs, ldl, y + 16 * (f16 ? 2 : 4), ldy_bytes, f16, mask1,
+                           vmin, vmax);
 }
 
 static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
@@ -257,18 +272,33 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     int32_t qs[PW__QB4W_MAX_SUMS];
     const int sums = m1 - m0 == 1 && t.nb <= PW__QB4W_MAX_SUMS;
     if (sums) row_sums(d, c->xq + (size_t)m0 * ldl, kq, qs);
-    for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+    if (sums) {
+        for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+            t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
+            const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+            uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
+            gemv_tile_sums(&t, c->xq + (size_t)m0 * ldl, kq, qs, y + (size_t)m0 * ldy_bytes, f16,
+                           (__mmask16)((1u << cols) - 1u), vmin, vmax);
+        }
+        return;
+    }
+    /* Pairs of tiles (one alone at the end), each over every panel of rows: the pair's
+     * weights stay in L2 while the panels pass. */
+    for (int64_t t0 = n0; t0 < n1; t0 += 32) {
+        tile_ctx u = t;
         t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
-        const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+        u.tile = t.tile + d->tile_bytes;
+        const int pair = n1 - t0 > 16;
+        const int64_t last = pair ? t0 + 16 : t0; /* the tile that may be partial */
+        const int64_t cols = n1 - last < 16 ? n1 - last : 16;
         const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
         uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-        if (sums) {
-            gemv_tile_sums(&t, c->xq + (size_t)m0 * ldl, kq, qs, y + (size_t)m0 * ldy_bytes, f16, mask,
-                           vmin, vmax);
-            continue;
-        }
         if (m1 - m0 == 1) {
-            gemv_tile(&t, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes, f16, mask, vmin, vmax);
+            gemv_tile(&t, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes, f16,
+                      pair ? (__mmask16)0xFFFF : mask, vmin, vmax);
+            if (pair)
+                gemv_tile(&u, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes + 16 * esz, f16, mask,
+                          vmin, vmax);
             continue;
         }
         /* m0 is a multiple of mr (the contract), so panels start at whole panels. */
@@ -276,16 +306,19 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
             const uint8_t *a = c->xq_panels + (size_t)(m / PW__QB4W_MR) * panel_bytes;
             const uint8_t *rows = c->xq + (size_t)m * ldl;
             uint8_t *yy = y + (size_t)m * ldy_bytes;
-            switch (m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR) {
-#define PW__ROWS(R)                                                                              \
-    case R:                                                                                      \
-        panel(&t, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, R < 6); \
+            const int64_t nrows = m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR;
+#define PW__ROWS(R)                                                                                   \
+    case R:                                                                                           \
+        if (pair)                                                                                     \
+            panel(&t, &u, 2 * d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, 2); \
+        else                                                                                          \
+            panel(&t, &t, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, 1);    \
         break;
+            switch (nrows) {
                 PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
-                PW__ROWS(7) PW__ROWS(8) PW__ROWS(9) PW__ROWS(10) PW__ROWS(11) PW__ROWS(12)
-#undef PW__ROWS
             default: break;
             }
+#undef PW__ROWS
         }
     }
 }
