@@ -36,8 +36,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#define PW__QB4W_MR 6 /* rows of X per micro-tile: one QD8 panel */
-_Static_assert(PW__QB4W_MR <= 6, "the row switch and the arrays stop at 6");
+#define PW__QB4W_MR 5 /* rows of X per micro-tile: one QD8 panel */
+_Static_assert(PW__QB4W_MR <= 5, "the row switch and the arrays stop at 5");
 
 /* Batch 1 streams the packed weights once: lines are prefetched into L2 and L1 ahead,
  * as in the QC4W kernel (kernel/x86/qc4w_gemm_avx512.c says how the distances were
@@ -193,72 +193,114 @@ static __attribute__((noinline)) void finish_rows(const float *accf, int rows, c
 
 /*
  * MR rows x T tiles (T = 2: 32 channels, or 1 for an odd last tile), block by block: one
- * integer chain per row and tile (12 at MR = 6, T = 2), each activation broadcast
+ * integer chain per row and tile (10 at MR = 5, T = 2), each activation broadcast
  * serving both tiles. The broadcasts are loads: with one tile, a vpdpbusd needs a load
  * of its own, and the loads bound the loop before the multiplies do.
- * The float accumulators live in memory (L1): they are touched once per block and
- * row; the integer chains leave the chunk loop through memory too, which keeps the
- * compiler from copying each chain at every chunk.
+ * CH (chunks per block, B / 8) is a constant, so the chunk loop unrolls and the
+ * integer chains and the f32 accumulators stay in registers (a loop over chunks left
+ * the compiler copying every chain at every chunk); a partial last block (CH_last <
+ * CH) takes the same body with a run-time count.
  */
+PW__INLINE void chunk_step(const uint8_t *w0, const uint8_t *w1, uint64_t next, const uint8_t *aj,
+                           __m512i zv0, __m512i zv1, __m512i *acc0, __m512i *acc1, const int MR,
+                           const int T) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    _mm_prefetch((const char *)(w0 + next), _MM_HINT_T1);
+    const __m512i raw0 = _mm512_load_si512(w0);
+    const __m512i l0 = _mm512_sub_epi8(_mm512_and_si512(raw0, m4), zv0);
+    const __m512i h0 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw0, 4), m4), zv0);
+    __m512i l1 = l0, h1 = h0;
+    if (T > 1) {
+        _mm_prefetch((const char *)(w1 + next), _MM_HINT_T1);
+        const __m512i raw1 = _mm512_load_si512(w1);
+        l1 = _mm512_sub_epi8(_mm512_and_si512(raw1, m4), zv1);
+        h1 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw1, 4), m4), zv1);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        const __m512i lo = bcast32(aj + 8 * r), hi = bcast32(aj + 8 * r + 4);
+        acc0[r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc0[r], lo, l0), hi, h0);
+        if (T > 1) acc1[r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc1[r], lo, l1), hi, h1);
+    }
+}
+
+PW__INLINE void block_chunks(const uint8_t *w0, const uint8_t *w1, uint64_t next, const uint8_t *a,
+                             int64_t chunks, __m512i zv0, __m512i zv1, __m512i *acc0, __m512i *acc1,
+                             const int MR, const int T, const int CH) {
+    if (CH > 0) {
+#pragma GCC unroll 32
+        for (int j = 0; j < CH; ++j)
+            chunk_step(w0 + 64 * j, w1 + 64 * j, next, a + 8 * PW__QB4W_MR * j, zv0, zv1, acc0, acc1, MR, T);
+    } else {
+        for (int64_t j = 0; j < chunks; ++j)
+            chunk_step(w0 + 64 * j, w1 + 64 * j, next, a + 8 * PW__QB4W_MR * j, zv0, zv1, acc0, acc1, MR, T);
+    }
+}
+
 PW__INLINE void panel(const tile_ctx *t0, const tile_ctx *t1, uint64_t next, const uint8_t *a,
                       const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16,
-                      __mmask16 mask1, __m512 vmin, __m512 vmax, const int MR, const int T) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    float accf[2 * PW__QB4W_MR * 16] __attribute__((aligned(64)));
-    memset(accf, 0, sizeof(float) * 16 * (size_t)(MR * T));
-    __asm__ volatile("" : : "r"(accf) : "memory");
+                      __mmask16 mask1, __m512 vmin, __m512 vmax, const int MR, const int T, const int CH) {
+    __m512 f0[PW__QB4W_MR], f1[PW__QB4W_MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) f0[r] = f1[r] = _mm512_setzero_ps();
     const uint8_t *w0 = t0->tile, *w1 = T > 1 ? t1->tile : t0->tile;
-    for (int64_t b = 0; b < t0->nb; ++b) {
+    const int64_t cpb = t0->chunks_per_block;
+    for (int64_t b = 0; b < t0->nb; ++b, w0 += 64 * cpb, w1 += 64 * cpb, a += 8 * PW__QB4W_MR * cpb) {
         const __m512i zv0 = zero_bytes(t0->tile + t0->zero_at + 16 * (uint64_t)b);
         const __m512i zv1 = T > 1 ? zero_bytes(t1->tile + t1->zero_at + 16 * (uint64_t)b) : zv0;
-        const int64_t chunks = b + 1 < t0->nb ? t0->chunks_per_block : pw__qb4w_block_values(t0->d, b) / 8;
-        __m512i acc[2][PW__QB4W_MR];
+        __m512i acc0[PW__QB4W_MR], acc1[PW__QB4W_MR];
 #pragma GCC unroll 6
-        for (int r = 0; r < MR; ++r) acc[0][r] = acc[1][r] = _mm512_setzero_si512();
-        for (int64_t j = 0; j < chunks; ++j, a += 8 * PW__QB4W_MR) {
-            _mm_prefetch((const char *)(w0 + 64 * j + next), _MM_HINT_T1);
-            const __m512i raw0 = _mm512_load_si512(w0 + 64 * j);
-            const __m512i l0 = _mm512_sub_epi8(_mm512_and_si512(raw0, m4), zv0);
-            const __m512i h0 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw0, 4), m4), zv0);
-            __m512i l1 = l0, h1 = h0;
-            if (T > 1) {
-                _mm_prefetch((const char *)(w1 + 64 * j + next), _MM_HINT_T1);
-                const __m512i raw1 = _mm512_load_si512(w1 + 64 * j);
-                l1 = _mm512_sub_epi8(_mm512_and_si512(raw1, m4), zv1);
-                h1 = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(raw1, 4), m4), zv1);
-            }
+        for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm512_setzero_si512();
+        if (b + 1 < t0->nb || pw__qb4w_block_values(t0->d, b) == t0->d->group)
+            block_chunks(w0, w1, next, a, CH, zv0, zv1, acc0, acc1, MR, T, CH);
+        else
+            block_chunks(w0, w1, next, a, pw__qb4w_block_values(t0->d, b) / 8, zv0, zv1, acc0, acc1, MR, T, 0);
+        const __m512 s0 = _mm512_loadu_ps(t0->tile + t0->scale_at + 64 * (uint64_t)b);
 #pragma GCC unroll 6
-            for (int r = 0; r < MR; ++r) {
-                const __m512i lo = bcast32(a + 8 * r), hi = bcast32(a + 8 * r + 4);
-                acc[0][r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc[0][r], lo, l0), hi, h0);
-                if (T > 1) acc[1][r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc[1][r], lo, l1), hi, h1);
-            }
+        for (int r = 0; r < MR; ++r) f0[r] = block_step(f0[r], acc0[r], s0);
+        if (T > 1) {
+            const __m512 s1 = _mm512_loadu_ps(t1->tile + t1->scale_at + 64 * (uint64_t)b);
+#pragma GCC unroll 6
+            for (int r = 0; r < MR; ++r) f1[r] = block_step(f1[r], acc1[r], s1);
         }
-        /* a partial last block: the data region has whole blocks */
-        w0 += 64 * t0->chunks_per_block;
-        w1 += 64 * t0->chunks_per_block;
-        __m512i sums[2][PW__QB4W_MR];
+    }
+    float accf[2 * PW__QB4W_MR * 16] __attribute__((aligned(64)));
 #pragma GCC unroll 6
-        for (int r = 0; r < MR; ++r) {
-            sums[0][r] = acc[0][r];
-            sums[1][r] = acc[1][r];
-        }
-        __asm__ volatile("" : : "r"(sums) : "memory");
-        for (int tt = 0; tt < T; ++tt) {
-            const tile_ctx *t = tt ? t1 : t0;
-            const __m512 sc = _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b);
-#pragma GCC unroll 6
-            for (int r = 0; r < MR; ++r) {
-                float *f = accf + 16 * (tt * MR + r);
-                _mm512_store_ps(f, block_step(_mm512_load_ps(f), sums[tt][r], sc));
-            }
-        }
-        __asm__ volatile("" : : "r"(accf) : "memory");
+    for (int r = 0; r < MR; ++r) {
+        _mm512_store_ps(accf + 16 * r, f0[r]);
+        _mm512_store_ps(accf + 16 * (MR + r), f1[r]);
     }
     finish_rows(accf, MR, t0, lhs, ldl, y, ldy_bytes, f16, T > 1 ? 0xFFFF : mask1, vmin, vmax);
     if (T > 1) finish_rows(accf + 16 * MR, MR, t1, lhs, ldl, y + 16 * (f16 ? 2 : 4), ldy_bytes, f16, mask1,
                            vmin, vmax);
 }
+
+/* One panel of R rows over a pair of tiles or one, at a constant chunk count (B / 8). */
+#define PW__PANELS(CH)                                                                                    \
+    static __attribute__((noinline)) void panel_ch##CH(const tile_ctx *t0, const tile_ctx *t1, int pair,  \
+                                                       uint64_t next, const uint8_t *a, const uint8_t *lhs, \
+                                                       size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, \
+                                                       __mmask16 mask, __m512 vmin, __m512 vmax, int rows) { \
+        switch (rows * 2 + pair) {                                                                        \
+        case 10: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 5, 1, CH); break;    \
+        case 11: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 5, 2, CH); break;    \
+        case 8: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 4, 1, CH); break;     \
+        case 9: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 4, 2, CH); break;     \
+        case 6: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 3, 1, CH); break;     \
+        case 7: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 3, 2, CH); break;     \
+        case 4: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 2, 1, CH); break;     \
+        case 5: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 2, 2, CH); break;     \
+        case 2: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 1, 1, CH); break;     \
+        case 3: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 1, 2, CH); break;     \
+        default: break;                                                                                   \
+        }                                                                                                 \
+    }
+PW__PANELS(2)
+PW__PANELS(4)
+PW__PANELS(8)
+PW__PANELS(16)
+PW__PANELS(32)
+#undef PW__PANELS
 
 static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     const pw__pack_desc *d = c->pack_desc;
@@ -306,19 +348,15 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
             const uint8_t *a = c->xq_panels + (size_t)(m / PW__QB4W_MR) * panel_bytes;
             const uint8_t *rows = c->xq + (size_t)m * ldl;
             uint8_t *yy = y + (size_t)m * ldy_bytes;
-            const int64_t nrows = m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR;
-#define PW__ROWS(R)                                                                                   \
-    case R:                                                                                           \
-        if (pair)                                                                                     \
-            panel(&t, &u, 2 * d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, 2); \
-        else                                                                                          \
-            panel(&t, &t, d->tile_bytes, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, R, 1);    \
-        break;
-            switch (nrows) {
-                PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
-            default: break;
+            const int nrows = (int)(m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR);
+            const uint64_t next = (pair ? 2 : 1) * d->tile_bytes;
+            switch (d->group / 8) {
+            case 2: panel_ch2(&t, &u, pair, next, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, nrows); break;
+            case 4: panel_ch4(&t, &u, pair, next, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, nrows); break;
+            case 8: panel_ch8(&t, &u, pair, next, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, nrows); break;
+            case 16: panel_ch16(&t, &u, pair, next, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, nrows); break;
+            default: panel_ch32(&t, &u, pair, next, a, rows, ldl, yy, ldy_bytes, f16, mask, vmin, vmax, nrows); break;
             }
-#undef PW__ROWS
         }
     }
 }
