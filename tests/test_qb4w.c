@@ -418,6 +418,11 @@ static void refusals(pw_context *ctx) {
     weights t;
     make_weights(&t, 5, 64, 32, 3, 0, 0, 0, 0, &r);
     pw_weight *w = NULL;
+    t.w.zero_kind = (pw_qb4w_zero)0;
+    CHECK(pw_weight_create_qb4w(ctx, &t.w, NULL, &w) == PW_ERR_INVALID_ARGUMENT &&
+              strstr(pw_context_message(ctx), "not named") != NULL,
+          "unnamed zero points refused: %s", pw_context_message(ctx));
+    t.w.zero_kind = PW_QB4W_ZERO_U8;
     t.w.block_size = 48;
     CHECK(pw_weight_create_qb4w(ctx, &t.w, NULL, &w) == PW_ERR_INVALID_ARGUMENT && w == NULL, "B = 48 refused");
     t.w.block_size = 512;

@@ -70,12 +70,14 @@ enum pw_qb4w_flag {
     PW_QB4W_TRANSPOSED = 1u << 0
 };
 
-/** How the zero points of ::pw_qb4w_weights are given. */
+/** How the zero points of ::pw_qb4w_weights are given. No kind is 0: a descriptor whose
+ *  zero points were never named is refused, not read with a zero point that may be wrong
+ *  (signed against unsigned nibbles give finite, plausible, wrong products). */
 typedef enum pw_qb4w_zero {
-    PW_QB4W_ZERO_CONST = 0, /**< zero_point (0 or 8) for every block; zero_points unused */
-    PW_QB4W_ZERO_U4 = 1,    /**< zero_points: N rows of ceil(n_blocks / 2) bytes, 4 bits each,
+    PW_QB4W_ZERO_CONST = 1, /**< zero_point (0 or 8) for every block; zero_points unused */
+    PW_QB4W_ZERO_U4 = 2,    /**< zero_points: N rows of ceil(n_blocks / 2) bytes, 4 bits each,
                                  low nibble = even block */
-    PW_QB4W_ZERO_U8 = 2     /**< zero_points: N x n_blocks bytes, each 0 .. 15 */
+    PW_QB4W_ZERO_U8 = 3     /**< zero_points: N x n_blocks bytes, each 0 .. 15 */
 } pw_qb4w_zero;
 
 /**
@@ -92,7 +94,7 @@ typedef struct pw_qb4w_weights {
     const uint8_t *data;        /**< N x ceil(K/2) bytes (K x ceil(N/2) when transposed) */
     const void *scales;         /**< N x ceil(K/B) finite scales of type scale_type */
     pw_dtype scale_type;        /**< PW_DTYPE_F32, PW_DTYPE_F16 or PW_DTYPE_BF16 */
-    pw_qb4w_zero zero_kind;     /**< how the zero points are given */
+    pw_qb4w_zero zero_kind;     /**< how the zero points are given; required (0 is refused) */
     int32_t zero_point;         /**< ::PW_QB4W_ZERO_CONST: 8 (unsigned nibbles) or 0 (signed) */
     const uint8_t *zero_points; /**< ::PW_QB4W_ZERO_U4 / ::PW_QB4W_ZERO_U8; else NULL */
     const float *bias;          /**< N finite biases, or NULL for none */
@@ -100,7 +102,8 @@ typedef struct pw_qb4w_weights {
     const char *name;           /**< for messages and trace events; may be NULL */
 } pw_qb4w_weights;
 
-/** Zero everything, set struct_size, and make the zero points the constant 8. */
+/** Zero everything and set struct_size; scale_type becomes F32 (its zero value). The zero
+ *  points are left unnamed: set zero_kind (and zero_point or zero_points). */
 PW_API void pw_qb4w_weights_init(pw_qb4w_weights *weights);
 
 /** Blocks per row, ceil(K / B) (0 when B is not positive). */

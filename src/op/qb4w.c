@@ -18,8 +18,6 @@ void pw_qb4w_weights_init(pw_qb4w_weights *w) {
     memset(w, 0, sizeof *w);
     w->struct_size = sizeof *w;
     w->scale_type = PW_DTYPE_F32;
-    w->zero_kind = PW_QB4W_ZERO_CONST;
-    w->zero_point = 8;
 }
 
 int64_t pw_qb4w_blocks(const pw_qb4w_weights *w) {
@@ -49,7 +47,9 @@ static pw_status check_weights(pw_context *ctx, const pw_qb4w_weights *w, uint64
     PW__FAIL_IF(w->zero_kind != PW_QB4W_ZERO_CONST && w->zero_kind != PW_QB4W_ZERO_U4 &&
                     w->zero_kind != PW_QB4W_ZERO_U8,
                 ctx, PW_ERR_INVALID_ARGUMENT,
-                "QB4W weights '%s': zero_kind %d is not CONST, U4 or U8", wname(w), (int)w->zero_kind);
+                "QB4W weights '%s': zero_kind %d is not CONST, U4 or U8%s", wname(w), (int)w->zero_kind,
+                w->zero_kind == 0 ? " (the zero points were not named: a default could be the wrong "
+                                    "one, so there is none)" : "");
     PW__FAIL_IF(w->zero_kind == PW_QB4W_ZERO_CONST && w->zero_point != 0 && w->zero_point != 8, ctx,
                 PW_ERR_INVALID_ARGUMENT,
                 "QB4W weights '%s': constant zero point %d is not supported; use 8 (unsigned nibbles, "
