@@ -223,6 +223,12 @@ PW_KERNEL(qb4w_n16k8s2_scalar)
 PW_KERNEL(qb4w_n8k8s2_scalar)
 PW_KERNEL(qb4w_n4k16s2_scalar)
 
+#if defined(__aarch64__)
+/* QB4W: NEON dotprod (qb4w_n8k8s2) and i8mm (qb4w_n4k16s2). */
+PW_KERNEL(qb4w_n8k8s2_dotprod)
+PW_KERNEL(qb4w_n4k16s2_i8mm)
+#endif
+
 /* QC4W (kernel/qc4w.h): one portable kernel per packed family. */
 PW_KERNEL(qc4w_n16k8s2_scalar)
 PW_KERNEL(qc4w_n8k8s2_scalar)
