@@ -5,12 +5,13 @@
  * NEON dotprod kernel for QB4W family qb4w_n8k8s2 (layout and contract in
  * kernel/qb4w.h): 8 channels by up to PW__QB4W_MRD rows of X per micro-tile,
  * s8 x s8 sdot by element on the signed QD8 q and the block-centred weights
- * u - z_b (int8, -15 .. 15), so the activation's zero point alone comes back
- * through the stored weight sums:
+ * u - z_b (int8, -15 .. 15). The contract's d_b multiplies q + 128, so the
+ * block's weight sum ws_b = sum (u - z_b) is summed here too, by sdot of the
+ * same weight vectors against ones (per tile, shared by every row):
  *
- *   isum_b = sum q (u - z_b) + neg_zp * wsum_b                (int32, exact)
+ *   d_b = sum q (u - z_b) + 128 * ws_b                        (int32, exact)
  *
- * |sum q (u - z_b)| <= 128 * 15 * 256 per block: no overflow for any K.
+ * |d_b| <= 255 * 15 * 256 per block: no overflow for any K.
  *
  * Bytes read per 8 k values: one 32-byte chunk of the tile, and 8 bytes of
  * each row's q (an int8x8 whose lane 0 pairs with the low nibbles and lane 1
@@ -24,56 +25,26 @@
  *
  * Per block (at most min(B, Kq - bB) / 8 chunks: never past the QD8 padding)
  * the int32 sums start at 0 and end in the f32 accumulator by the contract's
- * steps: acc = acc + (float)isum_b * s_b, a multiply then an add (no FMA).
+ * step acc = fma((float)d_b, s_b, acc) (vfmaq: one rounding, as fmaf); after the
+ * last block t = acc + (float)(neg_zp - 128) * F, then t * a_scale + bias.
  */
-#include "kernel/qb4w.h"
+#include "kernel/arm/qb4w_neon.h"
 
-#include <arm_neon.h>
-#include <string.h>
-
-#define PW__QB4W_INLINE static inline __attribute__((always_inline))
 #define PW__QB4W_MRD 4 /* rows of X per micro-tile */
 
-/* v = acc * a_scale + bias, clamped as the scalar comparisons do (compare and select:
- * FMAX/FMIN would order -0.0 below +0.0 and pass NaN differently), stored as f32 or f16. */
-PW__QB4W_INLINE void finish4(float32x4_t acc, const pw__qd8_header *h, const uint8_t *bias,
-                             const pw__mm_call *c, uint8_t *y, int cols) {
-    const float32x4_t b = vld1q_f32((const float *)(const void *)bias);
-    float32x4_t v = vaddq_f32(vmulq_n_f32(acc, h->scale), b);
-    const float32x4_t vmin = vdupq_n_f32(c->min), vmax = vdupq_n_f32(c->max);
-    v = vbslq_f32(vcltq_f32(v, vmin), vmin, v);
-    v = vbslq_f32(vcgtq_f32(v, vmax), vmax, v);
-    if (c->y16 != NULL) {
-        const uint16x4_t hv = vreinterpret_u16_f16(vcvt_f16_f32(v));
-        if (cols == 4) {
-            vst1_u16((uint16_t *)(void *)y, hv);
-        } else {
-            uint16_t out[4];
-            vst1_u16(out, hv);
-            memcpy(y, out, 2 * (size_t)cols);
-        }
-    } else if (cols == 4) {
-        vst1q_f32((float *)(void *)y, v);
-    } else {
-        float out[4];
-        vst1q_f32(out, v);
-        memcpy(y, out, 4 * (size_t)cols);
-    }
-}
 
 PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *lhs, size_t ldl,
                            uint8_t *y, size_t ldy_bytes, int cols, const pw__mm_call *c, const int MR) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
-    const uint8_t *wsum = tile + pw__qb4w_wsum_offset(d), *scale = tile + pw__qb4w_scale_offset(d);
-    const uint8_t *zero = tile + pw__qb4w_zero_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
+    const uint8_t *scale = tile + pw__qb4w_scale_offset(d), *zero = tile + pw__qb4w_zero_offset(d);
+    const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
     const int8_t *q[PW__QB4W_MRD];
-    int32_t nz[PW__QB4W_MRD];
     float32x4_t f[PW__QB4W_MRD][2];
     for (int r = 0; r < MR; ++r) {
         q[r] = pw__qd8_q(lhs + (size_t)r * ldl);
-        nz[r] = pw__qd8_hdr(lhs + (size_t)r * ldl)->neg_zp;
         f[r][0] = f[r][1] = vdupq_n_f32(0.0f);
     }
+    const int8x16_t ones = vdupq_n_s8(1);
     const uint8x16_t idx0 = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
     const uint8x16_t idx1 = vaddq_u8(idx0, vdupq_n_u8(4));
     const uint8x16_t m4 = vdupq_n_u8(15);
@@ -85,6 +56,7 @@ PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const ui
         const uint8_t *w = tile + 32 * (b * bsz / 8);
         const int64_t k0 = b * bsz;
         int32x4_t acc[PW__QB4W_MRD][2];
+        int32x4_t ws0 = vdupq_n_s32(0), ws1 = ws0;
         for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = vdupq_n_s32(0);
         for (int64_t j = 0; j < chunks; ++j) {
             const uint8x16_t r0 = vld1q_u8(w + 32 * j), r1 = vld1q_u8(w + 32 * j + 16);
@@ -92,29 +64,29 @@ PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const ui
             const int8x16_t h0 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), z0);
             const int8x16_t l1 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(r1, m4)), z1);
             const int8x16_t h1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r1, 4)), z1);
+            ws0 = vdotq_s32(vdotq_s32(ws0, l0, ones), h0, ones);
+            ws1 = vdotq_s32(vdotq_s32(ws1, l1, ones), h1, ones);
             for (int r = 0; r < MR; ++r) {
                 const int8x8_t a = vld1_s8(q[r] + k0 + 8 * j);
                 acc[r][0] = vdotq_lane_s32(vdotq_lane_s32(acc[r][0], l0, a, 0), h0, a, 1);
                 acc[r][1] = vdotq_lane_s32(vdotq_lane_s32(acc[r][1], l1, a, 0), h1, a, 1);
             }
         }
-        const int32x4_t ws0 = vld1q_s32((const int32_t *)(const void *)(wsum + 32 * b));
-        const int32x4_t ws1 = vld1q_s32((const int32_t *)(const void *)(wsum + 32 * b + 16));
+        ws0 = vshlq_n_s32(ws0, 7); /* 128 * ws_b */
+        ws1 = vshlq_n_s32(ws1, 7);
         const float32x4_t s0 = vld1q_f32((const float *)(const void *)(scale + 32 * b));
         const float32x4_t s1 = vld1q_f32((const float *)(const void *)(scale + 32 * b + 16));
         for (int r = 0; r < MR; ++r) {
-            const int32x4_t i0 = vmlaq_n_s32(acc[r][0], ws0, nz[r]);
-            const int32x4_t i1 = vmlaq_n_s32(acc[r][1], ws1, nz[r]);
-            f[r][0] = vaddq_f32(f[r][0], vmulq_f32(vcvtq_f32_s32(i0), s0));
-            f[r][1] = vaddq_f32(f[r][1], vmulq_f32(vcvtq_f32_s32(i1), s1));
+            f[r][0] = vfmaq_f32(f[r][0], vcvtq_f32_s32(vaddq_s32(acc[r][0], ws0)), s0);
+            f[r][1] = vfmaq_f32(f[r][1], vcvtq_f32_s32(vaddq_s32(acc[r][1], ws1)), s1);
         }
     }
     const size_t esz = c->y16 != NULL ? 2 : 4;
     for (int r = 0; r < MR; ++r) {
         const pw__qd8_header *h = pw__qd8_hdr(lhs + (size_t)r * ldl);
         uint8_t *yr = y + (size_t)r * ldy_bytes;
-        finish4(f[r][0], h, bias, c, yr, cols < 4 ? cols : 4);
-        if (cols > 4) finish4(f[r][1], h, bias + 16, c, yr + 4 * esz, cols - 4);
+        finish4(f[r][0], h, fsum, bias, c, yr, cols < 4 ? cols : 4);
+        if (cols > 4) finish4(f[r][1], h, fsum + 16, bias + 16, c, yr + 4 * esz, cols - 4);
     }
 }
 

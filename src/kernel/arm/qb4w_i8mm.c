@@ -5,10 +5,12 @@
  * NEON i8mm kernel for QB4W family qb4w_n4k16s2 (layout and contract in
  * kernel/qb4w.h): 4 channels by up to 4 rows of X (two pairs) per micro-tile,
  * smmla (2 x 8 signed bytes times 8 x 2 into a 2 x 2 int32 block) on the
- * signed QD8 q and the block-centred weights u - z_b (int8, -15 .. 15), so
- * only the activation's zero point comes back through the stored weight sums:
+ * signed QD8 q and the block-centred weights u - z_b (int8, -15 .. 15). The
+ * contract's d_b multiplies q + 128, so the block's weight sum ws_b = sum
+ * (u - z_b) is summed here too, by sdot of the same weight vectors against
+ * ones (per tile, shared by the rows):
  *
- *   isum_b = sum q (u - z_b) + neg_zp * wsum_b                (int32, exact)
+ *   d_b = sum q (u - z_b) + 128 * ws_b                        (int32, exact)
  *
  * Bytes read per 16 k values: one 32-byte chunk of the tile (unpacked once
  * for both pairs of rows), 16 bytes of the q of each row:
@@ -26,58 +28,28 @@
  *
  * Per block (at most min(B, Kq - bB) / 16 chunks: never past the QD8 padding)
  * the int32 sums start at 0 and end in the f32 accumulators by the contract's
- * steps: acc = acc + (float)isum_b * s_b, a multiply then an add (no FMA).
+ * step acc = fma((float)d_b, s_b, acc) (vfmaq: one rounding, as fmaf); after the
+ * last block t = acc + (float)(neg_zp - 128) * F, then t * a_scale + bias.
  * An odd last row is paired with itself and stored once.
  */
-#include "kernel/qb4w.h"
+#include "kernel/arm/qb4w_neon.h"
 
-#include <arm_neon.h>
-#include <string.h>
-
-#define PW__QB4W_INLINE static inline __attribute__((always_inline))
 #define PW__QB4W_MRI 4 /* rows of X per micro-tile: two smmla pairs */
 
-/* v = acc * a_scale + bias, clamped as the scalar comparisons do (compare and select:
- * FMAX/FMIN would order -0.0 below +0.0 and pass NaN differently), stored as f32 or f16. */
-PW__QB4W_INLINE void finish4(float32x4_t acc, const pw__qd8_header *h, const uint8_t *bias,
-                             const pw__mm_call *c, uint8_t *y, int cols) {
-    const float32x4_t b = vld1q_f32((const float *)(const void *)bias);
-    float32x4_t v = vaddq_f32(vmulq_n_f32(acc, h->scale), b);
-    const float32x4_t vmin = vdupq_n_f32(c->min), vmax = vdupq_n_f32(c->max);
-    v = vbslq_f32(vcltq_f32(v, vmin), vmin, v);
-    v = vbslq_f32(vcgtq_f32(v, vmax), vmax, v);
-    if (c->y16 != NULL) {
-        const uint16x4_t hv = vreinterpret_u16_f16(vcvt_f16_f32(v));
-        if (cols == 4) {
-            vst1_u16((uint16_t *)(void *)y, hv);
-        } else {
-            uint16_t out[4];
-            vst1_u16(out, hv);
-            memcpy(y, out, 2 * (size_t)cols);
-        }
-    } else if (cols == 4) {
-        vst1q_f32((float *)(void *)y, v);
-    } else {
-        float out[4];
-        vst1q_f32(out, v);
-        memcpy(y, out, 4 * (size_t)cols);
-    }
-}
 
 /* NP pairs of rows (1 or 2) x 4 channels; row[2p + 1] may be row[2p] (then y[2p + 1] is NULL). */
 PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *const *row,
                           uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
-    const uint8_t *wsum = tile + pw__qb4w_wsum_offset(d), *scale = tile + pw__qb4w_scale_offset(d);
-    const uint8_t *zero = tile + pw__qb4w_zero_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
+    const uint8_t *scale = tile + pw__qb4w_scale_offset(d), *zero = tile + pw__qb4w_zero_offset(d);
+    const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
     const int8_t *q[PW__QB4W_MRI];
-    int32_t nz[PW__QB4W_MRI];
     float32x4_t f[PW__QB4W_MRI];
     for (int r = 0; r < 2 * NP; ++r) {
         q[r] = pw__qd8_q(row[r]);
-        nz[r] = pw__qd8_hdr(row[r])->neg_zp;
         f[r] = vdupq_n_f32(0.0f);
     }
+    const int8x16_t ones = vdupq_n_s8(1);
     const uint8x16_t idx01 = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
     const uint8x16_t idx23 = vaddq_u8(idx01, vdupq_n_u8(2));
     const uint8x16_t m4 = vdupq_n_u8(15);
@@ -91,6 +63,7 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
         const uint8_t *w = tile + 32 * (b * bsz / 16);
         const int64_t k0 = b * bsz;
         int32x4_t a01[2], a23[2];
+        int32x4_t w01 = vdupq_n_s32(0), w23 = w01;
         for (int p = 0; p < NP; ++p) a01[p] = a23[p] = vdupq_n_s32(0);
         for (int64_t j = 0; j < chunks; ++j) {
             const uint8x16_t r01 = vld1q_u8(w + 32 * j), r23 = vld1q_u8(w + 32 * j + 16);
@@ -98,6 +71,8 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
             const int8x16_t h01 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r01, 4)), z01);
             const int8x16_t l23 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(r23, m4)), z23);
             const int8x16_t h23 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r23, 4)), z23);
+            w01 = vdotq_s32(vdotq_s32(w01, l01, ones), h01, ones);
+            w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
             for (int p = 0; p < NP; ++p) {
                 const int64x2_t x0 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p] + k0 + 16 * j));
                 const int64x2_t x1 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p + 1] + k0 + 16 * j));
@@ -107,19 +82,18 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
                 a23[p] = vmmlaq_s32(vmmlaq_s32(a23[p], alo, l23), ahi, h23);
             }
         }
-        const int32x4_t ws = vld1q_s32((const int32_t *)(const void *)(wsum + 16 * b));
+        /* lanes (ch 0 k 0..3, ch 0 k 4..7, ch 1 ...) summed in pairs: 128 * ws_b per channel */
+        const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);
         const float32x4_t s = vld1q_f32((const float *)(const void *)(scale + 16 * b));
         for (int p = 0; p < NP; ++p) {
             const int32x4_t e = vcombine_s32(vget_low_s32(a01[p]), vget_low_s32(a23[p]));
             const int32x4_t o = vcombine_s32(vget_high_s32(a01[p]), vget_high_s32(a23[p]));
-            const int32x4_t ie = vmlaq_n_s32(e, ws, nz[2 * p]);
-            const int32x4_t io = vmlaq_n_s32(o, ws, nz[2 * p + 1]);
-            f[2 * p] = vaddq_f32(f[2 * p], vmulq_f32(vcvtq_f32_s32(ie), s));
-            f[2 * p + 1] = vaddq_f32(f[2 * p + 1], vmulq_f32(vcvtq_f32_s32(io), s));
+            f[2 * p] = vfmaq_f32(f[2 * p], vcvtq_f32_s32(vaddq_s32(e, ws)), s);
+            f[2 * p + 1] = vfmaq_f32(f[2 * p + 1], vcvtq_f32_s32(vaddq_s32(o, ws)), s);
         }
     }
     for (int r = 0; r < 2 * NP; ++r)
-        if (y[r] != NULL) finish4(f[r], pw__qd8_hdr(row[r]), bias, c, y[r], cols);
+        if (y[r] != NULL) finish4(f[r], pw__qd8_hdr(row[r]), fsum, bias, c, y[r], cols);
 }
 
 static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
