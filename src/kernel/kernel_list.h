@@ -222,6 +222,11 @@ PW_KERNEL(q4_k_i8g32x8k8_scalar)
 PW_KERNEL(qb4w_n16k8s2_scalar)
 PW_KERNEL(qb4w_n8k8s2_scalar)
 PW_KERNEL(qb4w_n4k16s2_scalar)
+/* QB4W: AVX2 and AVX-VNNI, family qb4w_n16k8s2. */
+#if defined(__x86_64__)
+PW_KERNEL(qb4w_n16k8s2_avx2)
+PW_KERNEL(qb4w_n16k8s2_avxvnni)
+#endif
 
 #if defined(__aarch64__)
 /* QB4W: NEON dotprod (qb4w_n8k8s2) and i8mm (qb4w_n4k16s2). */

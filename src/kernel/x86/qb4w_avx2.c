@@ -1,0 +1,342 @@
+#if !defined(__AVX2__) || !defined(__F16C__) || !defined(__FMA__)
+#error "qb4w_avx2.c needs -mavx2 -mf16c -mfma (cmake gives *_avx2.c these flags)"
+#endif
+/*
+ * AVX2 kernel for QB4W family qb4w_n16k8s2 (layout and contract in
+ * kernel/qb4w.h): 16 channels (two ymm halves of 8) by up to PW__QB4W_MR rows
+ * of X per micro-tile for GEMM (rows from the QD8 panels), and a batch-1 path
+ * that streams the tiles once (GEMV, rows' u directly).
+ *
+ * Bytes read per 8 k values: one 64-byte chunk of the tile (two 32-byte
+ * halves of 8 channels), 8 bytes of u = q + 128 per row (two broadcast
+ * dwords):
+ *
+ *   chunk j (64 B):  | ch 0: 4 B | ... | ch 7: 4 B | ch 8: 4 B | ... | ch 15: 4 B |
+ *   byte i of ch c:  low nibble u[c, 8j + i], high nibble u[c, 8j + 4 + i]   (i < 4)
+ *   QD8 panel:       | row 0: u[8j .. 8j+7] | row 1 | ... | row P-1 |   per j (GEMM)
+ *   QD8 row:         | header 64 B | q[Kq] | u[Kq] |                   (GEMV's u)
+ *
+ * Unpacking, once per chunk half and shared by every row: and 0x0F (and a
+ * 16-bit shift by 4 first for the high nibbles) gives the unsigned nibbles,
+ * minus the block's zero points (one vpshufb per block and half spreads the
+ * 8 channels' z over their 4 bytes) gives w' = u - z_b in -15 .. 15, a signed
+ * byte. Activations are the unsigned side: u = q + 128 in 0 .. 255.
+ *
+ * AVX2: vpmaddubsw(u, w') adds adjacent pairs into int16: |pair| <= 2 * 255
+ * * 15 = 7650, and the four products of two chunks (low and high nibbles of
+ * each) are added in int16 before one vpmaddwd by ones widens them: |sum| <=
+ * 4 * 7650 = 30600 < 2^15, exact. AVX-VNNI (PW__VNNI): vpdpbusd(acc, u, w')
+ * straight into int32 (GEMV: low and high nibbles in two sums per half, two
+ * chains against vpdpbusd's latency).
+ *
+ * Per block b (chunks counted by pw__qb4w_block_values: a partial last block
+ * multiplies only up to Kq; blocks always hold an even number of chunks):
+ * d_b = sum (q + 128) (u - z_b), exact in int32 (|d_b| <= 255 * 15 * 256),
+ * then the contract's (v2) f32 steps: acc = fma(cvt(d_b), s_b, acc) (vfmadd,
+ * one rounding, as fmaf), t = acc + (neg_zp - 128) * F (mul, then add), v =
+ * t * a_scale + bias, clamp as max(min, v) then min(max, v) (vmaxps/vminps
+ * return their second operand unless the first wins, which keeps -0.0 and
+ * NaN as the scalar comparisons do), half out through vcvtps2ph (nearest
+ * even). Columns past N in the last tile are computed (the padding channels
+ * are zero) but not stored.
+ *
+ * Prefetch: GEMV prefetches into L2 the block that lies about PW__GEMV_AHEAD
+ * bytes of tiles ahead (its data lines, scales and zero points,
+ * each region where it is read: a tile's regions are separate streams, and a
+ * prefetch running linearly through the tile reached its early blocks' sums
+ * and scales only after they were used: on [11008, 4096] B = 32, 1 thread, a
+ * busy 2-core machine, medians 15-20 GB/s against 20-21 per region, with the
+ * same runs' plain read at 22-25 GB/s); the first GEMM panel of
+ * a tile prefetches the next tile's same block.
+ *
+ * GEMM rows per micro-tile: 4 at avx2 (4 int32 sums + 4 unpacked weight
+ * vectors of two chunks per half), 8 at avxvnni (one chunk per step: 8 sums,
+ * 8 independent vpdpbusd chains; with 4 rows and low/high sums split the
+ * sums spilled and ran ~64 GOPS against ~220).
+ *
+ * Built twice (avx2_level.h): avx2, and avxvnni through qb4w_avxvnni.c. The
+ * packed tiles are the family's (qb4w_pack.c), the same at both levels.
+ */
+#include "kernel/qb4w.h"
+#include "kernel/x86/avx2_level.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+/* rows of X per GEMM micro-tile: one QD8 panel (gemm_panel says why they differ) */
+#if defined(PW_AVXVNNI)
+#define PW__QB4W_MR 8
+#else
+#define PW__QB4W_MR 4
+#endif
+#define PW__GEMV_AHEAD 16384
+
+#define PW__INLINE static inline __attribute__((always_inline))
+
+PW__INLINE __m256i bcast32(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* Where a tile's regions are, relative to its start. */
+typedef struct geo {
+    uint64_t scale, zero, fsum, bias;
+    int64_t nb, last_chunks; /* blocks; chunks multiplied in the last one */
+    int64_t block_chunks;    /* B / 8 */
+    uint64_t tile_bytes;
+} geo;
+
+/* Block b's zero points, each channel's repeated over its 4 bytes: channels 0-7 (z0) and
+ * 8-15 (z1). The zero region is followed by the bias, so 16 bytes are always there. */
+PW__INLINE void zero_bytes(const uint8_t *z16, __m256i *z0, __m256i *z1) {
+    const __m256i z = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)z16));
+    *z0 = _mm256_shuffle_epi8(z, _mm256_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4,
+                                                  4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7));
+    *z1 = _mm256_shuffle_epi8(z, _mm256_setr_epi8(8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11,
+                                                  11, 12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14,
+                                                  15, 15, 15, 15));
+}
+
+/* One chunk half: w' for the low and the high nibbles. */
+PW__INLINE void unpack(const uint8_t *p, __m256i zb, __m256i *wl, __m256i *wh) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i raw = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    *wl = _mm256_sub_epi8(_mm256_and_si256(raw, m4), zb);
+    *wh = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), zb);
+}
+
+/* Block b of the tile at t into L2: its data (B / 8 lines), scales and zero
+ * points (each region read at its own place, so each is prefetched there). */
+PW__INLINE void prefetch_block(const uint8_t *t, const geo *g, int64_t b) {
+    const char *p = (const char *)(t + 64u * (uint64_t)(b * g->block_chunks));
+    for (int64_t i = 0; i < g->block_chunks; ++i) _mm_prefetch(p + 64 * i, _MM_HINT_T1);
+    _mm_prefetch((const char *)(t + g->scale + 64u * (uint64_t)b), _MM_HINT_T1);
+    _mm_prefetch((const char *)(t + g->zero + 16u * (uint64_t)b), _MM_HINT_T1);
+}
+
+/* Where GEMV prefetches: block b of the tile at t, moved on one block per block. */
+typedef struct ahead {
+    const uint8_t *t;
+    int64_t b;
+} ahead;
+
+/* The contract's last steps for one row of 16 channels. */
+PW__INLINE void finish_row(__m256 acc0, __m256 acc1, const uint8_t *row, const uint8_t *fsum,
+                           const uint8_t *bias, __m256 vmin, __m256 vmax, uint8_t *y, int f16,
+                           int64_t cols) {
+    const pw__qd8_header *h = pw__qd8_hdr(row);
+    const __m256 as = _mm256_set1_ps(h->scale), c = _mm256_set1_ps((float)(h->neg_zp - 128));
+    const __m256 t0 = _mm256_add_ps(acc0, _mm256_mul_ps(c, _mm256_loadu_ps((const float *)(const void *)fsum)));
+    const __m256 t1 = _mm256_add_ps(acc1, _mm256_mul_ps(c, _mm256_loadu_ps((const float *)(const void *)(fsum + 32))));
+    __m256 v0 = _mm256_add_ps(_mm256_mul_ps(t0, as), _mm256_loadu_ps((const float *)(const void *)bias));
+    __m256 v1 = _mm256_add_ps(_mm256_mul_ps(t1, as), _mm256_loadu_ps((const float *)(const void *)(bias + 32)));
+    v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v0));
+    v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v1));
+    if (f16) {
+        const __m128i h0 = _mm256_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m128i h1 = _mm256_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (cols == 16) {
+            _mm_storeu_si128((__m128i *)(void *)y, h0);
+            _mm_storeu_si128((__m128i *)(void *)(y + 16), h1);
+        } else {
+            uint16_t out[16];
+            _mm_storeu_si128((__m128i *)(void *)out, h0);
+            _mm_storeu_si128((__m128i *)(void *)(out + 8), h1);
+            memcpy(y, out, 2 * (size_t)cols);
+        }
+    } else if (cols == 16) {
+        _mm256_storeu_ps((float *)(void *)y, v0);
+        _mm256_storeu_ps((float *)(void *)y + 8, v1);
+    } else {
+        float out[16];
+        _mm256_storeu_ps(out, v0);
+        _mm256_storeu_ps(out + 8, v1);
+        memcpy(y, out, 4 * (size_t)cols);
+    }
+}
+
+/*
+ * Two chunks of one row and one half: sums += u . w' over the chunks' 16 k values.
+ * a0..a3: the row's u[8j..8j+3], [8j+4..], [8j+8..], [8j+12..]. AVX2: one int32 sum
+ * (s0); AVX-VNNI: low nibbles into s0, high into s1.
+ */
+PW__INLINE void step2(__m256i *s0, __m256i *s1, __m256i a0, __m256i a1, __m256i a2, __m256i a3,
+                      __m256i wl0, __m256i wh0, __m256i wl1, __m256i wh1) {
+#if defined(PW_AVXVNNI)
+    *s0 = _mm256_dpbusd_avx_epi32(*s0, a0, wl0);
+    *s1 = _mm256_dpbusd_avx_epi32(*s1, a1, wh0);
+    *s0 = _mm256_dpbusd_avx_epi32(*s0, a2, wl1);
+    *s1 = _mm256_dpbusd_avx_epi32(*s1, a3, wh1);
+#else
+    (void)s1;
+    const __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(a0, wl0), _mm256_maddubs_epi16(a1, wh0));
+    const __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(a2, wl1), _mm256_maddubs_epi16(a3, wh1));
+    *s0 = _mm256_add_epi32(*s0, _mm256_madd_epi16(_mm256_add_epi16(p0, p1), _mm256_set1_epi16(1)));
+#endif
+}
+
+PW__INLINE __m256i sum_of(__m256i s0, __m256i s1) {
+#if defined(PW_AVXVNNI)
+    return _mm256_add_epi32(s0, s1);
+#else
+    (void)s1;
+    return s0;
+#endif
+}
+
+/* Batch 1: one row, both halves per chunk (the broadcasts shared). */
+static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_t *row, int64_t kq,
+                      uint8_t *y, int f16, int64_t cols, __m256 vmin, __m256 vmax) {
+    const uint8_t *u = pw__qd8_u(row, kq);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < g->nb; ++b) {
+        prefetch_block(pf->t, g, pf->b);
+        if (++pf->b == g->nb) {
+            pf->b = 0;
+            pf->t += g->tile_bytes;
+        }
+        const uint64_t slot = 64u * (uint64_t)b; /* bytes of 16 int32/f32 per block */
+        __m256i z0, z1;
+        zero_bytes(tile + g->zero + 16u * (uint64_t)b, &z0, &z1);
+        __m256i s00 = _mm256_setzero_si256(), s10 = s00, s01 = s00, s11 = s00;
+        const int64_t nch = b + 1 == g->nb ? g->last_chunks : g->block_chunks;
+        const uint8_t *w = tile + 64u * (uint64_t)(b * g->block_chunks);
+        const uint8_t *a = u + 8 * b * g->block_chunks;
+        for (int64_t j = 0; j < nch; j += 2, w += 128, a += 16) {
+            const __m256i a0 = bcast32(a), a1 = bcast32(a + 4), a2 = bcast32(a + 8), a3 = bcast32(a + 12);
+            __m256i wl0, wh0, wl1, wh1;
+            unpack(w, z0, &wl0, &wh0);
+            unpack(w + 64, z0, &wl1, &wh1);
+            step2(&s00, &s01, a0, a1, a2, a3, wl0, wh0, wl1, wh1);
+            unpack(w + 32, z1, &wl0, &wh0);
+            unpack(w + 96, z1, &wl1, &wh1);
+            step2(&s10, &s11, a0, a1, a2, a3, wl0, wh0, wl1, wh1);
+        }
+        const __m256 sc0 = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot));
+        const __m256 sc1 = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot + 32));
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_of(s00, s01)), sc0, acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_of(s10, s11)), sc1, acc1);
+    }
+    _mm_prefetch((const char *)(pf->t + g->bias), _MM_HINT_T1); /* a tile's bias, ahead */
+    finish_row(acc0, acc1, row, tile + g->fsum, tile + g->bias, vmin, vmax, y, f16, cols);
+}
+
+/*
+ * R rows (R <= P) x one tile, from panel `a` (P rows interleaved by 8 bytes). Per block,
+ * half by half: the half's weights unpacked once, then every row. AVX2: two chunks per
+ * step (their four vpmaddubsw summed in int16); AVX-VNNI: one chunk per step, one int32
+ * sum per row (P = 8 rows give 8 independent vpdpbusd chains and no spills).
+ */
+PW__INLINE void gemm_panel(const uint8_t *tile, const geo *g, const uint8_t *a, const uint8_t *pf,
+                           const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16,
+                           int64_t cols, __m256 vmin, __m256 vmax, const int R) {
+    const int P = PW__QB4W_MR;
+    __m256 acc[PW__QB4W_MR][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < g->nb; ++b) {
+        if (pf) prefetch_block(pf, g, b);
+        const uint64_t slot = 64u * (uint64_t)b;
+        __m256i zz[2];
+        zero_bytes(tile + g->zero + 16u * (uint64_t)b, &zz[0], &zz[1]);
+        const int64_t nch = b + 1 == g->nb ? g->last_chunks : g->block_chunks;
+        const uint8_t *wb = tile + 64u * (uint64_t)(b * g->block_chunks);
+        const uint8_t *ab = a + (size_t)(8 * P) * (size_t)(b * g->block_chunks);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            __m256i s[PW__QB4W_MR];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) s[r] = _mm256_setzero_si256();
+            const uint8_t *w = wb + 32 * h, *ap = ab;
+#if defined(PW_AVXVNNI)
+            for (int64_t j = 0; j < nch; ++j, w += 64, ap += 8 * P) {
+                __m256i wl, wh;
+                unpack(w, zz[h], &wl, &wh);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) {
+                    s[r] = _mm256_dpbusd_avx_epi32(s[r], bcast32(ap + 8 * r), wl);
+                    s[r] = _mm256_dpbusd_avx_epi32(s[r], bcast32(ap + 8 * r + 4), wh);
+                }
+            }
+#else
+            for (int64_t j = 0; j < nch; j += 2, w += 128, ap += 16 * P) {
+                __m256i wl0, wh0, wl1, wh1;
+                unpack(w, zz[h], &wl0, &wh0);
+                unpack(w + 64, zz[h], &wl1, &wh1);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) {
+                    const uint8_t *ar = ap + 8 * r;
+                    __m256i unused = s[r];
+                    step2(&s[r], &unused, bcast32(ar), bcast32(ar + 4), bcast32(ar + 8 * P),
+                          bcast32(ar + 8 * P + 4), wl0, wh0, wl1, wh1);
+                }
+            }
+#endif
+            const __m256 sc = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot + 32u * (unsigned)h));
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r)
+                acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), sc, acc[r][h]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+        finish_row(acc[r][0], acc[r][1], lhs + (size_t)r * ldl, tile + g->fsum, tile + g->bias, vmin, vmax,
+                   y + (size_t)r * ldy_bytes, f16, cols);
+}
+
+static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int f16 = c->y16 != NULL;
+    const int64_t kq = pw__qd8_k_padded(d->in);
+    geo g;
+    g.scale = pw__qb4w_scale_offset(d);
+    g.zero = pw__qb4w_zero_offset(d);
+    g.fsum = pw__qb4w_fsum_offset(d);
+    g.bias = pw__qb4w_bias_offset(d);
+    g.nb = pw__qb4w_blocks_of(d);
+    g.block_chunks = d->group / 8;
+    g.last_chunks = pw__qb4w_block_values(d, g.nb - 1) / 8;
+    g.tile_bytes = d->tile_bytes;
+    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
+    const size_t panel_bytes = (size_t)PW__QB4W_MR * (size_t)kq;
+    const __m256 vmin = _mm256_set1_ps(c->min), vmax = _mm256_set1_ps(c->max);
+    /* GEMV prefetches about PW__GEMV_AHEAD bytes of tiles ahead, counted in blocks */
+    const int64_t per_block = (int64_t)(d->tile_bytes / (uint64_t)g.nb) + 1;
+    const int64_t blocks_ahead = PW__GEMV_AHEAD / per_block + 1;
+    ahead pf = {c->packed + (uint64_t)(n0 / 16 + blocks_ahead / g.nb) * d->tile_bytes, blocks_ahead % g.nb};
+    for (int64_t t0 = n0; t0 < n1; t0 += 16) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
+        const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
+        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
+        if (m1 - m0 == 1) {
+            gemv_tile(tile, &g, &pf, c->xq + (size_t)m0 * ldl, kq, y + (size_t)m0 * ldy_bytes, f16, cols,
+                      vmin, vmax);
+            continue;
+        }
+        /* m0 is a multiple of mr (the contract), so panels start at whole panels. */
+        for (int64_t m = m0; m < m1; m += PW__QB4W_MR) {
+            const uint8_t *a = c->xq_panels + (size_t)(m / PW__QB4W_MR) * panel_bytes;
+            const uint8_t *rows = c->xq + (size_t)m * ldl;
+            const uint8_t *next = m == m0 ? tile + d->tile_bytes : NULL;
+            uint8_t *yy = y + (size_t)m * ldy_bytes;
+            switch (m1 - m < PW__QB4W_MR ? m1 - m : PW__QB4W_MR) {
+#define PW__ROWS(R)                                                                         \
+    case R:                                                                                 \
+        if (R <= PW__QB4W_MR)                                                               \
+            gemm_panel(tile, &g, a, next, rows, ldl, yy, ldy_bytes, f16, cols, vmin, vmax,    \
+                       R <= PW__QB4W_MR ? R : 1);                                           \
+        break;
+                PW__ROWS(1) PW__ROWS(2) PW__ROWS(3) PW__ROWS(4) PW__ROWS(5) PW__ROWS(6)
+                PW__ROWS(7) PW__ROWS(8)
+#undef PW__ROWS
+            default: break;
+            }
+        }
+    }
+}
+
+/* Name, key, isa, features and priority are the build's level (avx2_level.h). */
+const pw__kernel PW__AVX2_SYM(pw__k_qb4w_n16k8s2) =
+    PW__QB4W_KERNEL(16, 8, 2, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_F16C), run_avx2,
+                    PW__AVX2_PRIO, PW__QB4W_MR, PW__QB4W_MR);
