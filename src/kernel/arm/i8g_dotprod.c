@@ -27,6 +27,24 @@
  * micro-tile take the same code instantiated for 3, 2 and 1 rows; the last
  * tile's rows past `out` are zero in the pack and only stores are cut
  * (dotprod_util.h).
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   micro_g32, neoverse-v2: 30.78 cycles/iter, 0.096 cycles/weight byte,
+ *     33.3 int8 MAC/cycle: 52% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g32, apple-m1: 35.71 cycles/iter, 0.112 cycles/weight byte,
+ *     28.7 int8 MAC/cycle: 45% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g32_min, neoverse-v2: 30.28 cycles/iter, 0.086 cycles/weight byte,
+ *     33.8 int8 MAC/cycle: 53% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g32_min, apple-m1: 35.04 cycles/iter, 0.100 cycles/weight byte,
+ *     29.2 int8 MAC/cycle: 46% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g16, neoverse-v2: 20.29 cycles/iter, 0.106 cycles/weight byte,
+ *     25.2 int8 MAC/cycle: 39% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g16, apple-m1: 24.06 cycles/iter, 0.125 cycles/weight byte,
+ *     21.3 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g16_min, neoverse-v2: 23.29 cycles/iter, 0.104 cycles/weight byte,
+ *     22.0 int8 MAC/cycle: 34% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   micro_g16_min, apple-m1: 34.55 cycles/iter, 0.154 cycles/weight byte,
+ *     14.8 int8 MAC/cycle: 23% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* GCC 12's pre-allocation scheduler hoists all 16 weight loads of a group
  * ahead of the sdot chain and then spills the accumulators (about 40 stack

@@ -91,6 +91,10 @@
  * kernel runs instead (gcc 12's libgcc has none; nothing in packwise uses ZA
  * outside this call). Likewise a thread whose SVL is not the descriptor's
  * (prctl(PR_SME_SET_VL) after the context was made) runs the portable kernel.
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   not modelled: llvm 19 has no scheduling model for SME (USMOPA unresolved
+ *   on neoverse-v2, LD1B/SVE unsupported on apple-m4); no figure.
  */
 #include "format/blocks.h"
 #include "kernel/qc4w.h"
