@@ -1,16 +1,42 @@
 /*
- * AVX2 loops of the machine section: the int8 peak as the sequence AVX2 int8
- * kernels use for u8 x s8 dot products, and a streaming read with 32-byte
- * loads.
+ * AVX2 loops of the machine section: the int8 peak of the avx2 level, and a
+ * streaming read with 32-byte loads.
  *
- *   t = vpmaddubsw(a, b[j])   32 x (u8 * s8), adjacent pairs summed to i16
- *   t = vpmaddwd(t, ones)     pairs of i16 summed to i32
- *   acc[j] += t               j = 0..7
+ * The peak is the fastest sequence that multiplies 8-bit values and adds the
+ * products up exactly the way a correct kernel at this level may:
  *
- * Counted as 32 multiply-accumulates (64 ops) per step: the widening adds are
- * the price of the ISA, not extra work. The b[j] pass through an empty asm
- * statement each iteration, so the compiler cannot hoist the loop-invariant
- * products out of the loop. The read loop prefetches as the AVX-512 one does.
+ *   t = vpmaddubsw(a, b)      32 x (u8 * s8), adjacent pairs summed to i16
+ *   acc[j] = vpaddw(acc[j], t)                              j = 0..7
+ *
+ * counted as 32 multiply-accumulates (64 ops) per step. Why this is the
+ * ceiling: without VNNI, vpmaddubsw is the only instruction doing 32 8-bit
+ * multiplies (vpmaddwd and vpmullw do 16), and its 16-bit results need at
+ * least one add to be accumulated, so every AVX2 kernel spends at least one
+ * vpmaddubsw and one add per 32 multiply-accumulates. Kernels widen the
+ * int16 sums to int32 (vpmaddwd by ones, then vpaddd) once per one or more
+ * steps, as far as their operands' bounds let an int16 sum stay exact (the
+ * QC4W kernel adds two vpmaddubsw results with vpaddw before widening); this
+ * loop widens never, the limit of that amortization. Here a = 1 and b
+ * alternates +1, -1, so each pair sums to 0 and the int16 sums are exact
+ * however long the loop runs.
+ *
+ * The loop is inline assembly: eight accumulators (the chains are one vpaddw
+ * long, so eight are plenty; twelve measured 3-4% slower), two temporaries
+ * and a, b all in ymm registers, so the compiler can neither spill a chain to
+ * the stack nor hoist or merge the loop-invariant products.
+ * The intrinsics loop it replaces (vpmaddubsw, vpmaddwd by ones, vpaddd, eight
+ * chains) needed eighteen registers and GCC kept its accumulators on the
+ * stack (store forwarding in every chain): 145 GOP/s on one thread of a
+ * Zen 5 EPYC VM, below the QC4W kernel's 154 (106% of "peak"). On the same
+ * machine (one thread, about 3.3 GHz, best of 9):
+ *
+ *   vpmaddubsw alone, no accumulation               405-435 GOP/s (2 a cycle)
+ *   this loop (vpmaddubsw + vpaddw)                 350-395 GOP/s
+ *   vpmaddubsw x2, vpaddw, vpmaddwd, vpaddd (QC4W)  255-290 GOP/s
+ *   vpmaddubsw, vpmaddwd, vpaddd in registers       205-215 GOP/s
+ *
+ * (vpmaddwd takes a multiplier slot, so the fewer widenings the faster.) The
+ * read loop prefetches as the AVX-512 one does.
  */
 #if !defined(__AVX2__)
 #error "bench_peak_avx2.c needs -mavx2 (tools/CMakeLists.txt sets it)"
@@ -20,34 +46,33 @@
 
 #include <immintrin.h>
 
+/* One step: t = vpmaddubsw(a, b), acc += t (int16). */
+#define PW__STEP(acc, t)                                                                          \
+    "vpmaddubsw %[b], %[a], %%ymm" #t "\n\t"                                                      \
+    "vpaddw %%ymm" #t ", %%ymm" #acc ", %%ymm" #acc "\n\t"
+
 double pw_bench_int8_avx2(uint64_t iters) {
-    const __m256i a = _mm256_set1_epi8(3), ones = _mm256_set1_epi16(1);
-    __m256i b0 = _mm256_set1_epi8(-2), b1 = _mm256_set1_epi8(-1), b2 = _mm256_set1_epi8(1),
-            b3 = _mm256_set1_epi8(2), b4 = _mm256_set1_epi8(-3), b5 = _mm256_set1_epi8(3),
-            b6 = _mm256_set1_epi8(-4), b7 = _mm256_set1_epi8(4);
-    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-            c7 = c0;
-    for (uint64_t i = 0; i < iters; ++i) {
-        __asm__ volatile("" : "+x"(b0), "+x"(b1), "+x"(b2), "+x"(b3), "+x"(b4), "+x"(b5),
-                         "+x"(b6), "+x"(b7));
-        c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b0), ones));
-        c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b1), ones));
-        c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b2), ones));
-        c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b3), ones));
-        c4 = _mm256_add_epi32(c4, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b4), ones));
-        c5 = _mm256_add_epi32(c5, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b5), ones));
-        c6 = _mm256_add_epi32(c6, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b6), ones));
-        c7 = _mm256_add_epi32(c7, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b7), ones));
-    }
-    __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
-                                 _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
-    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
-    volatile int sink = _mm_cvtsi128_si32(h);
-    (void)sink;
+    if (iters == 0) return 0.0;
+    const __m256i a = _mm256_set1_epi8(1);
+    const __m256i b = _mm256_set1_epi16((short)0xFF01); /* bytes +1, -1: pairs sum to 0 */
+    uint64_t n = iters;
+    __asm__ volatile(
+        "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vmovdqa %%ymm0, %%ymm1\n\t vmovdqa %%ymm0, %%ymm2\n\t vmovdqa %%ymm0, %%ymm3\n\t"
+        "vmovdqa %%ymm0, %%ymm4\n\t vmovdqa %%ymm0, %%ymm5\n\t vmovdqa %%ymm0, %%ymm6\n\t"
+        "vmovdqa %%ymm0, %%ymm7\n\t"
+        "1:\n\t"
+        PW__STEP(0, 8) PW__STEP(1, 9) PW__STEP(2, 8) PW__STEP(3, 9)
+        PW__STEP(4, 8) PW__STEP(5, 9) PW__STEP(6, 8) PW__STEP(7, 9)
+        "dec %[n]\n\t"
+        "jnz 1b\n\t"
+        : [n] "+r"(n)
+        : [a] "x"(a), [b] "x"(b)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "cc");
     return (double)iters * 8.0 * 32.0 * 2.0;
 }
+
+#undef PW__STEP
 
 uint64_t pw_bench_read_avx2(const void *p, size_t bytes) {
     const __m256i *v = (const __m256i *)p;

@@ -36,6 +36,35 @@
  * Bound: a step adds at most 4 * 255 * 128 = 130560 per lane, a group of 32
  * at most 8 steps of it plus |corr| <= 128 * 32 * 128: far inside int32. The
  * packed bytes are the family's (i8g_pack.c), the same at both levels.
+ *
+ * Why the AVX2 sign form (Q8_0, IQ4_NL) stays near 0.3 of the avx2 int8 peak
+ * (bench_peak_avx2.c: vpmaddubsw + vpaddw per 32 products) and cannot reach
+ * 0.60: with |q| up to 128 on both sides a pair sum reaches 2 * 127 * 128 =
+ * 32512, so int16 holds one step and every step needs its vpmaddwd. On Zen 5
+ * vpmaddubsw, vpmaddwd, vmulps and vfmadd share two pipes, and vpsignb runs on
+ * two pipes one of which is a multiplier's (measured, registers only: 6
+ * vpmaddubsw + 6 vpmaddwd take twice the time of 6 vpmaddubsw, 6 vpmaddubsw +
+ * 6 vpsignb 1.35 times). So a step costs two multiplier slots where the peak
+ * costs one: at most 0.50 of the peak before anything else. Measured in one
+ * process, one thread, Zen 5 EPYC VM, best of 60 short runs, 6 rows a step:
+ *
+ *   peak sequence (vpmaddubsw + vpaddw)                          392 GOP/s
+ *   sign form in registers (vpsignb, vpmaddubsw, vpmaddwd, vpaddd) 185 (0.47)
+ *   + the weight load, vpabsb and the 6 broadcast loads           176 (0.45)
+ *   u8 form with the same loads (no vpsignb)                      220 (0.56)
+ *
+ * and the per-group f32 steps (vcvtdq2ps, vmulps, vfmadd per row every 8
+ * steps: two more multiplier slots per 16) bring the sign form's ceiling to
+ * about 0.40; the kernel measures 0.25-0.33 (92-133 GFLOP/s, [11008, 4096],
+ * n = 128, --policy fastest; the machine is shared and noisy). Not better:
+ * X + 128 as the u8 side (pairs up to 2 * 255 * 128 saturate), the weight
+ * split into nibbles (two vpmaddubsw per 32 products: two multiplier slots
+ * again, and more shuffles), 16-bit operands through vpmaddwd alone (16
+ * products each: two multiplier slots per 32). Blocking K by 1024 so that a
+ * block of X (128 rows, 384 KiB of pw__q8_32) stays in L2 while the tiles
+ * pass made no difference beyond the noise (Q8_0 94-126 against 112-133
+ * GFLOP/s unblocked, 3 runs each), so the loop order is unchanged. At avxvnni
+ * these formats take the u8 form with vpdpbusd (above) and are not limited so.
  */
 #if !defined(__AVX2__) || !defined(__FMA__)
 #error "i8g_avx2.c must be compiled with -mavx2 -mfma"
