@@ -98,7 +98,7 @@ REFERENCE = """\
 class Loop:
     """One kernel loop to estimate."""
 
-    def __init__(self, src, func, label, kernels, kind, dots, wbytes, note=""):
+    def __init__(self, src, func, label, kernels, kind, dots, wbytes, note="", extra=0):
         self.src = src            # file under src/kernel/arm/
         self.func = func          # assembly function holding the loop
         self.label = label        # short name of the loop in the report
@@ -107,6 +107,8 @@ class Loop:
         self.dots = dots          # dot instructions in one source iteration
         self.wbytes = wbytes      # weight bytes one source iteration reads
         self.note = note
+        self.extra = extra        # more dot instructions per iteration that are not the
+                                  # product's multiply-adds (QB4W's weight sums)
 
 
 def q32(fmt, nbytes):
@@ -152,6 +154,13 @@ LOOPS = [
     # one 16-k chunk of 4 channels (32 B of nibbles) by 2 rows: 4 SMMLA
     Loop("qc4w_gemm_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 2 rows",
          ["qc4w_n4k16s2_i8mm"], "GEMM", 4, 32),
+    # QB4W: one 8-k chunk of 8 channels (32 B) by 4 rows: 16 SDOT on q (4 more on ones
+    # for the block's weight sums, not counted as multiply-adds)
+    Loop("qb4w_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
+         ["qb4w_n8k8s2_dotprod"], "GEMM", 16, 32, extra=4),
+    # QB4W: one 16-k chunk of 4 channels (32 B) by 4 rows (two pairs): 8 SMMLA
+    Loop("qb4w_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 4 rows",
+         ["qb4w_n4k16s2_i8mm"], "GEMM", 8, 32, extra=4),
 ]
 
 # SME: the assembly's mode-0 chunk loop (pw__qc4w_sme_tile, label 1 and the
@@ -307,16 +316,16 @@ def estimate(tool, flags):
         body = innermost_loop(function_lines(assembly(flags, lp.src), lp.func))
         asm = instructions(body)
         ndot = sum(1 for l in asm if DOT.match(l))
-        if ndot % lp.dots:
-            die("%s: %d dot instructions in the loop, not a multiple of %d" % (lp.func, ndot, lp.dots))
-        per = ndot // lp.dots  # source iterations per assembly iteration (unrolling)
+        if ndot % (lp.dots + lp.extra):
+            die("%s: %d dot instructions in the loop, not a multiple of %d" % (lp.func, ndot, lp.dots + lp.extra))
+        per = ndot // (lp.dots + lp.extra)  # source iterations per assembly iteration (unrolling)
         cpus, ins = models(asm)
         for cpu in cpus:
             cyc, err = mca(tool, cpu, asm)
             if err:
                 die("%s on %s: %s" % (lp.func, cpu, err))
             wb = lp.wbytes * per
-            macs = ndot * MACS[ins]
+            macs = per * lp.dots * MACS[ins]
             row = dict(loop=lp, cpu=cpu, insns=len(asm) - 1, ndot=ndot, ins=ins, cyc=cyc,
                        bound=mca.bound, cause=mca.cause, wb=wb,
                        cpb=cyc / wb, macs=macs, mpc=macs / cyc)
