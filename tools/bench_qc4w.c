@@ -29,11 +29,11 @@ typedef struct qc4w_case {
 } qc4w_case;
 
 static void print_json(const qc4w_case *c) {
-    printf("{\"kind\":\"%s\",\"format\":\"%s\",\"block\":%d,\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
+    printf("{\"kind\":\"%s\",\"format\":\"%s\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
            ",\"n\":%" PRId64 ",\"threads\":%d,\"median_s\":%.6e,\"gflops\":%.6g,"
            "\"weight_gbps\":%.6g,\"fraction\":%.6g,\"reps\":%d,\"cold\":%s,\"weight_bytes\":%" PRIu64
            ",\"pack_s\":%.6e,\"pack_ns_per_weight\":%.6g,\"clean_reps\":%d",
-           c->gemm ? "gemm" : "gemv", c->block ? "QB4W" : "QC4W", c->block, c->kernel, c->out, c->in,
+           c->gemm ? "gemm" : "gemv", c->block ? "QB4W" : "QC4W", c->kernel, c->out, c->in,
            c->n, c->threads, c->median_s,
            c->gflops, c->weight_gbps, c->fraction, c->reps, c->cold ? "true" : "false",
            c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in),
@@ -41,6 +41,7 @@ static void print_json(const qc4w_case *c) {
     if (!c->gemm)
         printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
                c->ceiling_gbps, c->ceiling_invalid ? "false" : "true", c->machine_fraction);
+    if (c->block) printf(",\"block\":%d", c->block);
     printf("}\n");
     fflush(stdout);
 }
