@@ -147,6 +147,16 @@ function(check_suite text expect_kernel)
         endif()
       endif()
     endif()
+    # GEMM rows say whether the fraction of the int8 peak stays under 1.02 (the peak loop
+    # was mismeasured otherwise).
+    if(k STREQUAL "gemm")
+      string(JSON pv ERROR_VARIABLE jpv GET "${line}" peak_valid)
+      string(JSON frac GET "${line}" fraction)
+      if(jpv OR NOT ((pv STREQUAL "ON" AND NOT frac GREATER 1.02) OR (pv STREQUAL "OFF" AND frac GREATER 1.02)))
+        message(SEND_ERROR "cli_bench: gemm row without a peak_valid that agrees with its fraction: ${line}")
+        math(EXPR bad "${bad} + 1")
+      endif()
+    endif()
     # GEMM rows carry their ratios to the reference and to the f32 path.
     if(k STREQUAL "gemm" AND NOT fmt STREQUAL "QC4W" AND NOT fmt MATCHES "^QB4W")
       foreach(field ref_ratio f32_ratio)

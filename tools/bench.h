@@ -63,7 +63,8 @@ typedef struct pw_bench_result {
     double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of int8 peak */
     double ceiling_gbps;   /* GEMV: the same bytes streamed, sampled between the kernel's runs */
     double machine_fraction; /* GEMV: of the machine section's read bandwidth (context) */
-    int ceiling_invalid;   /* GEMV: fraction above PW_BENCH_CEILING_SLACK: the ceiling is wrong */
+    int ceiling_invalid;   /* fraction above PW_BENCH_CEILING_SLACK: the ceiling is wrong (GEMV:
+                              the case's read; GEMM: the int8 peak loop) */
     int reps;
     int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0 */
     int cold;              /* the weight (and any packed copy) was flushed before each run */

@@ -356,6 +356,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     const pw_bench_machine *m = pw_bench_machine_for(b->r, c->threads);
     if (gemm) {
         if (m != NULL) c->fraction = c->gflops / m->int8_gops;
+        c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK; /* the peak loop, then */
     } else {
         pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
                                 &c->ceiling_invalid, &c->machine_fraction);

@@ -32,6 +32,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
         printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
                json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",
                json_num(c->machine_fraction));
+    else
+        printf(",\"peak_valid\":%s", c->ceiling_invalid ? "false" : "true");
     if (c->pack_s > 0) printf(",\"pack_s\":%.6e", c->pack_s);
     if (c->ref_ratio > 0)
         printf(",\"ref_kernel\":\"%s\",\"ref_ratio\":%.6g", c->ref_kernel, json_num(c->ref_ratio));
@@ -85,8 +87,8 @@ void pw_bench_print_table(const pw_bench_results *r) {
                xf32, pack, packed);
     }
     if (invalid)
-        printf("! the kernel read faster than the same bytes streamed in the same run (above %.0f%%): "
-               "that ceiling was mismeasured, and the fraction is not a result\n",
+        printf("! above %.0f%% of its ceiling (GEMV: the same bytes streamed in the same run; GEMM: "
+               "the int8 peak loop): that ceiling was mismeasured, and the fraction is not a result\n",
                100.0 * PW_BENCH_CEILING_SLACK);
     if (disturbed)
         printf("* no run of this case kept its threads on a CPU 80%% of the time (a loaded machine, "
