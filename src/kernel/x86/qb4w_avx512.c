@@ -94,28 +94,38 @@ typedef struct tile_ctx {
  * they are and the zero points cost one multiply per block instead of a subtraction per
  * weight vector. QS is computed once per call (pw__qb4w_row_sums). Four chains.
  */
-static void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq, const int32_t *qs,
-                           uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax) {
+PW__INLINE void gemv_pair(const uint8_t *w, const uint8_t *u, __m512i m4, __m512i *a0, __m512i *a1,
+                          __m512i *a2, __m512i *a3) {
+    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD), _MM_HINT_T1);
+    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
+    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
+    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
+    const __m512i r0 = _mm512_load_si512(w);
+    const __m512i r1 = _mm512_load_si512(w + 64);
+    *a0 = _mm512_dpbusd_epi32(*a0, bcast32(u), _mm512_and_si512(r0, m4));
+    *a1 = _mm512_dpbusd_epi32(*a1, bcast32(u + 4), _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4));
+    *a2 = _mm512_dpbusd_epi32(*a2, bcast32(u + 8), _mm512_and_si512(r1, m4));
+    *a3 = _mm512_dpbusd_epi32(*a3, bcast32(u + 12), _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4));
+}
+
+/* CH (chunks per block) is a constant: the chunk loop unrolls and the four chains stay
+ * in registers (a run-time loop left the compiler copying each chain at every step); a
+ * partial last block takes a run-time count. */
+PW__INLINE void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq, const int32_t *qs,
+                               uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax,
+                               const int CH) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
     const uint8_t *w = t->tile;
     __m512 accf = _mm512_setzero_ps();
-    for (int64_t b = 0; b < t->nb; ++b) {
-        const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
+    for (int64_t b = 0; b < t->nb; ++b, w += 64 * CH, u += 8 * CH) {
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-        const uint8_t *wb = w + 64 * (uint64_t)(b * t->chunks_per_block);
-        const uint8_t *ub = u + 8 * b * t->chunks_per_block;
-        for (int64_t j = 0; j < chunks; j += 2) {
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
-            const __m512i r0 = _mm512_load_si512(wb + 64 * j);
-            const __m512i r1 = _mm512_load_si512(wb + 64 * j + 64);
-            a0 = _mm512_dpbusd_epi32(a0, bcast32(ub + 8 * j), _mm512_and_si512(r0, m4));
-            a1 = _mm512_dpbusd_epi32(a1, bcast32(ub + 8 * j + 4), _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4));
-            a2 = _mm512_dpbusd_epi32(a2, bcast32(ub + 8 * j + 8), _mm512_and_si512(r1, m4));
-            a3 = _mm512_dpbusd_epi32(a3, bcast32(ub + 8 * j + 12), _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4));
+        if (b + 1 < t->nb || pw__qb4w_block_values(t->d, b) == t->d->group) {
+#pragma GCC unroll 16
+            for (int j = 0; j < CH; j += 2) gemv_pair(w + 64 * j, u + 8 * j, m4, &a0, &a1, &a2, &a3);
+        } else {
+            const int64_t chunks = pw__qb4w_block_values(t->d, b) / 8;
+            for (int64_t j = 0; j < chunks; j += 2) gemv_pair(w + 64 * j, u + 8 * j, m4, &a0, &a1, &a2, &a3);
         }
         const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(t->tile + t->zero_at + 16 * (uint64_t)b)));
         const __m512i acc = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
@@ -125,6 +135,27 @@ static void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq, co
     finish_row(accf, pw__qd8_hdr(lhs), _mm512_loadu_ps(t->tile + t->fsum_at),
                _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
 }
+
+/* The tiles [n0, n1) of one row, at a constant chunk count. */
+#define PW__GEMV_TILES(CH)                                                                          \
+    static __attribute__((noinline)) void gemv_tiles_ch##CH(tile_ctx *t, const pw__mm_call *c,      \
+                                                            int64_t n0, int64_t n1, const uint8_t *lhs, \
+                                                            int64_t kq, const int32_t *qs, uint8_t *y0, \
+                                                            int f16, __m512 vmin, __m512 vmax) {   \
+        const size_t esz = f16 ? 2 : 4;                                                             \
+        for (int64_t t0 = n0; t0 < n1; t0 += 16) {                                                  \
+            t->tile = c->packed + (uint64_t)(t0 / 16) * t->d->tile_bytes;                           \
+            const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;                                       \
+            gemv_tile_sums(t, lhs, kq, qs, y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u), \
+                           vmin, vmax, CH);                                                         \
+        }                                                                                           \
+    }
+PW__GEMV_TILES(2)
+PW__GEMV_TILES(4)
+PW__GEMV_TILES(8)
+PW__GEMV_TILES(16)
+PW__GEMV_TILES(32)
+#undef PW__GEMV_TILES
 
 /* The row's block sums QS_b = sum of qu over the values block b multiplies. */
 #define PW__QB4W_MAX_SUMS 8192
@@ -315,12 +346,14 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     const int sums = m1 - m0 == 1 && t.nb <= PW__QB4W_MAX_SUMS;
     if (sums) row_sums(d, c->xq + (size_t)m0 * ldl, kq, qs);
     if (sums) {
-        for (int64_t t0 = n0; t0 < n1; t0 += 16) {
-            t.tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
-            const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
-            uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-            gemv_tile_sums(&t, c->xq + (size_t)m0 * ldl, kq, qs, y + (size_t)m0 * ldy_bytes, f16,
-                           (__mmask16)((1u << cols) - 1u), vmin, vmax);
+        const uint8_t *lhs = c->xq + (size_t)m0 * ldl;
+        uint8_t *y0 = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)m0 * ldy_bytes;
+        switch (d->group / 8) {
+        case 2: gemv_tiles_ch2(&t, c, n0, n1, lhs, kq, qs, y0, f16, vmin, vmax); break;
+        case 4: gemv_tiles_ch4(&t, c, n0, n1, lhs, kq, qs, y0, f16, vmin, vmax); break;
+        case 8: gemv_tiles_ch8(&t, c, n0, n1, lhs, kq, qs, y0, f16, vmin, vmax); break;
+        case 16: gemv_tiles_ch16(&t, c, n0, n1, lhs, kq, qs, y0, f16, vmin, vmax); break;
+        default: gemv_tiles_ch32(&t, c, n0, n1, lhs, kq, qs, y0, f16, vmin, vmax); break;
         }
         return;
     }
