@@ -142,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int bad_type = (int)(take(&in, 1) % 8);
     const pw_dtype scale_type = !type_bad ? (pw_dtype)type : (pw_dtype)(tsel & 16 ? -1 - bad_type : 3 + bad_type);
     const unsigned zsel = (unsigned)take(&in, 1);
-    int zero_kind = (int)(zsel % 3); /* CONST, U4, U8 */
+    int zero_kind = (int)(zsel % 3) + 1; /* CONST, U4, U8 (1, 2, 3; 0 names none) */
     int zp = zsel & 4 ? 8 : 0;
     if (zsel % 16 == 15) zero_kind = (int)(take(&in, 1) % 8) - 2; /* -2 .. 5: some invalid */
     if (zsel % 16 == 14) zp = (int)(take(&in, 1) % 24) - 4;        /* -4 .. 19: mostly invalid */
