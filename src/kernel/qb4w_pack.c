@@ -19,11 +19,15 @@ pw_status pw__qb4w_raw_sizes(pw_context *ctx, const pw_qb4w_weights *w, uint64_t
     const uint64_t nb = (uint64_t)pw_qb4w_blocks(w);
     const uint64_t zrow = w->zero_kind == PW_QB4W_ZERO_U4 ? (nb + 1) / 2
                           : w->zero_kind == PW_QB4W_ZERO_U8 ? nb : 0;
-    uint64_t sbytes;
-    PW__FAIL_IF(pw__mul_overflow_u64(rows, cols / 2 + (cols & 1), data_bytes) || *data_bytes > SIZE_MAX ||
+    /* No C object is larger than PTRDIFF_MAX bytes: an array that would be is refused
+     * before anything is read (the biases' N floats too). */
+    const uint64_t most = (uint64_t)PTRDIFF_MAX;
+    uint64_t sbytes, bbytes;
+    PW__FAIL_IF(pw__mul_overflow_u64(rows, cols / 2 + (cols & 1), data_bytes) || *data_bytes > most ||
                     pw__mul_overflow_u64((uint64_t)w->out, nb, scale_count) ||
-                    pw__mul_overflow_u64(*scale_count, 4, &sbytes) || sbytes > SIZE_MAX ||
-                    pw__mul_overflow_u64((uint64_t)w->out, zrow, zero_bytes) || *zero_bytes > SIZE_MAX,
+                    pw__mul_overflow_u64(*scale_count, 4, &sbytes) || sbytes > most ||
+                    pw__mul_overflow_u64((uint64_t)w->out, 4, &bbytes) || bbytes > most ||
+                    pw__mul_overflow_u64((uint64_t)w->out, zrow, zero_bytes) || *zero_bytes > most,
                 ctx, PW_ERR_OVERFLOW, "QB4W weights '%s': %" PRId64 " x %" PRId64 " in blocks of %d overflow",
                 w->name ? w->name : "(unnamed)", w->out, w->in, (int)w->block_size);
     return PW_OK;
