@@ -23,6 +23,7 @@
  * point above 15, NaN scale, in-place policy.
  */
 // pw-test: tsan
+#include "kernel_oracle.h"
 #include "pw_test.h"
 
 #include "format/blocks.h"
@@ -93,27 +94,6 @@ static uint8_t *nk_rows(const weights *t) {
     return nk;
 }
 
-/* QD8 rows from f32 X: varied magnitudes, one all-zero row, one all-positive row. */
-static uint8_t *make_lhs(int64_t batch, int64_t k, pw_rng *r) {
-    const int64_t kp = pw__qd8_k_padded(k);
-    const size_t rb = pw__qd8_row_bytes(kp);
-    uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
-    float *x = malloc(sizeof(float) * (size_t)k);
-    for (int64_t m = 0; m < batch; ++m) {
-        const double mag = pow(10.0, (double)(m % 5) - 2.0);
-        for (int64_t i = 0; i < k; ++i) {
-            double v = ((double)(int32_t)(pw_rng_next(r) >> 32) * 0x1p-31) * mag;
-            if (i % 61 == 7) v *= 4.0;
-            if (m % 7 == 3) v = 0.0;
-            if (m % 7 == 5) v = fabs(v) + 0.1;
-            x[i] = (float)v;
-        }
-        pw__qd8_quantize_row(x, k, kp, lhs + (size_t)m * rb);
-    }
-    free(x);
-    return lhs;
-}
-
 static pw_status plan(pw_context *ctx, const pw__kernel *k, const pw_qb4w_weights *w, pw__pack_desc *d) {
     d->group = w->block_size; /* read on entry (kernel.h) */
     return k->pack_plan(ctx, k, PW_FORMAT_COUNT, w->out, w->in, d);
@@ -176,7 +156,7 @@ static void matrix_case(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t
     const int f16 = (v / 5) % 2, clamp = (v / 7) % 2;
     weights t;
     make_weights(&t, n, kk, bsz, zkind, stype, tr, bias, 0, r);
-    uint8_t *lhs = make_lhs(batch, kk, r);
+    uint8_t *lhs = pw_test_qd8_rows(batch, kk, pw__qd8_k_padded(kk), r);
     const size_t rb = pw__qd8_row_bytes(pw__qd8_k_padded(kk));
     float mn = -INFINITY, mx = INFINITY;
     if (clamp) {

@@ -23,6 +23,7 @@
  * as outer products (not the portable fallback).
  */
 // pw-test: tsan
+#include "kernel_oracle.h"
 #include "pw_test.h"
 
 #include "format/blocks.h"
@@ -70,27 +71,6 @@ static void free_weights(weights *t) {
     free(t->nk);
     free(t->scale);
     free(t->bias);
-}
-
-/* QD8 rows from f32 X: varied magnitudes, one all-zero row, one all-positive row. */
-static uint8_t *make_lhs(int64_t batch, int64_t k, int64_t kp, pw_rng *r) {
-    const size_t rb = pw__qd8_row_bytes(kp);
-    uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
-    float *x = malloc(sizeof(float) * (size_t)k);
-    for (int64_t m = 0; m < batch; ++m) {
-        const double mag = pow(10.0, (double)(m % 5) - 2.0);
-        for (int64_t i = 0; i < k; ++i) {
-            /* Uniform in [-mag, mag) with a few values 4x out: cheap under qemu, unlike Gaussians. */
-            double v = ((double)(int32_t)(pw_rng_next(r) >> 32) * 0x1p-31) * mag;
-            if (i % 61 == 7) v *= 4.0;
-            if (m % 7 == 3) v = 0.0;
-            if (m % 7 == 5) v = fabs(v) + 0.1;
-            x[i] = (float)v;
-        }
-        pw__qd8_quantize_row(x, k, kp, lhs + (size_t)m * rb);
-    }
-    free(x);
-    return lhs;
 }
 
 /* QD8 rows made directly: scale 1, random q and zero point (the integer test). */
@@ -218,7 +198,7 @@ static void matrix_case(pw_context *ctx, const pw__kernel *k, int64_t n, int64_t
     weights t;
     make_weights(&t, n, kk, zp, transposed, with_bias, 0, r);
     const int64_t kp = (kk + 31) / 32 * 32;
-    uint8_t *lhs = make_lhs(batch, kk, kp, r);
+    uint8_t *lhs = pw_test_qd8_rows(batch, kk, kp, r);
     const size_t rb = pw__qd8_row_bytes(kp);
     const size_t count = (size_t)(batch * n);
     float *free_y = malloc(sizeof(float) * count), *want = malloc(sizeof(float) * count);

@@ -10,30 +10,27 @@
 
 #include <string.h>
 
-static void store(void *y, int64_t at, int f16, float v) {
-    if (f16)
-        ((uint16_t *)y)[at] = pw__f32_to_f16(v);
-    else
-        ((float *)y)[at] = v;
+
+/* u of w[n, k] in the raw form (either orientation), 0 .. 15. */
+static int64_t raw_u(const pw_qb4w_weights *w, int64_t n, int64_t k, int flip) {
+    const int transposed = (w->flags & PW_QB4W_TRANSPOSED) != 0;
+    const int64_t row = transposed ? k : n, col = transposed ? n : k;
+    const int64_t stride = transposed ? (w->out + 1) / 2 : (w->in + 1) / 2;
+    return ((w->data[row * stride + col / 2] >> ((col & 1) * 4)) & 15) ^ flip;
 }
 
 void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8_t *lhs,
                         size_t lhs_row_bytes, int64_t batch, float min, float max, int f16, void *y,
                         int64_t ldy) {
     const int64_t nb = pw_qb4w_blocks(w), bsz = w->block_size;
-    const int transposed = (w->flags & PW_QB4W_TRANSPOSED) != 0;
     const int flip = w->zero_kind == PW_QB4W_ZERO_CONST && w->zero_point == 0 ? 8 : 0;
-    const int64_t stride = transposed ? (w->out + 1) / 2 : (w->in + 1) / 2;
     for (int64_t n = 0; n < w->out; ++n) {
         /* F = sum_b ws_b * s_b, in block order, fused */
         float fsum = 0.0f;
         for (int64_t b = 0; b < nb; ++b) {
             const int64_t z = pw__qb4w_zero_at(w, n, b);
             int64_t ws = 0;
-            for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k) {
-                const int64_t row = transposed ? k : n, col = transposed ? n : k;
-                ws += (((w->data[row * stride + col / 2] >> ((col & 1) * 4)) & 15) ^ flip) - z;
-            }
+            for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k) ws += raw_u(w, n, k, flip) - z;
             fsum = fmaf((float)ws, pw__qb4w_scale_at(w, n, b), fsum);
         }
         for (int64_t m = 0; m < batch; ++m) {
@@ -44,15 +41,12 @@ void pw__qb4w_reference(const pw_qb4w_weights *w, const float *bias, const uint8
             for (int64_t b = 0; b < nb; ++b) {
                 const int64_t z = pw__qb4w_zero_at(w, n, b);
                 int64_t d = 0;
-                for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k) {
-                    const int64_t row = transposed ? k : n, col = transposed ? n : k;
-                    const int64_t u = ((w->data[row * stride + col / 2] >> ((col & 1) * 4)) & 15) ^ flip;
-                    d += ((int64_t)q[k] + 128) * (u - z);
-                }
+                for (int64_t k = b * bsz; k < (b + 1) * bsz && k < w->in; ++k)
+                    d += ((int64_t)q[k] + 128) * (raw_u(w, n, k, flip) - z);
                 acc = pw__qb4w_block_step(acc, (int32_t)d, pw__qb4w_scale_at(w, n, b));
             }
             const float v = pw__qb4w_finish(acc, h->neg_zp, fsum, h->scale, bias ? bias[n] : 0.0f, min, max);
-            store(y, m * ldy + n, f16, v);
+            pw__int4_store(y, m * ldy + n, f16, v);
         }
     }
 }
@@ -96,7 +90,7 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                 const float v = pw__qb4w_finish(acc, h->neg_zp, pw__rd_f32(tile + fsum_at + 4u * (uint64_t)ch),
                                                 h->scale, pw__rd_f32(tile + bias_at + 4u * (uint64_t)ch),
                                                 c->min, c->max);
-                store(yout, m * c->ldy + t0 + ch, f16, v);
+                pw__int4_store(yout, m * c->ldy + t0 + ch, f16, v);
             }
         }
     }

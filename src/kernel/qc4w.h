@@ -33,6 +33,7 @@
 #define PACKWISE_KERNEL_QC4W_H
 
 #include "base/internal.h"
+#include "format/blocks.h"
 #include "kernel/kernel.h"
 #include "packwise/qc4w.h"
 #include "quant/act.h"
@@ -204,6 +205,14 @@ void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs
 /* The portable packed kernel, generic over (nr, kr, sr); the scalar
  * descriptors and the SIMD kernels' edge cases share it. */
 void pw__qc4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1);
+
+/* One output of the int4 kinds' scalar paths (QC4W, QB4W): half (nearest even) or f32. */
+static inline void pw__int4_store(void *y, int64_t at, int f16, float v) {
+    if (f16)
+        ((uint16_t *)y)[at] = pw__f32_to_f16(v);
+    else
+        ((float *)y)[at] = v;
+}
 
 /* Final f32 step of the contract, shared by every scalar path. */
 static inline float pw__qc4w_finish(int64_t isum, float a_scale, float w_scale, float bias,

@@ -10,12 +10,6 @@
 
 #include <string.h>
 
-static void store(void *y, int64_t at, int f16, float v) {
-    if (f16)
-        ((uint16_t *)y)[at] = pw__f32_to_f16(v);
-    else
-        ((float *)y)[at] = v;
-}
 
 void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs_row_bytes,
                         int64_t batch, float min, float max, int f16, void *y, int64_t ldy,
@@ -37,7 +31,7 @@ void pw__qc4w_reference(const pw_qc4w_weights *w, const uint8_t *lhs, size_t lhs
             }
             const float v = pw__qc4w_finish(isum, h->scale, w->scale[n], w->bias ? w->bias[n] : 0.0f,
                                             min, max);
-            store(y, m * ldy + n, f16, v);
+            pw__int4_store(y, m * ldy + n, f16, v);
         }
     }
 }
@@ -77,7 +71,7 @@ void pw__qc4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                 const float v = pw__qc4w_finish(isum, h->scale, pw__rd_f32(tile + sums + 4u * (uint64_t)(nr + ch)),
                                                 pw__rd_f32(tile + sums + 4u * (uint64_t)(2 * nr + ch)),
                                                 c->min, c->max);
-                store(yout, m * c->ldy + t0 + ch, f16, v);
+                pw__int4_store(yout, m * c->ldy + t0 + ch, f16, v);
             }
         }
     }

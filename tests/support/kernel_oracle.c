@@ -65,3 +65,25 @@ int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, cons
     }
     return skipped;
 }
+
+/* QD8 rows from f32 X: varied magnitudes, one all-zero row, one all-positive row. */
+uint8_t *pw_test_qd8_rows(int64_t batch, int64_t k, int64_t kp, pw_rng *r) {
+    const size_t rb = pw__qd8_row_bytes(kp);
+    uint8_t *lhs = aligned_alloc(64, rb * (size_t)batch);
+    float *x = malloc(sizeof(float) * (size_t)k);
+    for (int64_t m = 0; m < batch; ++m) {
+        const double mag = pow(10.0, (double)(m % 5) - 2.0);
+        for (int64_t i = 0; i < k; ++i) {
+            /* Uniform in [-mag, mag) with a few values 4x out: cheap under qemu, unlike Gaussians. */
+            double v = ((double)(int32_t)(pw_rng_next(r) >> 32) * 0x1p-31) * mag;
+            if (i % 61 == 7) v *= 4.0;
+            if (m % 7 == 3) v = 0.0;
+            if (m % 7 == 5) v = fabs(v) + 0.1;
+            x[i] = (float)v;
+        }
+        pw__qd8_quantize_row(x, k, kp, lhs + (size_t)m * rb);
+    }
+    free(x);
+    return lhs;
+}
+

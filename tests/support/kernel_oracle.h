@@ -13,6 +13,7 @@
 #define PW_KERNEL_ORACLE_H
 
 #include "kernel/kernel.h"
+#include "pw_test.h"
 
 #include <stdint.h>
 
@@ -32,5 +33,12 @@ int pw_test_kernel_vs_oracle(pw_context *ctx, const pw__kernel *k, const pw_view
  * and ISA cap, pw_kernel_usable); returns how many it passed over.
  */
 int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, const pw__kernel *));
+
+/*
+ * QD8 rows (quant/act.h, row bytes pw__qd8_row_bytes(kp)) quantized from f32 X of batch
+ * rows of k values: varied magnitudes, a few values 4x out, an all-zero row and an
+ * all-positive row among every 7. Allocated with aligned_alloc (free()).
+ */
+uint8_t *pw_test_qd8_rows(int64_t batch, int64_t k, int64_t kp, pw_rng *r);
 
 #endif

@@ -284,6 +284,18 @@ def _bytes_of(data, what="data"):
     return np.frombuffer(mv.cast("B"), dtype=np.uint8)
 
 
+def _nibble_rows(data, out, in_, transposed, kind):
+    """int4 data as bytes: out rows of ceil(in / 2) (in rows of ceil(out / 2) when
+    transposed), the size checked here so that the message names the shape."""
+    src = _bytes_of(data)
+    rows, cols = (in_, out) if transposed else (out, in_)
+    if rows >= 1 and cols >= 1 and src.nbytes != rows * ((cols + 1) // 2):
+        raise ValueError("%s data holds %d bytes; [%d, %d]%s takes %d x ceil(%d / 2) = %d"
+                         % (kind, src.nbytes, out, in_, " transposed" if transposed else "", rows, cols,
+                            rows * ((cols + 1) // 2)))
+    return src
+
+
 def _floats(values, count, what):
     """`count` values as a contiguous float32 array (C copies or reads them during the call)."""
     a = np.ascontiguousarray(np.asarray(values, dtype=np.float32))
@@ -468,12 +480,7 @@ class Weight(_Closing):
         self._setup(context)
         out, in_ = _int(out, "out"), _int(in_, "in")
         zp = _int(zero_point, "zero_point", _I32)
-        src = _bytes_of(data)
-        rows, cols = (in_, out) if transposed else (out, in_)
-        if rows >= 1 and cols >= 1 and src.nbytes != rows * ((cols + 1) // 2):
-            raise ValueError("QC4W data holds %d bytes; [%d, %d]%s takes %d x ceil(%d / 2) = %d"
-                             % (src.nbytes, out, in_, " transposed" if transposed else "", rows, cols,
-                                rows * ((cols + 1) // 2)))
+        src = _nibble_rows(data, out, in_, transposed, "QC4W")
         d = QC4WWeights()
         _lib.pw_qc4w_weights_init(ctypes.byref(d))
         d.out, d.in_, d.zero_point = out, in_, zp
@@ -522,12 +529,7 @@ class Weight(_Closing):
         if zero_points is None and zero_bits is not None:
             raise TypeError("Weight.qb4w: zero_bits goes with zero_points, not zero_point")
         blocks = (in_ + bsz - 1) // bsz if bsz > 0 and in_ > 0 else 0
-        src = _bytes_of(data)
-        rows, cols = (in_, out) if transposed else (out, in_)
-        if rows >= 1 and cols >= 1 and src.nbytes != rows * ((cols + 1) // 2):
-            raise ValueError("QB4W data holds %d bytes; [%d, %d]%s takes %d x ceil(%d / 2) = %d"
-                             % (src.nbytes, out, in_, " transposed" if transposed else "", rows, cols,
-                                rows * ((cols + 1) // 2)))
+        src = _nibble_rows(data, out, in_, transposed, "QB4W")
         d = QB4WWeights()
         _lib.pw_qb4w_weights_init(ctypes.byref(d))
         d.out, d.in_, d.block_size = out, in_, bsz

@@ -31,21 +31,10 @@ PW__QC4W_INLINE int8x16_t pw__qc4w_hi16(int8x16_t raw) {
     return vreinterpretq_s8_u8(vandq_u8(vreinterpretq_u8_s8(raw), vdupq_n_u8(0xF0)));
 }
 
-/*
- * Four channels of one row: acc holds 16 * sum q w for channels [c0, c0 + 4)
- * of the tile whose metadata (weight_sum[nr], scale[nr], bias[nr]) is at meta.
- * Writes the first `cols` (1..4) outputs to y.
- */
-PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const uint8_t *meta,
-                                      int nr, int c0, const pw__mm_call *c, uint8_t *y,
-                                      int cols) {
-    const pw__qd8_header *h = pw__qd8_hdr(row);
-    const int32x4_t ws = vld1q_s32((const int32_t *)(const void *)(meta + 4 * c0));
-    const float32x4_t sc = vld1q_f32((const float *)(const void *)(meta + 4 * (nr + c0)));
-    const float32x4_t bias = vld1q_f32((const float *)(const void *)(meta + 4 * (2 * nr + c0)));
-    const int32x4_t isum = vmlaq_n_s32(vshrq_n_s32(acc, 4), ws, h->neg_zp);
-    const float32x4_t s = vmulq_n_f32(sc, h->scale);
-    float32x4_t v = vaddq_f32(vmulq_f32(vcvtq_f32_s32(isum), s), bias);
+/* The clamp (compare and select) and the store of the first `cols` (1..4) of v to y, as
+ * f16 (nearest even) when call->y16 is set, else f32: the last step of every int4 kernel
+ * here (QB4W's too, kernel/arm/qb4w_neon.h). */
+PW__QC4W_INLINE void pw__neon_clamp_store4(float32x4_t v, const pw__mm_call *c, uint8_t *y, int cols) {
     const float32x4_t vmin = vdupq_n_f32(c->min), vmax = vdupq_n_f32(c->max);
     v = vbslq_f32(vcltq_f32(v, vmin), vmin, v);
     v = vbslq_f32(vcgtq_f32(v, vmax), vmax, v);
@@ -65,6 +54,24 @@ PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const u
         vst1q_f32(out, v);
         memcpy(y, out, 4 * (size_t)cols);
     }
+}
+
+/*
+ * Four channels of one row: acc holds 16 * sum q w for channels [c0, c0 + 4)
+ * of the tile whose metadata (weight_sum[nr], scale[nr], bias[nr]) is at meta.
+ * Writes the first `cols` (1..4) outputs to y.
+ */
+PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const uint8_t *meta,
+                                      int nr, int c0, const pw__mm_call *c, uint8_t *y,
+                                      int cols) {
+    const pw__qd8_header *h = pw__qd8_hdr(row);
+    const int32x4_t ws = vld1q_s32((const int32_t *)(const void *)(meta + 4 * c0));
+    const float32x4_t sc = vld1q_f32((const float *)(const void *)(meta + 4 * (nr + c0)));
+    const float32x4_t bias = vld1q_f32((const float *)(const void *)(meta + 4 * (2 * nr + c0)));
+    const int32x4_t isum = vmlaq_n_s32(vshrq_n_s32(acc, 4), ws, h->neg_zp);
+    const float32x4_t s = vmulq_n_f32(sc, h->scale);
+    float32x4_t v = vaddq_f32(vmulq_f32(vcvtq_f32_s32(isum), s), bias);
+    pw__neon_clamp_store4(v, c, y, cols);
 }
 
 #endif

@@ -1,7 +1,3 @@
-#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || \
-    !defined(__AVX512VNNI__) || !defined(__F16C__)
-#error "qb4w_avx512.c needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c (cmake gives *_avx512.c these flags)"
-#endif
 /*
  * AVX-512 VNNI kernel for QB4W family qb4w_n16k8s2 (layout and contract in
  * kernel/qb4w.h): 16 channels (one zmm) by up to PW__QB4W_MR rows of X per
@@ -33,24 +29,14 @@
  */
 #include "kernel/qb4w.h"
 
+#include "kernel/x86/int4_avx512.h"
+
 #include <immintrin.h>
 #include <string.h>
 
 #define PW__QB4W_MR 5 /* rows of X per micro-tile: one QD8 panel */
 _Static_assert(PW__QB4W_MR <= 5, "the row switch and the arrays stop at 5");
 
-/* Batch 1 streams the packed weights once: lines are prefetched into L2 and L1 ahead,
- * as in the QC4W kernel (kernel/x86/qc4w_gemm_avx512.c says how the distances were
- * measured). */
-#define PW__GEMV_AHEAD 16384
-#define PW__GEMV_AHEAD_L1 2048
-#define PW__INLINE static inline __attribute__((always_inline))
-
-PW__INLINE __m512i bcast32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm512_set1_epi32(v);
-}
 
 /* The block's 16 zero points, each spread over its channel's 4 bytes. */
 PW__INLINE __m512i zero_bytes(const uint8_t *z) {
@@ -74,11 +60,7 @@ PW__INLINE void finish_row(__m512 accf, const pw__qd8_header *h, __m512 fsum, __
     const __m512 corr = _mm512_mul_ps(_mm512_set1_ps((float)(h->neg_zp - 128)), fsum);
     const __m512 t = _mm512_add_ps(accf, corr);
     __m512 v = _mm512_add_ps(_mm512_mul_ps(t, _mm512_set1_ps(h->scale)), bias);
-    v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
-    if (f16)
-        _mm256_mask_storeu_epi16(y, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    else
-        _mm512_mask_storeu_ps(y, mask, v);
+    clamp_store16(v, vmin, vmax, y, f16, mask);
 }
 
 typedef struct tile_ctx {

@@ -1,7 +1,3 @@
-#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || \
-    !defined(__AVX512VNNI__) || !defined(__F16C__)
-#error "qc4w_gemm_avx512.c needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c (cmake gives *_avx512.c these flags)"
-#endif
 /*
  * AVX-512 VNNI kernel for QC4W family qc4w_n16k8s2 (layout in qc4w/qc4w.h):
  * 16 channels (one zmm) by PW__QC4W_MR rows of X per micro-tile for GEMM,
@@ -43,27 +39,14 @@
  */
 #include "kernel/qc4w.h"
 
+#include "kernel/x86/int4_avx512.h"
+
 #include <immintrin.h>
 #include <string.h>
 
 #define PW__QC4W_MR 16 /* rows of X per micro-tile: one QD8 panel */
 _Static_assert(PW__QC4W_MR <= 16, "the row switch and the arrays stop at 16");
 
-/* Batch 1 streams the packed weights once: every line is prefetched into L2
- * PW__GEMV_AHEAD bytes ahead and into L1 PW__GEMV_AHEAD_L1 bytes ahead (measured on a
- * cold 4096 x 4096 GEMV, as a fraction of a prefetched streaming read: none ~80%,
- * 4 KiB into L1 ~85%, 8 KiB into L2 ~96%; then on [11008, 4096] against the bench's
- * huge-page read bandwidth, L2 8 KiB 1.47-1.52 ms on 1 thread, L2 16 KiB + L1 2 KiB
- * 1.41-1.44 ms, as in the 32-row tilings of kernel/x86/tile32_avx512.h). */
-#define PW__GEMV_AHEAD 16384
-#define PW__GEMV_AHEAD_L1 2048
-#define PW__INLINE static inline __attribute__((always_inline))
-
-PW__INLINE __m512i bcast32(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm512_set1_epi32(v);
-}
 
 /* The contract's last steps for one row of 16 channels. */
 PW__INLINE void finish_row(__m512i acc16, const uint8_t *row, __m512i ws, __m512 sc, __m512 bias,
@@ -73,11 +56,7 @@ PW__INLINE void finish_row(__m512i acc16, const uint8_t *row, __m512i ws, __m512
     const __m512i isum = _mm512_add_epi32(_mm512_srai_epi32(acc16, 4), corr);
     const __m512 s = _mm512_mul_ps(_mm512_set1_ps(h->scale), sc);
     __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), s), bias);
-    v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
-    if (f16)
-        _mm256_mask_storeu_epi16(y, mask, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    else
-        _mm512_mask_storeu_ps(y, mask, v);
+    clamp_store16(v, vmin, vmax, y, f16, mask);
 }
 
 /* Rows of a panel, out of line: the accumulators leave the loop through memory, which
