@@ -76,12 +76,29 @@ typedef struct tile_ctx {
  * they are and the zero points cost one multiply per block instead of a subtraction per
  * weight vector. QS is computed once per call (pw__qb4w_row_sums). Four chains.
  */
+/* Where GEMV prefetches: block b of the tile at t, about PW__GEMV_AHEAD bytes of tiles
+ * ahead, moved on one block per block (as the AVX2 kernel does, kernel/x86/qb4w_avx2.c):
+ * a tile's data, scales and zero points are three streams, each prefetched where it is
+ * read. */
+typedef struct ahead {
+    const uint8_t *t;
+    int64_t b;
+} ahead;
+
+PW__INLINE void prefetch_block(ahead *pf, const tile_ctx *t, const int CH) {
+    const uint8_t *p = pf->t + 64 * (uint64_t)(pf->b * CH);
+#pragma GCC unroll 32
+    for (int i = 0; i < CH; ++i) _mm_prefetch((const char *)(p + 64 * i), _MM_HINT_T1);
+    _mm_prefetch((const char *)(pf->t + t->scale_at + 64 * (uint64_t)pf->b), _MM_HINT_T1);
+    _mm_prefetch((const char *)(pf->t + t->zero_at + 16 * (uint64_t)pf->b), _MM_HINT_T1);
+    if (++pf->b == t->nb) {
+        pf->b = 0;
+        pf->t += t->d->tile_bytes;
+    }
+}
+
 PW__INLINE void gemv_pair(const uint8_t *w, const uint8_t *u, __m512i m4, __m512i *a0, __m512i *a1,
                           __m512i *a2, __m512i *a3) {
-    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD), _MM_HINT_T1);
-    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
-    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
-    _mm_prefetch((const char *)(w + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
     const __m512i r0 = _mm512_load_si512(w);
     const __m512i r1 = _mm512_load_si512(w + 64);
     *a0 = _mm512_dpbusd_epi32(*a0, bcast32(u), _mm512_and_si512(r0, m4));
@@ -93,7 +110,7 @@ PW__INLINE void gemv_pair(const uint8_t *w, const uint8_t *u, __m512i m4, __m512
 /* CH (chunks per block) is a constant: the chunk loop unrolls and the four chains stay
  * in registers (a run-time loop left the compiler copying each chain at every step); a
  * partial last block takes a run-time count. */
-PW__INLINE void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq, const int32_t *qs,
+PW__INLINE void gemv_tile_sums(const tile_ctx *t, ahead *pf, const uint8_t *lhs, int64_t kq, const int32_t *qs,
                                uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax,
                                const int CH) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -102,6 +119,7 @@ PW__INLINE void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq
     __m512 accf = _mm512_setzero_ps();
     for (int64_t b = 0; b < t->nb; ++b, w += 64 * CH, u += 8 * CH) {
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        prefetch_block(pf, t, CH);
         if (b + 1 < t->nb || pw__qb4w_block_values(t->d, b) == t->d->group) {
 #pragma GCC unroll 16
             for (int j = 0; j < CH; j += 2) gemv_pair(w + 64 * j, u + 8 * j, m4, &a0, &a1, &a2, &a3);
@@ -125,11 +143,15 @@ PW__INLINE void gemv_tile_sums(const tile_ctx *t, const uint8_t *lhs, int64_t kq
                                                             int64_t kq, const int32_t *qs, uint8_t *y0, \
                                                             int f16, __m512 vmin, __m512 vmax) {   \
         const size_t esz = f16 ? 2 : 4;                                                             \
+        const int64_t per_block = (int64_t)(t->d->tile_bytes / (uint64_t)t->nb) + 1;               \
+        const int64_t ahead_blocks = PW__GEMV_AHEAD / per_block + 1;                                \
+        ahead pf = {c->packed + (uint64_t)(n0 / 16 + ahead_blocks / t->nb) * t->d->tile_bytes,      \
+                    ahead_blocks % t->nb};                                                          \
         for (int64_t t0 = n0; t0 < n1; t0 += 16) {                                                  \
             t->tile = c->packed + (uint64_t)(t0 / 16) * t->d->tile_bytes;                           \
             const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;                                       \
-            gemv_tile_sums(t, lhs, kq, qs, y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u), \
-                           vmin, vmax, CH);                                                         \
+            gemv_tile_sums(t, &pf, lhs, kq, qs, y0 + (size_t)t0 * esz, f16,                         \
+                           (__mmask16)((1u << cols) - 1u), vmin, vmax, CH);                         \
         }                                                                                           \
     }
 PW__GEMV_TILES(2)
