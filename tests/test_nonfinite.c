@@ -93,6 +93,16 @@ static int block_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     return n;
 }
 
+/* The raw int4 kinds' options: kernel k forced, the clamp when asked. */
+static void raw_options(pw_weight_options *o, const pw_kernel_info *k, int clamp) {
+    pw_weight_options_init(o);
+    o->kernel = k->name;
+    if (clamp) {
+        o->min = -0.5f;
+        o->max = 0.5f;
+    }
+}
+
 static int qc4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     const int64_t rb = (QK + 1) / 2;
     uint8_t *nib = malloc((size_t)(OUT * rb));
@@ -114,12 +124,7 @@ static int qc4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     q.zero_point = 8;
     q.name = "qc4w";
     pw_weight_options o;
-    pw_weight_options_init(&o);
-    o.kernel = k->name;
-    if (clamp) {
-        o.min = -0.5f;
-        o.max = 0.5f;
-    }
+    raw_options(&o, k, clamp);
     pw_weight *w = NULL;
     CHECK_OK(pw_weight_create_qc4w(ctx, &q, &o, &w), ctx);
     const int n = w ? check_weight(ctx, w, k->name, QK, OUT) : 0;
@@ -151,12 +156,7 @@ static int qb4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
     q.bias = bias;
     q.name = "qb4w";
     pw_weight_options o;
-    pw_weight_options_init(&o);
-    o.kernel = k->name;
-    if (clamp) {
-        o.min = -0.5f;
-        o.max = 0.5f;
-    }
+    raw_options(&o, k, clamp);
     pw_weight *w = NULL;
     CHECK_OK(pw_weight_create_qb4w(ctx, &q, &o, &w), ctx);
     const int n = w ? check_weight(ctx, w, k->name, QK, OUT) : 0;

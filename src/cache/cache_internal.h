@@ -69,7 +69,7 @@ pw__digest pw__cache_qc4w_content(const pw_qc4w_weights *w, uint64_t row_bytes);
 /* The content hash of raw QB4W weights: shape, block size, scale type, zero-point kind
  * and constant, flags, the nibbles as given (an odd row's unused nibble taken as 0),
  * scales, zero points (an odd block count's unused nibble taken as 0) and bias. */
-pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w, const float *bias);
+pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w);
 
 /* ------------------------------------------------------------------------ */
 /* The cache: memory side and file side                                     */

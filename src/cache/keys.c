@@ -67,7 +67,8 @@ pw__digest pw__cache_qc4w_content(const pw_qc4w_weights *w, uint64_t row_bytes) 
     return pw__hash_end(&h);
 }
 
-pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w, const float *bias) {
+pw__digest pw__cache_qb4w_content(const pw_qb4w_weights *w) {
+    const float *bias = w->bias;
     const int transposed = (w->flags & PW_QB4W_TRANSPOSED) != 0;
     const uint64_t rows = (uint64_t)(transposed ? w->in : w->out);
     const uint64_t cols = (uint64_t)(transposed ? w->out : w->in);

@@ -94,7 +94,7 @@ typedef struct qb4w_job {
 
 static pw__digest qb4w_key(const pw__raw_job *raw) {
     const qb4w_job *j = (const qb4w_job *)(const void *)raw;
-    return pw__cache_qb4w_content(&j->w, j->w.bias);
+    return pw__cache_qb4w_content(&j->w);
 }
 
 /* Pack the raw weights (the cache's pack callback: on a hit nothing of this runs). A
