@@ -265,6 +265,10 @@ PW_KERNEL(q4_0_q4x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_0_q4x32k4_avx512vnni)
 PW_KERNEL(q4_0_q4x32k4_gemm_avx512vnni)
+PW_KERNEL(q4_0_q4x32k4_avx2)
+PW_KERNEL(q4_0_q4x32k4_gemm_avx2)
+PW_KERNEL(q4_0_q4x32k4_avxvnni)
+PW_KERNEL(q4_0_q4x32k4_gemm_avxvnni)
 #endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.

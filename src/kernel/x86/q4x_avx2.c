@@ -1,0 +1,157 @@
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "q4x_avx2.c needs AVX2, FMA and F16C (the build sets them for *_avx2.c and *_avxvnni.c)"
+#endif
+/*
+ * AVX2 and AVX-VNNI GEMV and GEMM over the q4x32k4 family (layout in
+ * kernel/q4x.h): the bytes the AVX-512 kernels read, so a weight packed (or a
+ * cache file written) on an AVX-512 machine serves these levels as it is. The
+ * loops are tile32_avx2.h's; this file is the record functions, built twice
+ * (avx2_level.h: as itself, and through q4x_avxvnni.c).
+ *
+ * A 64-byte step s of a record is two ymm: bytes [64s, 64s + 32) hold rows
+ * 0..7 (low nibbles) and 16..23 (high), bytes [64s + 32, 64s + 64) rows 8..15
+ * and 24..31, four k values per int32 lane. With c = -8 * x.sum per block and
+ * row of X:
+ *
+ *   AVX-VNNI  lo = c + sum_s dpbusd(v & 0x0F, a_s),  all = 17 c + sum_s dpbusd(v, a_s),
+ *             hi = (all - lo) >> 4 (q[r] + 16 q[r + 16], unmasked: the AVX-512
+ *             kernel's derivation, q4x_avx512.c): 2 masks and 4 dot products a step.
+ *   AVX2      vpmaddubsw saturates its int16 pair sums, so the whole byte (up to 255)
+ *             cannot be a factor: both nibbles are masked, and the int16 pair sums
+ *             of the 8 steps are added in int16 (|.| <= 8 * 2 * 15 * 127 = 30480,
+ *             exact), then widened once per record with one vpmaddwd: 6 unpacking
+ *             ops, 4 vpmaddubsw and 4 vpaddw a step.
+ *
+ * then acc += f32(dot) * f32(d) * x.d for each group of 8 rows, as the other kernels.
+ * GEMM: the same per row of X for a panel of up to 4 rows, the step unpacked once
+ * per panel (tile32_avx2.h keeps the f32 sums in L1).
+ */
+#include "kernel/q4x.h"
+#include "kernel/x86/tile32_avx2.h"
+
+#define Q4XA_INLINE static inline __attribute__((always_inline))
+
+/* The four int32 dot vectors of a record with one activation block, rows 8q..8q+7
+ * in dot[q], the -8 offset included. */
+Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4]) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i c = _mm256_set1_epi32(-8 * xb->sum);
+    if (PW__VNNI) {
+        __m256i lo0 = c, lo1 = c, all0 = _mm256_set1_epi32(17 * -8 * xb->sum), all1 = all0;
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
+            const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
+            lo0 = pw__dpbusd(lo0, _mm256_and_si256(v0, m), a);
+            lo1 = pw__dpbusd(lo1, _mm256_and_si256(v1, m), a);
+            all0 = pw__dpbusd(all0, v0, a);
+            all1 = pw__dpbusd(all1, v1, a);
+        }
+        dot[0] = lo0;
+        dot[1] = lo1;
+        dot[2] = _mm256_srai_epi32(_mm256_sub_epi32(all0, lo0), 4);
+        dot[3] = _mm256_srai_epi32(_mm256_sub_epi32(all1, lo1), 4);
+    } else {
+        __m256i w[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                        _mm256_setzero_si256()};
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
+            const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
+            w[0] = _mm256_add_epi16(w[0], _mm256_maddubs_epi16(_mm256_and_si256(v0, m), a));
+            w[1] = _mm256_add_epi16(w[1], _mm256_maddubs_epi16(_mm256_and_si256(v1, m), a));
+            w[2] = _mm256_add_epi16(
+                w[2], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
+            w[3] = _mm256_add_epi16(
+                w[3], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
+        }
+        const __m256i one = _mm256_set1_epi16(1);
+        for (int q = 0; q < 4; ++q) dot[q] = _mm256_add_epi32(c, _mm256_madd_epi16(w[q], one));
+    }
+}
+
+/* GEMV record function (tile32_avx2.h). */
+Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
+    if (pf) {
+        pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2, PW__Q4X_RECORD);
+        pw__t32a_prefetch_l1(rec + PW__T32A_PF_L1, PW__Q4X_RECORD);
+    }
+    __m256i dot[4];
+    q4xa_dots(rec, xb, dot);
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+        acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q]),
+                                 _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q4X_SCALES + 16 * q), xd),
+                                 acc[q]);
+}
+
+/* GEMM record function (tile32_avx2.h): each half of a step (rows 0..7 and 16..23,
+ * then 8..15 and 24..31) unpacked once for the panel's mr rows. */
+Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        __m256i lo[PW__T32AG_MR], hi[PW__T32AG_MR];
+#pragma GCC unroll 4
+        for (int r = 0; r < mr; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32 * h));
+            const __m256i vl = _mm256_and_si256(v, m);
+            const __m256i vh = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 4
+            for (int r = 0; r < mr; ++r) {
+                const __m256i a = pw__t32a_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
+                if (PW__VNNI) {
+                    lo[r] = pw__dpbusd(lo[r], vl, a);
+                    hi[r] = pw__dpbusd(hi[r], vh, a);
+                } else { /* int16 sums, exact (the file's comment) */
+                    lo[r] = _mm256_add_epi16(lo[r], _mm256_maddubs_epi16(vl, a));
+                    hi[r] = _mm256_add_epi16(hi[r], _mm256_maddubs_epi16(vh, a));
+                }
+            }
+        }
+        const __m256 dl = pw__t32a_f16x8(rec + PW__Q4X_SCALES + 16 * h);
+        const __m256 dh = pw__t32a_f16x8(rec + PW__Q4X_SCALES + 32 + 16 * h);
+        const __m256i one = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
+        for (int r = 0; r < mr; ++r) {
+            const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
+            const __m256i c = _mm256_set1_epi32(-8 * xb->sum);
+            __m256i l = lo[r], u = hi[r];
+            if (!PW__VNNI) {
+                l = _mm256_madd_epi16(l, one);
+                u = _mm256_madd_epi16(u, one);
+            }
+            l = _mm256_add_epi32(l, c);
+            u = _mm256_add_epi32(u, c);
+            const __m256 xd = _mm256_set1_ps(xb->d);
+            float *a0 = acc[r] + 8 * h, *a1 = acc[r] + 16 + 8 * h;
+            _mm256_store_ps(a0, _mm256_fmadd_ps(_mm256_cvtepi32_ps(l), _mm256_mul_ps(dl, xd),
+                                                _mm256_load_ps(a0)));
+            _mm256_store_ps(a1, _mm256_fmadd_ps(_mm256_cvtepi32_ps(u), _mm256_mul_ps(dh, xd),
+                                                _mm256_load_ps(a1)));
+        }
+    }
+}
+
+static void q4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_block);
+}
+
+static void q4xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_gemm_block);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q4_0_q4x32k4) =
+    PW__Q4X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                   q4xa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q4_0_q4x32k4_gemm) = PW__Q4X_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4xa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);

@@ -1,0 +1,207 @@
+/*
+ * The loops every AVX2 / AVX-VNNI kernel of a 32-row tiling runs (kernel/tile32.h):
+ * the AVX-512 kernels' loops (tile32_avx512.h, tile32_gemm_avx512.h) at 256 bits,
+ * over the same packed bytes. A family's *_avx2.c file includes avx2_level.h,
+ * then this header, and brings only its record functions:
+ *
+ * GEMV   block(rec, xb, pf, acc): acc[q] (rows 8q .. 8q+7 of the tile, q = 0..3) +=
+ *        the f32 dots of record rec with activation block xb; pf says whether
+ *        rec + PW__TILE32_PF_L2 + a record is still inside the packed buffer, so the
+ *        function may prefetch its share of the stream that far ahead.
+ *
+ * GEMM   block(rec, x, acc, mr): acc[r][o] (row r < mr of the panel, output o < 32
+ *        of the tile) += the f32 dots of record rec with activation block x[r]
+ *        (mr a constant at every call: each panel height is its own instance).
+ *        With 16 ymm registers the 32 sums of a row do not stay in registers
+ *        beside the record's unpacked bytes and integer dots (4 x mr + 4 x mr
+ *        of them): they live in an L1 buffer that the record function loads,
+ *        updates and stores once per record, after its integer work.
+ *
+ * Both loops are always inlined into the kernel with a constant block function,
+ * which the compiler inlines in turn: no call per record. Rows past `out` in the
+ * last tile are zero in the packed bytes; their lanes are computed and not stored.
+ */
+#ifndef PACKWISE_KERNEL_X86_TILE32_AVX2_H
+#define PACKWISE_KERNEL_X86_TILE32_AVX2_H
+
+#include "kernel/tile32.h"
+#include "kernel/x86/avx2_level.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Prefetch distances, bytes of the stream ahead of the record being read (the AVX-512
+ * kernels' figures; tile32_avx512.h). */
+#define PW__T32A_PF_L2 16384
+#define PW__T32A_PF_L1 2048
+
+#define PW__T32A_INLINE static inline __attribute__((always_inline))
+
+/* Four activation bytes (one dword) broadcast to every int32 lane: vbroadcastss from
+ * memory, a load-port operation (set1 of an int32 costs a vmovd and a shuffle). */
+PW__T32A_INLINE __m256i pw__t32a_bcast4(const int8_t *p) {
+    return _mm256_castps_si256(_mm256_broadcast_ss((const float *)(const void *)p));
+}
+
+/* Eight fp16 scales at p as f32. */
+PW__T32A_INLINE __m256 pw__t32a_f16x8(const uint8_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* Prefetch bytes [p, p + bytes) into L2 (hint T1), a line at a time. */
+PW__T32A_INLINE void pw__t32a_prefetch_l2(const uint8_t *p, int bytes) {
+    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T1);
+}
+
+/* Prefetch bytes [p, p + bytes) into L1 (hint T0), a line at a time. */
+PW__T32A_INLINE void pw__t32a_prefetch_l1(const uint8_t *p, int bytes) {
+    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+}
+
+/* Store the first `rows` (0..32) of the 32 values of acc[0..3] at y. */
+PW__T32A_INLINE void pw__t32a_store(float *y, const __m256 acc[4], int rows) {
+    if (rows == 32) {
+        for (int q = 0; q < 4; ++q) _mm256_storeu_ps(y + 8 * q, acc[q]);
+        return;
+    }
+    float t[32];
+    for (int q = 0; q < 4; ++q) _mm256_storeu_ps(t + 8 * q, acc[q]);
+    memcpy(y, t, sizeof(float) * (size_t)rows);
+}
+
+/* ---- GEMV ---- */
+
+typedef void (*pw__t32a_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf, __m256 acc[4]);
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * activation block of xb_bytes (block_values k values each). */
+PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                  int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                  size_t xb_bytes, pw__t32a_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    {
+        /* a range starts a new stream: its first PW__T32A_PF_L2 bytes are not
+         * prefetched by records before them */
+        const uint64_t at = (uint64_t)(o0 / PW__TILE32_NR) * d->tile_bytes;
+        const uint64_t n = d->bytes - at < PW__T32A_PF_L2 ? d->bytes - at : PW__T32A_PF_L2;
+        for (uint64_t l = 0; l + 64 <= n; l += 64)
+            _mm_prefetch((const char *)(c->packed + at + l), _MM_HINT_T1);
+    }
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+        const uint64_t at = (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+        const uint8_t *tile = c->packed + at;
+        const uint64_t pf_left = d->bytes - at; /* bytes from the tile to the buffer's end */
+        const int rows = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
+            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                             _mm256_setzero_ps()};
+            for (int64_t b = 0; b < nb; ++b) {
+                const uint64_t rb = (uint64_t)b * record_bytes;
+                block(tile + rb, x + (size_t)b * xb_bytes,
+                      rb + PW__T32A_PF_L2 + record_bytes <= pf_left, acc);
+            }
+            pw__t32a_store(c->y + i * c->ldy + t0, acc, rows);
+        }
+    }
+}
+
+/* ---- GEMM ---- */
+
+#define PW__T32AG_MR 4           /* most rows of X per panel */
+#define PW__T32AG_MB 128         /* most rows of X per row block */
+#define PW__T32AG_XL2 (4096u << 10) /* activation bytes of a row block per pass */
+
+typedef void (*pw__t32ag_block_fn)(const uint8_t *rec, const uint8_t *const *x,
+                                   float acc[][PW__TILE32_NR], const int mr);
+
+/* One panel of mr rows (a constant) over records [b1, b2) of a tile; the sums start
+ * from Y (from_y) or zero and end in the first `live` outputs of each row of Y. */
+PW__T32A_INLINE void pw__t32ag_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1,
+                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
+                                     size_t xb_bytes, float *y, int64_t ldy, int live,
+                                     int from_y, const uint8_t *pf, const uint8_t *pf_end,
+                                     int pf_lines, pw__t32ag_block_fn block, const int mr) {
+    float acc[PW__T32AG_MR][PW__TILE32_NR] __attribute__((aligned(32)));
+    const uint8_t *x[PW__T32AG_MR];
+    for (int r = 0; r < mr; ++r) {
+        x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
+        memset(acc[r], 0, sizeof acc[r]);
+        if (from_y) memcpy(acc[r], y + r * ldy, sizeof(float) * (size_t)live);
+    }
+    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
+    for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
+        block(rec, x, acc, mr);
+        for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
+            _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
+    }
+    for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): the GEMV kernels' records, read once per
+ * panel of up to PW__T32AG_MR rows of X; row blocks and passes as tile32_gemm_avx512.h
+ * (whose comment gives the reasons and the measurements). */
+PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                   size_t xb_bytes, pw__t32ag_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    for (int64_t ib = i0; ib < i1; ib += PW__T32AG_MB) {
+        const int64_t rows = i1 - ib < PW__T32AG_MB ? i1 - ib : PW__T32AG_MB;
+        const int64_t panels = (rows + PW__T32AG_MR - 1) / PW__T32AG_MR;
+        int64_t kb = (int64_t)(PW__T32AG_XL2 / ((uint64_t)rows * xb_bytes));
+        if (kb < 1) kb = 1;
+        const int64_t passes = (nb + kb - 1) / kb;
+        kb = (nb + passes - 1) / passes;
+        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
+            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
+            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+                /* the records read next (tile32_gemm_avx512.h): into L2, a few lines per
+                 * record read, spread over every panel of this tile */
+                int64_t nt = t0 + PW__TILE32_NR, nb1 = b1, nb2 = b2;
+                if (nt >= o1 && (b2 < nb || ib + rows < i1)) {
+                    nt = o0;
+                    nb1 = b2 < nb ? b2 : 0;
+                    nb2 = nb - nb1 < kb ? nb : nb1 + kb;
+                } else if (nt >= o1) {
+                    nb1 = 0;
+                    nb2 = kb;
+                }
+                const uint8_t *pf = c->packed + (uint64_t)(nt / PW__TILE32_NR) * d->tile_bytes +
+                                    (uint64_t)nb1 * record_bytes;
+                const uint64_t span =
+                    nt / PW__TILE32_NR < d->tiles ? (uint64_t)(nb2 - nb1) * record_bytes : 0;
+                const uint8_t *pf_end = pf + span;
+                const uint64_t reads = (uint64_t)(panels * (b2 - b1));
+                const int pf_lines = (int)((span / 64 + reads - 1) / reads);
+                int64_t i = ib;
+                for (int64_t p = 0; p < panels; ++p) {
+                    const int h = (int)(rows / panels + (p < rows % panels));
+                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
+                    float *y = c->y + i * c->ldy + t0;
+                    switch (h) {
+#define PW__T32AG_CASE(h_)                                                                       \
+    case h_:                                                                                   \
+        pw__t32ag_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,        \
+                        c->ldy, live, b1 > 0, pf, pf_end, pf_lines, block, h_);                \
+        break;
+                        PW__T32AG_CASE(1)
+                        PW__T32AG_CASE(2)
+                        PW__T32AG_CASE(3)
+                        PW__T32AG_CASE(4) /* PW__T32AG_MR */
+#undef PW__T32AG_CASE
+                    }
+                    i += h;
+                    pf += (uint64_t)(64 * pf_lines) * (uint64_t)(b2 - b1);
+                }
+            }
+        }
+    }
+}
+
+#endif
