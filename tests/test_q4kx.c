@@ -71,9 +71,8 @@ static const pw_test_tiling q4kx = {
     .plan = pw__q4kx_pack_plan,
     .pack = pw__q4kx_pack,
     .check_record = check_record,
-    .scalar_kernel = "q4_k_q4kx32k4_scalar",
-    .simd_kernel = "q4_k_q4kx32k4_avx512vnni",
-    .gemm_simd_kernel = "q4_k_i8g32_avx512vnni",
+    .kernel_stem = "q4_k_q4kx32k4",
+    .i8g_stem = "q4_k_i8g32",
 };
 
 /*

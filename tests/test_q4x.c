@@ -58,10 +58,8 @@ static const pw_test_tiling q4x = {
     .plan = pw__q4x_pack_plan,
     .pack = pw__q4x_pack,
     .check_record = check_record,
-    .scalar_kernel = "q4_0_q4x32k4_scalar",
-    .simd_kernel = "q4_0_q4x32k4_avx512vnni",
-    .gemm_simd_kernel = "q4_0_i8g32_avx512vnni",
-    .family_gemm_kernel = "q4_0_q4x32k4_gemm_avx512vnni",
+    .kernel_stem = "q4_0_q4x32k4",
+    .i8g_stem = "q4_0_i8g32",
 };
 
 int main(void) {

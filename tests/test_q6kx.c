@@ -86,9 +86,8 @@ static const pw_test_tiling q6kx = {
     .plan = pw__q6kx_pack_plan,
     .pack = pw__q6kx_pack,
     .check_record = check_record,
-    .scalar_kernel = "q6_k_q6kx32k4_scalar",
-    .simd_kernel = "q6_k_q6kx32k4_avx512vnni",
-    .gemm_simd_kernel = "q6_k_i8g16_avx512vnni",
+    .kernel_stem = "q6_k_q6kx32k4",
+    .i8g_stem = "q6_k_i8g16",
 };
 
 /*

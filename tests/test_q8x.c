@@ -57,10 +57,8 @@ static const pw_test_tiling q8x = {
     .plan = pw__q8x_pack_plan,
     .pack = pw__q8x_pack,
     .check_record = check_record,
-    .scalar_kernel = "q8_0_q8x32k4_scalar",
-    .simd_kernel = "q8_0_q8x32k4_avx512vnni",
-    .gemm_simd_kernel = "q8_0_i8g32_avx512vnni",
-    .family_gemm_kernel = "q8_0_q8x32k4_gemm_avx512vnni",
+    .kernel_stem = "q8_0_q8x32k4",
+    .i8g_stem = "q8_0_i8g32",
 };
 
 int main(void) {

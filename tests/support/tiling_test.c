@@ -135,10 +135,7 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     pw_context *ctx = NULL;
     CHECK_OK(pw_context_create(&o, &ctx), NULL);
     if (ctx == NULL) return;
-    size_t idx = 0;
-    CHECK_OK(pw_kernel_find(ctx, t->scalar_kernel, &idx), ctx);
-    const int simd =
-        pw_kernel_find(ctx, t->simd_kernel, &idx) == PW_OK && pw_kernel_usable(ctx, idx);
+    const pw__kernel *simd = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "");
     pw_context_clear_message(ctx);
 
     enum { OUT = 37, NB = 3, N = 4 };
@@ -160,7 +157,8 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
 
     CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
     if (simd) {
-        CHECK(strcmp(ev.kernel, t->simd_kernel) == 0, "GEMV chose %s", ev.kernel);
+        CHECK(strcmp(ev.kernel, simd->info.name) == 0, "GEMV chose %s, want %s", ev.kernel,
+              simd->info.name);
         CHECK(ev.adapters == 1 && strcmp(ev.to, t->family) == 0 &&
                   ev.bytes == 2 * NB * t->record_bytes,
               "GEMV packing: %d adapters to %s, %llu bytes", ev.adapters, ev.to,
@@ -176,9 +174,14 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
     CHECK(strstr(ev.kernel, t->family) == NULL && strstr(ev.kernel, "i8g") != NULL,
           "GEMM (n = %d) chose %s", N, ev.kernel);
-    if (simd)
-        CHECK(strcmp(ev.kernel, t->gemm_simd_kernel) == 0, "GEMM (n = %d) chose %s", N,
-              ev.kernel);
+    if (simd) {
+        const pw__kernel *i8g = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "");
+        CHECK(i8g != NULL && strcmp(i8g->info.name + strlen(t->i8g_stem),
+                                    simd->info.name + strlen(t->kernel_stem)) == 0,
+              "no i8g kernel %s at the level of %s", t->i8g_stem, simd->info.name);
+        CHECK(i8g != NULL && strcmp(ev.kernel, i8g->info.name) == 0, "GEMM (n = %d) chose %s",
+              N, ev.kernel);
+    }
     const int gemm_adapters = ev.adapters;
     CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
     CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
@@ -210,28 +213,52 @@ static const pw__kernel *by_name(pw_context *ctx, const char *name) {
     return pw_kernel_find(ctx, name, &idx) == PW_OK ? pw__kernel_list_get(idx) : NULL;
 }
 
+const pw__kernel *pw_test_tiling_level_kernel(pw_context *ctx, const char *stem,
+                                              const char *infix) {
+    static const char *const levels[] = {"avx512vnni", "avxvnni", "avx2", "i8mm", "dotprod"};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; ++i) {
+        char name[96];
+        snprintf(name, sizeof name, "%s%s_%s", stem, infix, levels[i]);
+        const pw__kernel *k = by_name(ctx, name);
+        if (k != NULL && pw__kernel_usable(ctx, k)) return k;
+    }
+    pw_context_clear_message(ctx);
+    return NULL;
+}
+
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
-    const pw__kernel *simd = by_name(ctx, t->simd_kernel);
-    const pw__kernel *gemm = by_name(ctx, t->family_gemm_kernel);
-    const pw__kernel *i8g = by_name(ctx, t->gemm_simd_kernel);
-    const pw__kernel *gemv_want =
-        simd && pw__kernel_usable(ctx, simd) ? simd : by_name(ctx, t->scalar_kernel);
+    char name[96];
+    snprintf(name, sizeof name, "%s_scalar", t->kernel_stem);
+    const pw__kernel *scalar = by_name(ctx, name);
+    CHECK(scalar != NULL, "no portable kernel %s", name);
+    const pw__kernel *simd = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "");
+    const pw__kernel *gemm = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
+    const pw__kernel *gemv_want = simd ? simd : scalar;
     pw_context_clear_message(ctx);
     const pw__kernel *got = family_best(ctx, t, 1);
     CHECK(got == gemv_want, "%s at n = 1 at isa %s: %s, want %s", t->family,
           pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
           gemv_want ? gemv_want->info.name : "none");
-    if (gemm != NULL) {
-        CHECK(gemm->min_n == 2 && gemm->info.tile_batch >= 2 &&
-                  strcmp(gemm->info.family, t->family) == 0,
-              "%s: min_n %d, tile_batch %d, family %s", gemm->info.name, (int)gemm->min_n,
-              (int)gemm->info.tile_batch, gemm->info.family);
-        CHECK(i8g != NULL && gemm->priority < i8g->priority, "%s ranks %d, not below %s",
-              gemm->info.name, (int)gemm->priority, t->gemm_simd_kernel);
+    /* every family GEMM kernel in the list, usable here or not: its shape, and its rank
+     * below the i8g kernel of its level */
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        const size_t stem = strlen(t->kernel_stem);
+        if (strncmp(k->info.name, t->kernel_stem, stem) != 0 ||
+            strncmp(k->info.name + stem, "_gemm_", 6) != 0)
+            continue;
+        CHECK(k->min_n == 2 && k->info.tile_batch >= 2 && strcmp(k->info.family, t->family) == 0,
+              "%s: min_n %d, tile_batch %d, family %s", k->info.name, (int)k->min_n,
+              (int)k->info.tile_batch, k->info.family);
+        snprintf(name, sizeof name, "%s_%s", t->i8g_stem, k->info.name + stem + 6);
+        const pw__kernel *i8g = by_name(ctx, name);
+        pw_context_clear_message(ctx);
+        CHECK(i8g != NULL && k->priority < i8g->priority, "%s ranks %d, not below %s",
+              k->info.name, (int)k->priority, name);
     }
     const int64_t ns[2] = {2, 33};
     for (int j = 0; j < 2; ++j) {
-        const pw__kernel *want = gemm && pw__kernel_usable(ctx, gemm) ? gemm : gemv_want;
+        const pw__kernel *want = gemm ? gemm : gemv_want;
         got = family_best(ctx, t, ns[j]);
         CHECK(got == want, "%s at n = %lld at isa %s: %s, want %s", t->family, (long long)ns[j],
               pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
@@ -241,9 +268,6 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
 
 void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
     enum { OUT = 37, IN = 12288, N = 131 };
-    const pw__kernel *k = by_name(base, t->family_gemm_kernel);
-    pw_context_clear_message(base);
-    if (k == NULL || !pw__kernel_usable(base, k)) return;
     pw_context_options o;
     pw_context_options_init(&o);
     o.max_isa = pw_context_isa(base);
@@ -260,7 +284,18 @@ void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
     float *x = malloc(sizeof(float) * (size_t)N * IN);
     pw_rng r = {12};
     for (int64_t i = 0; i < (int64_t)N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
-    pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "one call, two passes");
+    int ran = 0;
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        const size_t stem = strlen(t->kernel_stem);
+        if (strncmp(k->info.name, t->kernel_stem, stem) != 0 ||
+            strncmp(k->info.name + stem, "_gemm_", 6) != 0 || !pw__kernel_usable(ctx, k))
+            continue;
+        pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "one call, two passes");
+        ++ran;
+    }
+    const pw__kernel *best = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
+    CHECK(ran > 0 || best == NULL, "%s ran no GEMM kernel", t->family);
     free(x);
     free(bytes);
     pw_context_destroy(ctx);

@@ -53,11 +53,12 @@ typedef struct pw_test_tiling {
     void (*pack)(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst);
     /* Compares every byte of rec->rec that belongs to row rec->r with rec->src. */
     void (*check_record)(const pw_test_tiling_record *rec);
-    const char *scalar_kernel;    /* the family's portable kernel (always registered) */
-    const char *simd_kernel;      /* the family's AVX-512 kernel: GEMV takes it where usable */
-    const char *gemm_simd_kernel; /* the i8g kernel GEMM takes where simd_kernel is usable */
-    /* the family's GEMM kernel (the same bytes, several rows of X per pass), or NULL */
-    const char *family_gemm_kernel;
+    /* The family's kernels are named <kernel_stem>_<level> (GEMV) and
+     * <kernel_stem>_gemm_<level> (GEMM over the same bytes), the portable one
+     * <kernel_stem>_scalar (always registered); the i8g GEMM kernels of the format
+     * <i8g_stem>_<level>. Levels, best first: pw_test_tiling_levels. */
+    const char *kernel_stem; /* e.g. "q4_0_q4x32k4" */
+    const char *i8g_stem;    /* e.g. "q4_0_i8g32" */
 } pw_test_tiling;
 
 /*
@@ -77,26 +78,36 @@ void pw_test_tiling_layout(pw_context *ctx, const pw_test_tiling *t);
 void pw_test_tiling_refusals(pw_context *ctx, const pw_test_tiling *t);
 
 /*
+ * The kernel named <stem><infix>_<level> for the best level ctx can run that has
+ * one (levels, best first: avx512vnni, avxvnni, avx2 on x86; i8mm, dotprod on
+ * Arm), or NULL. Written out here, not taken from the kernels' priorities, so
+ * that the dispatch checks compare dispatch with an order the test states.
+ */
+const pw__kernel *pw_test_tiling_level_kernel(pw_context *ctx, const char *stem,
+                                              const char *infix);
+
+/*
  * Dispatch through a pw_weight on 37 rows x 3 blocks, at the ISA level base
- * runs at (PACKWISE_ISA): GEMV (n = 1) takes t->simd_kernel with one adapter
- * event to t->family of the whole packed size where that kernel is usable,
- * and no kernel of the family elsewhere; GEMM (n = 4) takes an i8g kernel
- * (t->gemm_simd_kernel where t->simd_kernel is usable); the second GEMV, the
- * second GEMM and a GEMV after them pack nothing more.
+ * runs at (PACKWISE_ISA): GEMV (n = 1) takes the family's kernel of the best
+ * level with one adapter event to t->family of the whole packed size where
+ * one is usable, and no kernel of the family elsewhere; GEMM (n = 4) takes an
+ * i8g kernel (the same level's, where the family has a kernel there); the
+ * second GEMV, the second GEMM and a GEMV after them pack nothing more.
  */
 void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
 
 /*
  * Among the kernels of the family alone (what a policy that keeps one packed
  * form per weight chooses from), at the ISA level ctx runs at: n = 1 takes
- * t->simd_kernel where usable, else t->scalar_kernel; n = 2 and n = 33 take
- * t->family_gemm_kernel where usable. The GEMM kernel ranks below the i8g
- * kernel t->gemm_simd_kernel, so dispatch over every form keeps i8g for GEMM.
+ * the family's GEMV kernel of the best level, else the portable one; n = 2
+ * and n = 33 take the family's GEMM kernel of the best level that has one.
+ * Each family GEMM kernel ranks below the i8g kernel of its level, so
+ * dispatch over every form keeps i8g for GEMM.
  */
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
 
 /*
- * t->family_gemm_kernel, where ctx can run it, against the oracle
+ * Every family GEMM kernel ctx can run (each level's), against the oracle
  * (kernel_oracle.h) in one call on one thread (so no task split shortens its
  * loops): [37, 12288] x n = 131, i.e. a row block of 128 rows whose
  * activations (4.7 MB) take two passes over the input, then a 3-row block,
