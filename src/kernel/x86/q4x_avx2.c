@@ -66,6 +66,7 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
                 w[2], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
             w[3] = _mm256_add_epi16(
                 w[3], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
+            for (int q = 0; q < 4; ++q) PW__T32A_KEEP(w[q]);
         }
         const __m256i one = _mm256_set1_epi16(1);
         for (int q = 0; q < 4; ++q) dot[q] = _mm256_add_epi32(c, _mm256_madd_epi16(w[q], one));
@@ -114,6 +115,8 @@ Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                     lo[r] = _mm256_add_epi16(lo[r], _mm256_maddubs_epi16(vl, a));
                     hi[r] = _mm256_add_epi16(hi[r], _mm256_maddubs_epi16(vh, a));
                 }
+                PW__T32A_KEEP(lo[r]);
+                PW__T32A_KEEP(hi[r]);
             }
         }
         const __m256 dl = pw__t32a_f16x8(rec + PW__Q4X_SCALES + 16 * h);

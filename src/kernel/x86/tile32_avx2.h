@@ -38,6 +38,13 @@
 
 #define PW__T32A_INLINE static inline __attribute__((always_inline))
 
+/* The running sum v as it stands, in a register: GCC reassociates a chain of integer
+ * vector adds over an unrolled loop into a tree, computing every product of the
+ * record first and spilling them to the stack (the AVX2 Q4_0 GEMM kernel stored 64
+ * products a record that way and ran at 37% of the int8 peak). An empty asm that
+ * takes and gives v back pins the chain's order. */
+#define PW__T32A_KEEP(v) __asm__("" : "+x"(v))
+
 /* Four activation bytes (one dword) broadcast to every int32 lane: vbroadcastss from
  * memory, a load-port operation (set1 of an int32 costs a vmovd and a shuffle). */
 PW__T32A_INLINE __m256i pw__t32a_bcast4(const int8_t *p) {
