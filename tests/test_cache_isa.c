@@ -12,7 +12,9 @@
  * row); files prepacked under compact and under fastest at the native level; used at
  * native, at avxvnni and avx2 (x86) or neon (Arm), and at scalar, under compact and
  * fastest. On x86 also a file prepacked at avxvnni, which must serve avx2 whole: the
- * AVX2 and AVX-VNNI kernels read the same packed bytes (x86/avx2_level.h).
+ * AVX2 and AVX-VNNI kernels read the same packed bytes (x86/avx2_level.h). Under compact,
+ * a weight whose kernel at the lower level reads a 32-row family (q4x32k4, q8x32k4,
+ * q4kx32k4, q6kx32k4: one packed form for every ISA) must be served from the native file.
  */
 #include "pw_test.h"
 
@@ -118,6 +120,13 @@ static int use_cache(pw_isa isa, pw_memory_policy policy, const char *cache_path
                   "%s at %s/%s: %d of %d forms packed, cache event '%s'", v.name, pw_isa_name(isa),
                   pw_memory_policy_name(policy), info.forms - info.from_cache, info.forms, ev.reason);
         }
+        /* under compact a weight holds one form: when the kernel at this level reads one of
+         * the 32-row families (*_<family>x32k4_<level>), whose bytes every level shares, the
+         * file made at native holds exactly that form, so it must be served, not repacked */
+        if (policy == PW_MEMORY_COMPACT && strstr(info.kernel_gemv, "x32k4_") != NULL)
+            CHECK(all_served && info.forms == 1, "%s at %s/compact: GEMV reads %s, yet %d of %d forms "
+                  "served (%s)", v.name, pw_isa_name(isa), info.kernel_gemv, info.from_cache,
+                  info.forms, ev.reason);
         if (expect_all)
             CHECK(all_served, "%s at the level the file was made: %d of %d forms served (%s)", v.name,
                   info.from_cache, info.forms, ev.reason);
