@@ -37,38 +37,55 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
     const __m256i m = _mm256_set1_epi8(0x0F);
     const __m256i c = _mm256_set1_epi32(-8 * xb->sum);
     if (PW__VNNI) {
+        /* two chains per sum (even and odd steps): 8 dependent vpdpbusd a record
+         * would make the record's latency, not its throughput, the limit */
         __m256i lo0 = c, lo1 = c, all0 = _mm256_set1_epi32(17 * -8 * xb->sum), all1 = all0;
+        __m256i lo0b = _mm256_setzero_si256(), lo1b = lo0b, all0b = lo0b, all1b = lo0b;
 #pragma GCC unroll 8
-        for (int s = 0; s < 8; ++s) {
+        for (int s = 0; s < 8; s += 2) {
             const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
             const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
             const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
+            const __m256i u0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 64));
+            const __m256i u1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 96));
+            const __m256i b = pw__t32a_bcast4(xb->qs + 4 * s + 4);
             lo0 = pw__dpbusd(lo0, _mm256_and_si256(v0, m), a);
             lo1 = pw__dpbusd(lo1, _mm256_and_si256(v1, m), a);
             all0 = pw__dpbusd(all0, v0, a);
             all1 = pw__dpbusd(all1, v1, a);
+            lo0b = pw__dpbusd(lo0b, _mm256_and_si256(u0, m), b);
+            lo1b = pw__dpbusd(lo1b, _mm256_and_si256(u1, m), b);
+            all0b = pw__dpbusd(all0b, u0, b);
+            all1b = pw__dpbusd(all1b, u1, b);
         }
+        lo0 = _mm256_add_epi32(lo0, lo0b);
+        lo1 = _mm256_add_epi32(lo1, lo1b);
+        all0 = _mm256_add_epi32(all0, all0b);
+        all1 = _mm256_add_epi32(all1, all1b);
         dot[0] = lo0;
         dot[1] = lo1;
         dot[2] = _mm256_srai_epi32(_mm256_sub_epi32(all0, lo0), 4);
         dot[3] = _mm256_srai_epi32(_mm256_sub_epi32(all1, lo1), 4);
     } else {
-        __m256i w[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                        _mm256_setzero_si256()};
+        __m256i w0 = _mm256_setzero_si256(), w1 = w0, w2 = w0, w3 = w0;
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
             const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
             const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
             const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
-            w[0] = _mm256_add_epi16(w[0], _mm256_maddubs_epi16(_mm256_and_si256(v0, m), a));
-            w[1] = _mm256_add_epi16(w[1], _mm256_maddubs_epi16(_mm256_and_si256(v1, m), a));
-            w[2] = _mm256_add_epi16(
-                w[2], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
-            w[3] = _mm256_add_epi16(
-                w[3], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
-            for (int q = 0; q < 4; ++q) PW__T32A_KEEP(w[q]);
+            w0 = _mm256_add_epi16(w0, _mm256_maddubs_epi16(_mm256_and_si256(v0, m), a));
+            w1 = _mm256_add_epi16(w1, _mm256_maddubs_epi16(_mm256_and_si256(v1, m), a));
+            w2 = _mm256_add_epi16(
+                w2, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
+            w3 = _mm256_add_epi16(
+                w3, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
+            PW__T32A_KEEP(w0); /* named, not an array: an array element pinned by asm */
+            PW__T32A_KEEP(w1); /* lives on the stack */
+            PW__T32A_KEEP(w2);
+            PW__T32A_KEEP(w3);
         }
         const __m256i one = _mm256_set1_epi16(1);
+        const __m256i w[4] = {w0, w1, w2, w3};
         for (int q = 0; q < 4; ++q) dot[q] = _mm256_add_epi32(c, _mm256_madd_epi16(w[q], one));
     }
 }
