@@ -203,6 +203,9 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
                     dot[2], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
                 dot[3] = _mm256_add_epi16(
                     dot[3], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
+                /* one chain per group, step by step: GCC otherwise reassociates the
+                 * integer sums into trees and spills the products */
+                __asm__("" : "+x"(dot[0]), "+x"(dot[1]), "+x"(dot[2]), "+x"(dot[3]));
             }
         }
         if (PW__VNNI) {
@@ -261,6 +264,7 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                     } else { /* int16 sums, exact (the file's comment) */
                         dt[i][0] = _mm256_add_epi16(dt[i][0], _mm256_maddubs_epi16(lo, a));
                         dt[i][1] = _mm256_add_epi16(dt[i][1], _mm256_maddubs_epi16(hi, a));
+                        __asm__("" : "+x"(dt[i][0]), "+x"(dt[i][1])); /* as in q4kxa_block */
                     }
                 }
             }
