@@ -69,49 +69,60 @@
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KXA_PF_CHUNK (PW__Q4KX_RECORD / 8)
 
-/* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). */
+/* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
+ * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
+ * it is used; the GEMM decode widens all of them into sc once for every panel. */
 typedef struct q4kxa_rec {
-    int32_t sc[8][4][8]; /* sub-block t: int32 scale (AVX-VNNI) or words [sc, sc] (AVX2) */
-    int32_t mn[4][4][8]; /* words [m_2k, m_2k+1] */
+    int32_t sc[8][4][8];  /* sub-block t: int32 scale (AVX-VNNI) or words [sc, sc] (AVX2) */
+    int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
     float d[4][8], dmin[4][8];
+    uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
 } q4kxa_rec;
 _Static_assert(sizeof(q4kxa_rec) <= PW__T32KA_SCRATCH, "q4kxa_rec fits the loop's scratch");
 
-/* 8 bytes (one group's rows) widened to the scale form of this level. */
-Q4KXA_INLINE __m256i q4kxa_widen_scale(__m128i b) {
-    if (PW__VNNI) return _mm256_cvtepu8_epi32(b);
-    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b)); /* [sc, sc] */
+/* Group g's scales of sub-block t in this level's form, from the scale bytes: the 16
+ * bytes of rows 16 (g / 2) .. +15 in both 128-bit lanes (a broadcast load), then one
+ * vpshufb puts row 8g + j's byte in dword j: [sc, 0, 0, 0] (int32, AVX-VNNI) or
+ * [sc, 0, sc, 0] (words [sc, sc], AVX2). One shuffle, where widening instructions
+ * (vpmovzx, unpacks, lane extracts) took two to three. */
+Q4KXA_INLINE __m256i q4kxa_scale(const q4kxa_rec *rs, int t, int g) {
+    const __m256i src =
+        _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(rs->scb[t] + 16 * (g / 2))));
+    const char z = (char)0x80, o = (char)(8 * (g % 2)); /* z: vpshufb writes 0 */
+    const __m256i ctl =
+        PW__VNNI ? _mm256_setr_epi8(o, z, z, z, o + 1, z, z, z, o + 2, z, z, z, o + 3, z, z, z,
+                                    o + 4, z, z, z, o + 5, z, z, z, o + 6, z, z, z, o + 7, z, z, z)
+                 : _mm256_setr_epi8(o, z, o, z, o + 1, z, o + 1, z, o + 2, z, o + 2, z, o + 3, z,
+                                    o + 3, z, o + 4, z, o + 4, z, o + 5, z, o + 5, z, o + 6, z,
+                                    o + 6, z, o + 7, z, o + 7, z);
+    return _mm256_shuffle_epi8(src, ctl);
 }
 
-/* Decode record rec's scales, mins, d and dmin into rs. */
+/* Decode record rec's scales (as bytes), mins, d and dmin into rs. */
 Q4KXA_INLINE void q4kxa_decode(const uint8_t *rec, q4kxa_rec *rs) {
     const uint8_t *p = rec + PW__Q4KX_SCALES;
-    __m256i b[12]; /* byte i of rows 0..31: byte r of the ymm is row r */
+    __m256i b[12]; /* byte i of rows 0..31: byte r of the ymm is row r; two broadcast
+                    * loads and a blend, no shuffle */
     for (int i = 0; i < 12; ++i)
-        b[i] = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * i))),
-            _mm_loadu_si128((const __m128i *)(p + 192 + 16 * i)), 1);
+        b[i] = _mm256_blend_epi32(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * i))),
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 192 + 16 * i))),
+            0xF0);
     const __m256i m63 = _mm256_set1_epi8(63), m0f = _mm256_set1_epi8(0x0F),
                   m30 = _mm256_set1_epi8(0x30);
-    __m256i sc[8], mn[8];
+    __m256i mn[8];
     for (int t = 0; t < 4; ++t) {
         /* sub-blocks 0..3: the low 6 bits of bytes t (scale) and t + 4 (min); 4..7:
          * the low (scale) or high (min) nibble of byte t + 8 and, as bits 4-5, the top
          * two bits of byte t (scale) or t + 4 (min). The 16-bit shifts carry bits
          * across bytes that the masks then drop. */
-        sc[t] = _mm256_and_si256(b[t], m63);
+        _mm256_store_si256((__m256i *)rs->scb[t], _mm256_and_si256(b[t], m63));
         mn[t] = _mm256_and_si256(b[t + 4], m63);
-        sc[t + 4] = _mm256_or_si256(_mm256_and_si256(b[t + 8], m0f),
-                                    _mm256_and_si256(_mm256_srli_epi16(b[t], 2), m30));
+        _mm256_store_si256((__m256i *)rs->scb[t + 4],
+                           _mm256_or_si256(_mm256_and_si256(b[t + 8], m0f),
+                                           _mm256_and_si256(_mm256_srli_epi16(b[t], 2), m30)));
         mn[t + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[t + 8], 4), m0f),
                                     _mm256_and_si256(_mm256_srli_epi16(b[t + 4], 2), m30));
-    }
-    for (int t = 0; t < 8; ++t) {
-        const __m128i l = _mm256_castsi256_si128(sc[t]), h = _mm256_extracti128_si256(sc[t], 1);
-        _mm256_store_si256((__m256i *)rs->sc[t][0], q4kxa_widen_scale(l));
-        _mm256_store_si256((__m256i *)rs->sc[t][1], q4kxa_widen_scale(_mm_srli_si128(l, 8)));
-        _mm256_store_si256((__m256i *)rs->sc[t][2], q4kxa_widen_scale(h));
-        _mm256_store_si256((__m256i *)rs->sc[t][3], q4kxa_widen_scale(_mm_srli_si128(h, 8)));
     }
     for (int k = 0; k < 4; ++k) {
         /* byte pairs [m_2k, m_2k+1]: rows 0..7 | 16..23, then 8..15 | 24..31 */
@@ -151,8 +162,7 @@ Q4KXA_INLINE __m256i q4kxa_min_dot(const q4kxa_rec *rs, int g, const int32_t pai
 
 /* S += dot * scale: vpmulld on int32 dots (AVX-VNNI), vpmaddwd of the int16 pair sums
  * by [sc, sc] (AVX2). */
-Q4KXA_INLINE __m256i q4kxa_scale_add(__m256i s, __m256i dot, const int32_t *sc) {
-    const __m256i v = _mm256_load_si256((const __m256i *)sc);
+Q4KXA_INLINE __m256i q4kxa_scale_add(__m256i s, __m256i dot, __m256i v) {
     return _mm256_add_epi32(s, PW__VNNI ? _mm256_mullo_epi32(dot, v) : _mm256_madd_epi16(dot, v));
 }
 
@@ -213,7 +223,7 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
             dot[3] = _mm256_sub_epi32(dot[3], dot[1]);
         }
 #pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) s[g] = q4kxa_scale_add(s[g], dot[g], rs.sc[t][g]);
+        for (int g = 0; g < 4; ++g) s[g] = q4kxa_scale_add(s[g], dot[g], q4kxa_scale(&rs, t, g));
     }
     if (PW__VNNI) {
         s[2] = _mm256_srai_epi32(s[2], 4);
@@ -227,7 +237,14 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
 
 /* ---- GEMM ---- */
 
-static void q4kxa_gemm_decode(const uint8_t *rec, void *rs) { q4kxa_decode(rec, rs); }
+/* The GEMM loop's decode: q4kxa_decode, then every scale widened once for all panels. */
+static void q4kxa_gemm_decode(const uint8_t *rec, void *out) {
+    q4kxa_rec *rs = out;
+    q4kxa_decode(rec, rs);
+    for (int t = 0; t < 8; ++t)
+        for (int g = 0; g < 4; ++g)
+            _mm256_store_si256((__m256i *)rs->sc[t][g], q4kxa_scale(rs, t, g));
+}
 
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Half h of
  * every step (groups h and 2 + h) at a time, so that the 2 x mr chains of one
@@ -268,10 +285,12 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                     }
                 }
             }
+            const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+            const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
 #pragma GCC unroll 4
             for (int i = 0; i < mr; ++i) {
-                sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], rs->sc[t][h]);
-                sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], rs->sc[t][2 + h]);
+                sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
+                sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
             }
         }
 #pragma GCC unroll 4
