@@ -64,7 +64,7 @@
 
 #define Q4KXA_INLINE static inline __attribute__((always_inline))
 
-#define Q4KXA_MR 4 /* most rows of X per GEMM panel */
+#define Q4KXA_MR (PW__VNNI ? 5 : 4) /* most rows of X per GEMM panel */
 
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KXA_PF_CHUNK (PW__Q4KX_RECORD / 8)
@@ -77,6 +77,7 @@ typedef struct q4kxa_rec {
     int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
     float d[4][8], dmin[4][8];
     uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
+    float scf[8][4][8];   /* AVX-VNNI GEMM: sc as f32, groups 2 and 3 over 16 */
 } q4kxa_rec;
 _Static_assert(sizeof(q4kxa_rec) <= PW__T32KA_SCRATCH, "q4kxa_rec fits the loop's scratch");
 
@@ -167,10 +168,10 @@ Q4KXA_INLINE __m256i q4kxa_scale_add(__m256i s, __m256i dot, __m256i v) {
 }
 
 /* acc += (f32(s) * d - f32(m) * dmin) * xd for group g. */
-Q4KXA_INLINE __m256 q4kxa_finish(__m256 acc, __m256i s, __m256i m, const q4kxa_rec *rs, int g,
+Q4KXA_INLINE __m256 q4kxa_finish(__m256 acc, __m256 s, __m256i m, const q4kxa_rec *rs, int g,
                                  __m256 xd) {
     const __m256 f = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps(rs->dmin[g]),
-                                      _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_load_ps(rs->d[g])));
+                                      _mm256_mul_ps(s, _mm256_load_ps(rs->d[g])));
     return _mm256_fmadd_ps(f, xd, acc);
 }
 
@@ -232,7 +233,8 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g)
-        acc[g] = q4kxa_finish(acc[g], s[g], q4kxa_min_dot(&rs, g, pairs), &rs, g, xd);
+        acc[g] = q4kxa_finish(acc[g], _mm256_cvtepi32_ps(s[g]), q4kxa_min_dot(&rs, g, pairs), &rs,
+                              g, xd);
 }
 
 /* ---- GEMM ---- */
@@ -242,8 +244,14 @@ static void q4kxa_gemm_decode(const uint8_t *rec, void *out) {
     q4kxa_rec *rs = out;
     q4kxa_decode(rec, rs);
     for (int t = 0; t < 8; ++t)
-        for (int g = 0; g < 4; ++g)
-            _mm256_store_si256((__m256i *)rs->sc[t][g], q4kxa_scale(rs, t, g));
+        for (int g = 0; g < 4; ++g) {
+            const __m256i sc = q4kxa_scale(rs, t, g);
+            if (PW__VNNI)
+                _mm256_store_ps(rs->scf[t][g], _mm256_mul_ps(_mm256_cvtepi32_ps(sc),
+                                                             _mm256_set1_ps(g < 2 ? 1.0f : 0.0625f)));
+            else
+                _mm256_store_si256((__m256i *)rs->sc[t][g], sc);
+        }
 }
 
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Half h of
@@ -257,21 +265,26 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
 #pragma GCC unroll 1
     for (int h = 0; h < 2; ++h) {
         __m256i sacc[Q4KXA_MR][2];
-#pragma GCC unroll 4
-        for (int i = 0; i < mr; ++i) sacc[i][0] = sacc[i][1] = _mm256_setzero_si256();
+        __m256 fs[Q4KXA_MR][2];
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; ++i) {
+            sacc[i][0] = sacc[i][1] = _mm256_setzero_si256();
+            fs[i][0] = fs[i][1] = _mm256_setzero_ps();
+        }
 #pragma GCC unroll 1
         for (int t = 0; t < 8; ++t) {
             if (pf && h == 0) pw__t32a_prefetch_l1(pf + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
             __m256i dt[Q4KXA_MR][2];
-#pragma GCC unroll 4
+#pragma GCC unroll 6
             for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm256_setzero_si256();
 #pragma GCC unroll 8
             for (int u = 0; u < 8; ++u) {
                 const int st = 8 * t + u;
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32 * h));
                 const __m256i lo = _mm256_and_si256(v, m);
-                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
-#pragma GCC unroll 4
+                /* AVX-VNNI: the whole byte, made 16 x the high nibbles' dot below */
+                const __m256i hi = PW__VNNI ? v : _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) {
                     const __m256i a = pw__t32a_bcast4(
                         (const int8_t *)(x[i] + offsetof(pw__q8_256, qs)) + 4 * st);
@@ -285,22 +298,36 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                     }
                 }
             }
-            const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
-            const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
-#pragma GCC unroll 4
-            for (int i = 0; i < mr; ++i) {
-                sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
-                sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
+            if (PW__VNNI)
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) dt[i][1] = _mm256_sub_epi32(dt[i][1], dt[i][0]);
+            if (PW__VNNI) {
+                const __m256 sc_lo = _mm256_load_ps(rs->scf[t][h]);
+                const __m256 sc_hi = _mm256_load_ps(rs->scf[t][2 + h]);
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) {
+                    fs[i][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][0]), sc_lo, fs[i][0]);
+                    fs[i][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][1]), sc_hi, fs[i][1]);
+                }
+            } else {
+                const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+                const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) {
+                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
+                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
+                }
             }
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int i = 0; i < mr; ++i) {
             const __m256 xd = _mm256_set1_ps(((const pw__q8_256 *)x[i])->d);
 #pragma GCC unroll 2
             for (int n = 0; n < 2; ++n) {
                 const int g = h + 2 * n;
                 float *y = yb + 32 * i + 8 * g;
-                _mm256_store_ps(y, q4kxa_finish(_mm256_load_ps(y), sacc[i][n],
+                const __m256 sf = PW__VNNI ? fs[i][n] : _mm256_cvtepi32_ps(sacc[i][n]);
+                _mm256_store_ps(y, q4kxa_finish(_mm256_load_ps(y), sf,
                                                 q4kxa_min_dot(rs, g, pairs[i]), rs, g, xd));
             }
         }
@@ -325,7 +352,7 @@ static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
     default: break;
     }
 }
-_Static_assert(Q4KXA_MR <= PW__T32KA_MR_MAX && Q4KXA_MR <= 6, "panel heights of the switch");
+_Static_assert(Q4KXA_MR <= PW__T32KA_MR_MAX, "panel heights of the switch");
 
 static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block);
