@@ -15,28 +15,31 @@
  * 24..31, four k values per int32 lane. Group g = rows 8g .. 8g+7 of the tile
  * is the low nibbles of half g (g = 0, 1) or the high nibbles of half g - 2.
  *
- * Scales: the 12 packed bytes of 32 rows (byte i of rows 0..15 and of rows
- * 16..31: 16 bytes each) make 12 ymm of one byte per row, from which ~40 byte
- * operations give the 6-bit scale and min of every row and sub-block, one ymm
- * per sub-block (q4kxa_decode). They are widened once per record into the
- * form the dots need: per (sub-block, group) 8 int32 scales for vpmulld
- * (AVX-VNNI) or 8 word pairs [sc, sc] for vpmaddwd (AVX2), and per pair of
- * sub-blocks the words [m_2k, m_2k+1] of each row for one vpmaddwd against
- * the activations' sums [b_2k, b_2k+1] (b_t = the sum of sub-block t's 32
- * activations, from bsums): four vpmaddwd a group give sum_t m_t b_t.
+ * Scales (q4kxa_decode): the 12 packed bytes of 32 rows (byte i of rows 0..15
+ * and of rows 16..31: 16 bytes each) make 12 ymm of one byte per row (two
+ * broadcast loads and a blend each), from which ~40 byte operations give the
+ * 6-bit scale and min of every row and sub-block. A scale of sub-block t for
+ * group g is then one vpshufb of a broadcast load of 16 scale bytes: int32
+ * lanes for vpmulld (AVX-VNNI GEMV), word pairs [sc, sc] for vpmaddwd (AVX2).
+ * Mins: per pair of sub-blocks the words [m_2k, m_2k+1] of each row, for one
+ * vpmaddwd against the activations' sums [b_2k, b_2k+1] (b_t = the sum of
+ * sub-block t's 32 activations, from bsums): four vpmaddwd a group give
+ * M = sum_t m_t b_t.
  *
  * Per sub-block t (8 steps) and group, with a_s = bcast(x.qs[4s .. 4s+3]):
  *
- *   AVX-VNNI  GEMV: lo = sum_s dpbusd(v & 0x0F, a_s), all = sum_s dpbusd(v, a_s),
+ *   AVX-VNNI  lo = sum_s dpbusd(v & 0x0F, a_s), all = sum_s dpbusd(v, a_s),
  *             hi = all - lo = 16 x the high-nibble dot (q4kx_avx512.c's
- *             derivation): one mask and two vpdpbusd per ymm; S += dot * sc_t
- *             (vpmulld), the high groups' S >> 4 at the end (exact).
+ *             derivation): one mask and two vpdpbusd per ymm. GEMV: S += dot *
+ *             sc_t (vpmulld), the high groups' S >> 4 at the end (exact).
  *   AVX2      vpmaddubsw saturates its int16 pair sums, so the whole byte (up
  *             to 255) cannot be a factor: both nibbles are masked (3 ops per
  *             ymm), and the int16 pair sums of the sub-block's 8 steps are
  *             added in int16: |.| <= 8 * 2 * 15 * 127 = 30480 (exact; even
  *             with -128 activations 30720 < 32767). One vpmaddwd by the word
- *             pairs [sc, sc] then both widens and scales: S += w * sc_t.
+ *             pairs [sc, sc] then both widens and scales: S += w * sc_t. (An
+ *             empty asm per step keeps GCC from reassociating these int16 sums
+ *             into trees that spill: 26.0 -> 20.6 us in the warm GEMV below.)
  *
  *   end of record, per group:  acc += (f32(S) * d - f32(M) * dmin) * x.d
  *
@@ -44,12 +47,28 @@
  * 127 = 975360, |S| <= 8 * 63 * 975360 < 2^29; AVX2 |S| <= 8 * 63 * 60960 <
  * 2^25; |M| <= 8 * 63 * 4064 < 2^21. All exact in int32.
  *
- * GEMM (tile32_kgemm_avx2.h): per half of a step (both nibbles unpacked once:
- * three operations for the panel's mr rows) 2 x mr dot chains, one sub-block
- * long, then S[i][nibble] += chain * sc as above; the record's scales decoded
- * once for every panel. Both nibbles are masked at both levels (the
- * `all - lo` form would save the shift and one mask per ymm, shared by mr
- * rows, at the cost of one subtraction per row and chain).
+ * GEMM (tile32_kgemm_avx2.h): the record's scales decoded and widened once
+ * for every panel; per half of a step, its nibbles unpacked once for the
+ * panel's mr rows of X, 2 x mr dot chains one sub-block long, then S[i][n] +=
+ * chain * sc. AVX2: mr = 4 (8 chains, the unpacked bytes, mask and broadcast:
+ * 13 ymm; 5 or 6 rows spilled and ran at half the speed), both nibbles
+ * masked, S in int32 as in the GEMV. AVX-VNNI: mr = 5, the high chains on the
+ * whole byte (all - lo: no shift and mask per step), and S in f32
+ * (vcvtdq2ps + vfmadd by the f32 scale, over 16 for the high groups:
+ * each product sc * dot is an integer below 2^22, exact; the sum of 8 rounds
+ * at most by 2^-24 relative), which measured 4% faster than vpmulld +
+ * vpaddd, and the whole-byte chains with 5 rows 2% faster than 4 rows masked.
+ *
+ * Measured (2-core shared VM, AMD EPYC (Zen 5), load average 7-10 from
+ * other work, so every figure is a range over runs):
+ *   warm GEMV, [192, 8192] in L2, 1 thread, best of 3000 calls, about 3 us
+ *   of it the activations' quantization and call: avx2 20.2-23.3 us,
+ *   avxvnni 16.4-17.8 us, avx512vnni kernel 11.2-13.6 us.
+ *   packwise bench --formats Q4_K --shapes 11008x4096 --batch 1,128
+ *   --threads 1, 3 runs: GEMV avx2 69-82% of the read, avxvnni 65-93%
+ *   (avx512vnni in the same runs 71-81%); GEMM avx2 55-60% of the int8 peak,
+ *   avxvnni 53-62% (avx512vnni 51-64% of its own). The row-major kernels
+ *   these replace measured GEMV 49% (avx2) / 53% (avxvnni), GEMM 16%.
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes
  * are computed and not stored.
@@ -71,9 +90,10 @@
 
 /* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
  * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
- * it is used; the GEMM decode widens all of them into sc once for every panel. */
+ * it is used; the GEMM decode widens all of them once for every panel, into sc (AVX2)
+ * or scf (AVX-VNNI). */
 typedef struct q4kxa_rec {
-    int32_t sc[8][4][8];  /* sub-block t: int32 scale (AVX-VNNI) or words [sc, sc] (AVX2) */
+    int32_t sc[8][4][8];  /* AVX2 GEMM: sub-block t's words [sc, sc] */
     int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
     float d[4][8], dmin[4][8];
     uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
@@ -264,8 +284,8 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
     const __m256i m = _mm256_set1_epi8(0x0F);
 #pragma GCC unroll 1
     for (int h = 0; h < 2; ++h) {
-        __m256i sacc[Q4KXA_MR][2];
-        __m256 fs[Q4KXA_MR][2];
+        __m256i sacc[Q4KXA_MR][2]; /* AVX2: int32 S */
+        __m256 fs[Q4KXA_MR][2];    /* AVX-VNNI: f32 S */
 #pragma GCC unroll 6
         for (int i = 0; i < mr; ++i) {
             sacc[i][0] = sacc[i][1] = _mm256_setzero_si256();
