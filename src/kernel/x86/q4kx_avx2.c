@@ -1,0 +1,392 @@
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "q4kx_avx2.c needs AVX2, FMA and F16C (the build sets them for *_avx2.c and *_avxvnni.c)"
+#endif
+/*
+ * AVX2 and AVX-VNNI GEMV and GEMM over the q4kx32k4 family (layout in
+ * kernel/q4kx.h): Q4_K in the bytes the AVX-512 kernels read, so a weight
+ * packed (or a cache file written) on an AVX-512 machine serves these levels
+ * as it is. The GEMV loop is tile32_avx2.h's, the GEMM loop
+ * tile32_kgemm_avx2.h's; this file is the record functions, built twice
+ * (avx2_level.h: as itself, and through q4kx_avxvnni.c). Activations are
+ * pw__q8_256 rows (|qs| <= 127).
+ *
+ * A 64-byte step s of a record is two ymm: half 0, bytes [64s, 64s + 32),
+ * holds rows 0..7 (low nibbles) and 16..23 (high), half 1 rows 8..15 and
+ * 24..31, four k values per int32 lane. Group g = rows 8g .. 8g+7 of the tile
+ * is the low nibbles of half g (g = 0, 1) or the high nibbles of half g - 2.
+ *
+ * Scales (q4kxa_decode): the 12 packed bytes of 32 rows (byte i of rows 0..15
+ * and of rows 16..31: 16 bytes each) make 12 ymm of one byte per row (two
+ * broadcast loads and a blend each), from which ~40 byte operations give the
+ * 6-bit scale and min of every row and sub-block. A scale of sub-block t for
+ * group g is then one vpshufb of a broadcast load of 16 scale bytes: int32
+ * lanes for vpmulld (AVX-VNNI GEMV), word pairs [sc, sc] for vpmaddwd (AVX2).
+ * Mins: per pair of sub-blocks the words [m_2k, m_2k+1] of each row, for one
+ * vpmaddwd against the activations' sums [b_2k, b_2k+1] (b_t = the sum of
+ * sub-block t's 32 activations, from bsums): four vpmaddwd a group give
+ * M = sum_t m_t b_t.
+ *
+ * Per sub-block t (8 steps) and group, with a_s = bcast(x.qs[4s .. 4s+3]):
+ *
+ *   AVX-VNNI  lo = sum_s dpbusd(v & 0x0F, a_s), all = sum_s dpbusd(v, a_s),
+ *             hi = all - lo = 16 x the high-nibble dot (q4kx_avx512.c's
+ *             derivation): one mask and two vpdpbusd per ymm. GEMV: S += dot *
+ *             sc_t (vpmulld), the high groups' S >> 4 at the end (exact).
+ *   AVX2      vpmaddubsw saturates its int16 pair sums, so the whole byte (up
+ *             to 255) cannot be a factor: both nibbles are masked (3 ops per
+ *             ymm), and the int16 pair sums of the sub-block's 8 steps are
+ *             added in int16: |.| <= 8 * 2 * 15 * 127 = 30480 (exact; even
+ *             with -128 activations 30720 < 32767). One vpmaddwd by the word
+ *             pairs [sc, sc] then both widens and scales: S += w * sc_t. (An
+ *             empty asm per step keeps GCC from reassociating these int16 sums
+ *             into trees that spill: 26.0 -> 20.6 us in the warm GEMV below.)
+ *
+ *   end of record, per group:  acc += (f32(S) * d - f32(M) * dmin) * x.d
+ *
+ * Integer range: AVX-VNNI |lo| <= 32 * 15 * 127 = 60960, |hi| <= 32 * 240 *
+ * 127 = 975360, |S| <= 8 * 63 * 975360 < 2^29; AVX2 |S| <= 8 * 63 * 60960 <
+ * 2^25; |M| <= 8 * 63 * 4064 < 2^21. All exact in int32.
+ *
+ * GEMM (tile32_kgemm_avx2.h): the record's scales decoded and widened once
+ * for every panel; per half of a step, its nibbles unpacked once for the
+ * panel's mr rows of X, 2 x mr dot chains one sub-block long, then S[i][n] +=
+ * chain * sc. AVX2: mr = 4 (8 chains, the unpacked bytes, mask and broadcast:
+ * 13 ymm; 5 or 6 rows spilled and ran at half the speed), both nibbles
+ * masked, S in int32 as in the GEMV. AVX-VNNI: mr = 5, the high chains on the
+ * whole byte (all - lo: no shift and mask per step), and S in f32
+ * (vcvtdq2ps + vfmadd by the f32 scale, over 16 for the high groups:
+ * each product sc * dot is an integer below 2^22, exact; the sum of 8 rounds
+ * at most by 2^-24 relative), which measured 4% faster than vpmulld +
+ * vpaddd, and the whole-byte chains with 5 rows 2% faster than 4 rows masked.
+ *
+ * Measured (2-core shared VM, AMD EPYC (Zen 5), load average 7-10 from
+ * other work, so every figure is a range over runs):
+ *   warm GEMV, [192, 8192] in L2, 1 thread, best of 3000 calls, about 3 us
+ *   of it the activations' quantization and call: avx2 20.2-23.3 us,
+ *   avxvnni 16.4-17.8 us, avx512vnni kernel 11.2-13.6 us.
+ *   packwise bench --formats Q4_K --shapes 11008x4096 --batch 1,128
+ *   --threads 1, 3 runs: GEMV avx2 69-82% of the read, avxvnni 65-93%
+ *   (avx512vnni in the same runs 71-81%); GEMM avx2 55-60% of the int8 peak,
+ *   avxvnni 53-62% (avx512vnni 51-64% of its own). The row-major kernels
+ *   these replace measured GEMV 49% (avx2) / 53% (avxvnni), GEMM 16%.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes
+ * are computed and not stored.
+ */
+#include "format/blocks.h"
+#include "kernel/q4kx.h"
+#include "kernel/x86/tile32_avx2.h"
+#include "kernel/x86/tile32_kgemm_avx2.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define Q4KXA_INLINE static inline __attribute__((always_inline))
+
+#define Q4KXA_MR (PW__VNNI ? 5 : 4) /* most rows of X per GEMM panel */
+
+/* Record bytes each sub-block prefetches: 8 of them cover the record. */
+#define Q4KXA_PF_CHUNK (PW__Q4KX_RECORD / 8)
+
+/* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
+ * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
+ * it is used; the GEMM decode widens all of them once for every panel, into sc (AVX2)
+ * or scf (AVX-VNNI). */
+typedef struct q4kxa_rec {
+    int32_t sc[8][4][8];  /* AVX2 GEMM: sub-block t's words [sc, sc] */
+    int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
+    float d[4][8], dmin[4][8];
+    uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
+    float scf[8][4][8];   /* AVX-VNNI GEMM: sc as f32, groups 2 and 3 over 16 */
+} q4kxa_rec;
+_Static_assert(sizeof(q4kxa_rec) <= PW__T32KA_SCRATCH, "q4kxa_rec fits the loop's scratch");
+
+/* Group g's scales of sub-block t in this level's form, from the scale bytes: the 16
+ * bytes of rows 16 (g / 2) .. +15 in both 128-bit lanes (a broadcast load), then one
+ * vpshufb puts row 8g + j's byte in dword j: [sc, 0, 0, 0] (int32, AVX-VNNI) or
+ * [sc, 0, sc, 0] (words [sc, sc], AVX2). One shuffle, where widening instructions
+ * (vpmovzx, unpacks, lane extracts) took two to three. */
+Q4KXA_INLINE __m256i q4kxa_scale(const q4kxa_rec *rs, int t, int g) {
+    const __m256i src =
+        _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(rs->scb[t] + 16 * (g / 2))));
+    const char z = (char)0x80, o = (char)(8 * (g % 2)); /* z: vpshufb writes 0 */
+    const __m256i ctl =
+        PW__VNNI ? _mm256_setr_epi8(o, z, z, z, o + 1, z, z, z, o + 2, z, z, z, o + 3, z, z, z,
+                                    o + 4, z, z, z, o + 5, z, z, z, o + 6, z, z, z, o + 7, z, z, z)
+                 : _mm256_setr_epi8(o, z, o, z, o + 1, z, o + 1, z, o + 2, z, o + 2, z, o + 3, z,
+                                    o + 3, z, o + 4, z, o + 4, z, o + 5, z, o + 5, z, o + 6, z,
+                                    o + 6, z, o + 7, z, o + 7, z);
+    return _mm256_shuffle_epi8(src, ctl);
+}
+
+/* Decode record rec's scales (as bytes), mins, d and dmin into rs. */
+Q4KXA_INLINE void q4kxa_decode(const uint8_t *rec, q4kxa_rec *rs) {
+    const uint8_t *p = rec + PW__Q4KX_SCALES;
+    __m256i b[12]; /* byte i of rows 0..31: byte r of the ymm is row r; two broadcast
+                    * loads and a blend, no shuffle */
+    for (int i = 0; i < 12; ++i)
+        b[i] = _mm256_blend_epi32(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * i))),
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 192 + 16 * i))),
+            0xF0);
+    const __m256i m63 = _mm256_set1_epi8(63), m0f = _mm256_set1_epi8(0x0F),
+                  m30 = _mm256_set1_epi8(0x30);
+    __m256i mn[8];
+    for (int t = 0; t < 4; ++t) {
+        /* sub-blocks 0..3: the low 6 bits of bytes t (scale) and t + 4 (min); 4..7:
+         * the low (scale) or high (min) nibble of byte t + 8 and, as bits 4-5, the top
+         * two bits of byte t (scale) or t + 4 (min). The 16-bit shifts carry bits
+         * across bytes that the masks then drop. */
+        _mm256_store_si256((__m256i *)rs->scb[t], _mm256_and_si256(b[t], m63));
+        mn[t] = _mm256_and_si256(b[t + 4], m63);
+        _mm256_store_si256((__m256i *)rs->scb[t + 4],
+                           _mm256_or_si256(_mm256_and_si256(b[t + 8], m0f),
+                                           _mm256_and_si256(_mm256_srli_epi16(b[t], 2), m30)));
+        mn[t + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[t + 8], 4), m0f),
+                                    _mm256_and_si256(_mm256_srli_epi16(b[t + 4], 2), m30));
+    }
+    for (int k = 0; k < 4; ++k) {
+        /* byte pairs [m_2k, m_2k+1]: rows 0..7 | 16..23, then 8..15 | 24..31 */
+        const __m256i lo = _mm256_unpacklo_epi8(mn[2 * k], mn[2 * k + 1]);
+        const __m256i hi = _mm256_unpackhi_epi8(mn[2 * k], mn[2 * k + 1]);
+        _mm256_store_si256((__m256i *)rs->mn[k][0], _mm256_cvtepu8_epi16(_mm256_castsi256_si128(lo)));
+        _mm256_store_si256((__m256i *)rs->mn[k][1], _mm256_cvtepu8_epi16(_mm256_castsi256_si128(hi)));
+        _mm256_store_si256((__m256i *)rs->mn[k][2],
+                           _mm256_cvtepu8_epi16(_mm256_extracti128_si256(lo, 1)));
+        _mm256_store_si256((__m256i *)rs->mn[k][3],
+                           _mm256_cvtepu8_epi16(_mm256_extracti128_si256(hi, 1)));
+    }
+    for (int g = 0; g < 4; ++g) {
+        _mm256_store_ps(rs->d[g], pw__t32a_f16x8(rec + PW__Q4KX_D + 16 * g));
+        _mm256_store_ps(rs->dmin[g], pw__t32a_f16x8(rec + PW__Q4KX_DMIN + 16 * g));
+    }
+}
+
+/* pairs[k] = the words [b_2k, b_2k+1] of activation block xb (b_t = the sum of its
+ * sub-block t: two bsums, |.| <= 32 * 127, a word). */
+Q4KXA_INLINE void q4kxa_pairs(const pw__q8_256 *xb, int32_t pairs[4]) {
+    const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums),
+                                         _mm256_set1_epi16(1));
+    _mm_storeu_si128((__m128i *)pairs, _mm_packs_epi32(_mm256_castsi256_si128(bs),
+                                                       _mm256_extracti128_si256(bs, 1)));
+}
+
+/* sum_t m_t b_t of group g's rows. */
+Q4KXA_INLINE __m256i q4kxa_min_dot(const q4kxa_rec *rs, int g, const int32_t pairs[4]) {
+    __m256i m = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)rs->mn[0][g]),
+                                  _mm256_set1_epi32(pairs[0]));
+    for (int k = 1; k < 4; ++k)
+        m = _mm256_add_epi32(m, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)rs->mn[k][g]),
+                                                  _mm256_set1_epi32(pairs[k])));
+    return m;
+}
+
+/* S += dot * scale: vpmulld on int32 dots (AVX-VNNI), vpmaddwd of the int16 pair sums
+ * by [sc, sc] (AVX2). */
+Q4KXA_INLINE __m256i q4kxa_scale_add(__m256i s, __m256i dot, __m256i v) {
+    return _mm256_add_epi32(s, PW__VNNI ? _mm256_mullo_epi32(dot, v) : _mm256_madd_epi16(dot, v));
+}
+
+/* acc += (f32(s) * d - f32(m) * dmin) * xd for group g. */
+Q4KXA_INLINE __m256 q4kxa_finish(__m256 acc, __m256 s, __m256i m, const q4kxa_rec *rs, int g,
+                                 __m256 xd) {
+    const __m256 f = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps(rs->dmin[g]),
+                                      _mm256_mul_ps(s, _mm256_load_ps(rs->d[g])));
+    return _mm256_fmadd_ps(f, xd, acc);
+}
+
+/* ---- GEMV ---- */
+
+/* Record function of tile32_avx2.h: acc[g] += group g's dots with activation block xbp,
+ * each sub-block prefetching an eighth of the record further on. */
+Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    q4kxa_rec rs __attribute__((aligned(32)));
+    q4kxa_decode(rec, &rs);
+    int32_t pairs[4];
+    q4kxa_pairs(xb, pairs);
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                    _mm256_setzero_si256()};
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+        if (pf) {
+            pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2 + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+            pw__t32a_prefetch_l1(rec + PW__T32A_PF_L1 + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+        }
+        __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                          _mm256_setzero_si256()};
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; ++u) {
+            const int st = 8 * t + u;
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32));
+            const __m256i a = pw__t32a_bcast4(xb->qs + 4 * st);
+            if (PW__VNNI) { /* dot[2], dot[3]: the whole byte, made hi below */
+                dot[0] = pw__dpbusd(dot[0], _mm256_and_si256(v0, m), a);
+                dot[1] = pw__dpbusd(dot[1], _mm256_and_si256(v1, m), a);
+                dot[2] = pw__dpbusd(dot[2], v0, a);
+                dot[3] = pw__dpbusd(dot[3], v1, a);
+            } else { /* int16 sums, exact (the file's comment) */
+                dot[0] = _mm256_add_epi16(dot[0], _mm256_maddubs_epi16(_mm256_and_si256(v0, m), a));
+                dot[1] = _mm256_add_epi16(dot[1], _mm256_maddubs_epi16(_mm256_and_si256(v1, m), a));
+                dot[2] = _mm256_add_epi16(
+                    dot[2], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), a));
+                dot[3] = _mm256_add_epi16(
+                    dot[3], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), a));
+                /* one chain per group, step by step: GCC otherwise reassociates the
+                 * integer sums into trees and spills the products */
+                __asm__("" : "+x"(dot[0]), "+x"(dot[1]), "+x"(dot[2]), "+x"(dot[3]));
+            }
+        }
+        if (PW__VNNI) {
+            dot[2] = _mm256_sub_epi32(dot[2], dot[0]);
+            dot[3] = _mm256_sub_epi32(dot[3], dot[1]);
+        }
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) s[g] = q4kxa_scale_add(s[g], dot[g], q4kxa_scale(&rs, t, g));
+    }
+    if (PW__VNNI) {
+        s[2] = _mm256_srai_epi32(s[2], 4);
+        s[3] = _mm256_srai_epi32(s[3], 4);
+    }
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g)
+        acc[g] = q4kxa_finish(acc[g], _mm256_cvtepi32_ps(s[g]), q4kxa_min_dot(&rs, g, pairs), &rs,
+                              g, xd);
+}
+
+/* ---- GEMM ---- */
+
+/* The GEMM loop's decode: q4kxa_decode, then every scale widened once for all panels. */
+static void q4kxa_gemm_decode(const uint8_t *rec, void *out) {
+    q4kxa_rec *rs = out;
+    q4kxa_decode(rec, rs);
+    for (int t = 0; t < 8; ++t)
+        for (int g = 0; g < 4; ++g) {
+            const __m256i sc = q4kxa_scale(rs, t, g);
+            if (PW__VNNI)
+                _mm256_store_ps(rs->scf[t][g], _mm256_mul_ps(_mm256_cvtepi32_ps(sc),
+                                                             _mm256_set1_ps(g < 2 ? 1.0f : 0.0625f)));
+            else
+                _mm256_store_si256((__m256i *)rs->sc[t][g], sc);
+        }
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Half h of
+ * every step (groups h and 2 + h) at a time, so that the 2 x mr chains of one
+ * sub-block stay in registers. */
+Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    int32_t pairs[Q4KXA_MR][4] __attribute__((aligned(16)));
+    for (int i = 0; i < mr; ++i) q4kxa_pairs((const pw__q8_256 *)x[i], pairs[i]);
+    const __m256i m = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 1
+    for (int h = 0; h < 2; ++h) {
+        __m256i sacc[Q4KXA_MR][2]; /* AVX2: int32 S */
+        __m256 fs[Q4KXA_MR][2];    /* AVX-VNNI: f32 S */
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; ++i) {
+            sacc[i][0] = sacc[i][1] = _mm256_setzero_si256();
+            fs[i][0] = fs[i][1] = _mm256_setzero_ps();
+        }
+#pragma GCC unroll 1
+        for (int t = 0; t < 8; ++t) {
+            if (pf && h == 0) pw__t32a_prefetch_l1(pf + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+            __m256i dt[Q4KXA_MR][2];
+#pragma GCC unroll 6
+            for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int u = 0; u < 8; ++u) {
+                const int st = 8 * t + u;
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32 * h));
+                const __m256i lo = _mm256_and_si256(v, m);
+                /* AVX-VNNI: the whole byte, made 16 x the high nibbles' dot below */
+                const __m256i hi = PW__VNNI ? v : _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) {
+                    const __m256i a = pw__t32a_bcast4(
+                        (const int8_t *)(x[i] + offsetof(pw__q8_256, qs)) + 4 * st);
+                    if (PW__VNNI) {
+                        dt[i][0] = pw__dpbusd(dt[i][0], lo, a);
+                        dt[i][1] = pw__dpbusd(dt[i][1], hi, a);
+                    } else { /* int16 sums, exact (the file's comment) */
+                        dt[i][0] = _mm256_add_epi16(dt[i][0], _mm256_maddubs_epi16(lo, a));
+                        dt[i][1] = _mm256_add_epi16(dt[i][1], _mm256_maddubs_epi16(hi, a));
+                        __asm__("" : "+x"(dt[i][0]), "+x"(dt[i][1])); /* as in q4kxa_block */
+                    }
+                }
+            }
+            if (PW__VNNI)
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) dt[i][1] = _mm256_sub_epi32(dt[i][1], dt[i][0]);
+            if (PW__VNNI) {
+                const __m256 sc_lo = _mm256_load_ps(rs->scf[t][h]);
+                const __m256 sc_hi = _mm256_load_ps(rs->scf[t][2 + h]);
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) {
+                    fs[i][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][0]), sc_lo, fs[i][0]);
+                    fs[i][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][1]), sc_hi, fs[i][1]);
+                }
+            } else {
+                const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+                const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
+#pragma GCC unroll 6
+                for (int i = 0; i < mr; ++i) {
+                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
+                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
+                }
+            }
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; ++i) {
+            const __m256 xd = _mm256_set1_ps(((const pw__q8_256 *)x[i])->d);
+#pragma GCC unroll 2
+            for (int n = 0; n < 2; ++n) {
+                const int g = h + 2 * n;
+                float *y = yb + 32 * i + 8 * g;
+                const __m256 sf = PW__VNNI ? fs[i][n] : _mm256_cvtepi32_ps(sacc[i][n]);
+                _mm256_store_ps(y, q4kxa_finish(_mm256_load_ps(y), sf,
+                                                q4kxa_min_dot(rs, g, pairs[i]), rs, g, xd));
+            }
+        }
+    }
+}
+
+/* A panel of any height 1..Q4KXA_MR, each height its own instance. */
+static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    switch (mr) {
+#define Q4KXA_CASE(m_)                                                                  \
+    case m_:                                                                            \
+        if (m_ <= Q4KXA_MR) q4kxa_panel(rec, (const q4kxa_rec *)rs, x, yb, pf, m_);     \
+        break;
+        Q4KXA_CASE(1)
+        Q4KXA_CASE(2)
+        Q4KXA_CASE(3)
+        Q4KXA_CASE(4)
+        Q4KXA_CASE(5)
+        Q4KXA_CASE(6)
+#undef Q4KXA_CASE
+    default: break;
+    }
+}
+_Static_assert(Q4KXA_MR <= PW__T32KA_MR_MAX, "panel heights of the switch");
+
+static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block);
+}
+
+static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ka_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
+                  q4kxa_panel_any);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4) =
+    PW__Q4KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    q4kxa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4_gemm) = PW__Q4KX_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
