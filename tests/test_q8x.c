@@ -4,9 +4,10 @@
  * (an fp16 d, then 32 int8 values in element order), on a weight of 37 rows
  * (one whole tile and a part tile) x 3 blocks and on a narrowed, offset view
  * of a wider one; the plan's refusals; and dispatch through a pw_weight: GEMV
- * (n = 1) takes the family's AVX-512 kernel where the context can run it,
- * GEMM (n >= 2) keeps the i8g kernel, each form packed once, and the
- * family's own best kernel for n >= 2 is its GEMM kernel. This file derives
+ * (n = 1) takes the family's AVX-512 kernel where the context can run it
+ * (else its AVX-VNNI, else its AVX2 kernel), GEMM (n >= 2) keeps the i8g
+ * kernel, each form packed once, and the family's own best kernel for
+ * n >= 2 is its GEMM kernel of the same level. This file derives
  * the layout; the weights, the walk over the records and the plan and
  * dispatch checks are tiling_test.c's. Numerical results of the kernels are
  * test_kernels.c's.
@@ -61,6 +62,8 @@ static const pw_test_tiling q8x = {
     .simd_kernel = "q8_0_q8x32k4_avx512vnni",
     .gemm_simd_kernel = "q8_0_i8g32_avx512vnni",
     .family_gemm_kernel = "q8_0_q8x32k4_gemm_avx512vnni",
+    .level_kernels = {"q8_0_q8x32k4_avxvnni", "q8_0_q8x32k4_avx2"},
+    .level_gemm_kernels = {"q8_0_q8x32k4_gemm_avxvnni", "q8_0_q8x32k4_gemm_avx2"},
 };
 
 int main(void) {

@@ -123,6 +123,26 @@ static void on_event(void *user, const pw_trace_event *e) {
     }
 }
 
+static const pw__kernel *by_name(pw_context *ctx, const char *name) {
+    size_t idx = 0;
+    return pw_kernel_find(ctx, name, &idx) == PW_OK ? pw__kernel_list_get(idx) : NULL;
+}
+
+/* The first kernel ctx can run among t's AVX-512 GEMV (gemm = 0) or GEMM (gemm = 1)
+ * kernel and then its lower levels' (t->level_kernels, t->level_gemm_kernels); NULL if none. */
+static const pw__kernel *first_usable(pw_context *ctx, const pw_test_tiling *t, int gemm) {
+    const char *names[3] = {gemm ? t->family_gemm_kernel : t->simd_kernel,
+                            gemm ? t->level_gemm_kernels[0] : t->level_kernels[0],
+                            gemm ? t->level_gemm_kernels[1] : t->level_kernels[1]};
+    const pw__kernel *found = NULL;
+    for (int j = 0; j < 3 && found == NULL; ++j) {
+        const pw__kernel *k = names[j] ? by_name(ctx, names[j]) : NULL;
+        if (k != NULL && pw__kernel_usable(ctx, k)) found = k;
+    }
+    pw_context_clear_message(ctx);
+    return found;
+}
+
 void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     events ev;
     memset(&ev, 0, sizeof ev);
@@ -158,9 +178,11 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     wo.policy = PW_MEMORY_FASTEST; /* the tiling for GEMV and the i8g form for GEMM */
     CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
 
+    const pw__kernel *fam = first_usable(ctx, t, 0);
     CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
-    if (simd) {
-        CHECK(strcmp(ev.kernel, t->simd_kernel) == 0, "GEMV chose %s", ev.kernel);
+    if (fam != NULL) {
+        CHECK(strcmp(ev.kernel, fam->info.name) == 0, "GEMV chose %s, want %s", ev.kernel,
+              fam->info.name);
         CHECK(ev.adapters == 1 && strcmp(ev.to, t->family) == 0 &&
                   ev.bytes == 2 * NB * t->record_bytes,
               "GEMV packing: %d adapters to %s, %llu bytes", ev.adapters, ev.to,
@@ -205,17 +227,12 @@ static const pw__kernel *family_best(const pw_context *ctx, const pw_test_tiling
     return best;
 }
 
-static const pw__kernel *by_name(pw_context *ctx, const char *name) {
-    size_t idx = 0;
-    return pw_kernel_find(ctx, name, &idx) == PW_OK ? pw__kernel_list_get(idx) : NULL;
-}
-
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
-    const pw__kernel *simd = by_name(ctx, t->simd_kernel);
     const pw__kernel *gemm = by_name(ctx, t->family_gemm_kernel);
     const pw__kernel *i8g = by_name(ctx, t->gemm_simd_kernel);
-    const pw__kernel *gemv_want =
-        simd && pw__kernel_usable(ctx, simd) ? simd : by_name(ctx, t->scalar_kernel);
+    const pw__kernel *gemv_want = first_usable(ctx, t, 0);
+    if (gemv_want == NULL) gemv_want = by_name(ctx, t->scalar_kernel);
+    const pw__kernel *gemm_want = first_usable(ctx, t, 1);
     pw_context_clear_message(ctx);
     const pw__kernel *got = family_best(ctx, t, 1);
     CHECK(got == gemv_want, "%s at n = 1 at isa %s: %s, want %s", t->family,
@@ -229,9 +246,22 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
         CHECK(i8g != NULL && gemm->priority < i8g->priority, "%s ranks %d, not below %s",
               gemm->info.name, (int)gemm->priority, t->gemm_simd_kernel);
     }
+    for (int j = 0; j < 2; ++j) {
+        const pw__kernel *lg = t->level_gemm_kernels[j] ? by_name(ctx, t->level_gemm_kernels[j]) : NULL;
+        const pw__kernel *lv = t->level_kernels[j] ? by_name(ctx, t->level_kernels[j]) : NULL;
+        pw_context_clear_message(ctx);
+        if (t->level_gemm_kernels[j] == NULL) continue;
+        CHECK(lg != NULL && lg->min_n == 2 && lg->info.tile_batch >= 2 &&
+                  strcmp(lg->info.family, t->family) == 0,
+              "%s: not registered as the family's GEMM kernel", t->level_gemm_kernels[j]);
+        /* the level's GEMV kernel must not take n >= 2 from it */
+        CHECK(lg == NULL || lv == NULL || lg->priority > lv->priority,
+              "%s ranks %d, not above %s", t->level_gemm_kernels[j], lg ? (int)lg->priority : 0,
+              t->level_kernels[j]);
+    }
     const int64_t ns[2] = {2, 33};
     for (int j = 0; j < 2; ++j) {
-        const pw__kernel *want = gemm && pw__kernel_usable(ctx, gemm) ? gemm : gemv_want;
+        const pw__kernel *want = gemm_want ? gemm_want : gemv_want;
         got = family_best(ctx, t, ns[j]);
         CHECK(got == want, "%s at n = %lld at isa %s: %s, want %s", t->family, (long long)ns[j],
               pw_isa_name(pw_context_isa(ctx)), got ? got->info.name : "none",
@@ -239,9 +269,10 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
     }
 }
 
-void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
+static void gemm_large(pw_context *base, const pw_test_tiling *t, const char *name) {
     enum { OUT = 37, IN = 12288, N = 131 };
-    const pw__kernel *k = by_name(base, t->family_gemm_kernel);
+    if (name == NULL) return;
+    const pw__kernel *k = by_name(base, name);
     pw_context_clear_message(base);
     if (k == NULL || !pw__kernel_usable(base, k)) return;
     pw_context_options o;
@@ -264,4 +295,9 @@ void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
     free(x);
     free(bytes);
     pw_context_destroy(ctx);
+}
+
+void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
+    gemm_large(base, t, t->family_gemm_kernel);
+    for (int j = 0; j < 2; ++j) gemm_large(base, t, t->level_gemm_kernels[j]);
 }

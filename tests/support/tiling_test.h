@@ -58,6 +58,11 @@ typedef struct pw_test_tiling {
     const char *gemm_simd_kernel; /* the i8g kernel GEMM takes where simd_kernel is usable */
     /* the family's GEMM kernel (the same bytes, several rows of X per pass), or NULL */
     const char *family_gemm_kernel;
+    /* The family's kernels below AVX-512, highest level first (avxvnni, then avx2), NULL
+     * where there are none: where simd_kernel (family_gemm_kernel) is not usable, the
+     * first usable of level_kernels (level_gemm_kernels) takes its place below. */
+    const char *level_kernels[2];
+    const char *level_gemm_kernels[2];
 } pw_test_tiling;
 
 /*
@@ -78,9 +83,10 @@ void pw_test_tiling_refusals(pw_context *ctx, const pw_test_tiling *t);
 
 /*
  * Dispatch through a pw_weight on 37 rows x 3 blocks, at the ISA level base
- * runs at (PACKWISE_ISA): GEMV (n = 1) takes t->simd_kernel with one adapter
- * event to t->family of the whole packed size where that kernel is usable,
- * and no kernel of the family elsewhere; GEMM (n = 4) takes an i8g kernel
+ * runs at (PACKWISE_ISA): GEMV (n = 1) takes t->simd_kernel (else the first
+ * usable of t->level_kernels) with one adapter event to t->family of the
+ * whole packed size where that kernel is usable, and no kernel of the
+ * family where none is; GEMM (n = 4) takes an i8g kernel
  * (t->gemm_simd_kernel where t->simd_kernel is usable); the second GEMV, the
  * second GEMM and a GEMV after them pack nothing more.
  */
@@ -89,14 +95,15 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
 /*
  * Among the kernels of the family alone (what a policy that keeps one packed
  * form per weight chooses from), at the ISA level ctx runs at: n = 1 takes
- * t->simd_kernel where usable, else t->scalar_kernel; n = 2 and n = 33 take
- * t->family_gemm_kernel where usable. The GEMM kernel ranks below the i8g
+ * t->simd_kernel where usable, else the first usable of t->level_kernels, else
+ * t->scalar_kernel; n = 2 and n = 33 take t->family_gemm_kernel where usable,
+ * else the first usable of t->level_gemm_kernels. The GEMM kernel ranks below the i8g
  * kernel t->gemm_simd_kernel, so dispatch over every form keeps i8g for GEMM.
  */
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
 
 /*
- * t->family_gemm_kernel, where ctx can run it, against the oracle
+ * t->family_gemm_kernel and t->level_gemm_kernels, each where ctx can run it, against the oracle
  * (kernel_oracle.h) in one call on one thread (so no task split shortens its
  * loops): [37, 12288] x n = 131, i.e. a row block of 128 rows whose
  * activations (4.7 MB) take two passes over the input, then a 3-row block,

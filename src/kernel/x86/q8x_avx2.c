@@ -53,10 +53,15 @@ Q8XA_INLINE __m256i q8xa_offset(const pw__q8_32 *xb) {
 }
 
 /* AVX2: the int32 sums of q * a over each 4 bytes, w = u ^ 0x80 = q and m = |q|
- * (the file's comment gives the bounds). */
+ * (the file's comment gives the bounds). The empty asm keeps the sum a chain in
+ * one register: without it GCC 12 reassociates the 8 steps' vpaddd into a tree
+ * and parks every vpmaddwd result on the stack first (64 ymm stores per half
+ * record in the GEMM, 32 per record in the GEMV). */
 Q8XA_INLINE __m256i q8xa_dot2(__m256i acc, __m256i m, __m256i w, __m256i a) {
     const __m256i p = _mm256_maddubs_epi16(m, _mm256_sign_epi8(a, w));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+    __asm__("" : "+x"(acc));
+    return acc;
 }
 
 /* GEMV record function (tile32_avx2.h). */
