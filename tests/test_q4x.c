@@ -5,8 +5,8 @@
  * 37 rows (one whole tile and a part tile) x 3 blocks and on a narrowed,
  * offset view of a wider one; the plan's refusals; and dispatch through a
  * pw_weight: GEMV (n = 1) takes the family's AVX-512 kernel where the
- * context can run it, GEMM (n >= 2) keeps the i8g kernel, each form packed
- * once. This file derives the layout; the weights, the walk over the
+ * context can run it (else its AVX-VNNI, else its AVX2 kernel), GEMM
+ * (n >= 2) keeps the i8g kernel, each form packed once. This file derives the layout; the weights, the walk over the
  * records and the plan and dispatch checks are tiling_test.c's. Numerical
  * results of the kernels are test_kernels.c's.
  */
@@ -62,6 +62,8 @@ static const pw_test_tiling q4x = {
     .simd_kernel = "q4_0_q4x32k4_avx512vnni",
     .gemm_simd_kernel = "q4_0_i8g32_avx512vnni",
     .family_gemm_kernel = "q4_0_q4x32k4_gemm_avx512vnni",
+    .level_kernels = {"q4_0_q4x32k4_avxvnni", "q4_0_q4x32k4_avx2"},
+    .level_gemm_kernels = {"q4_0_q4x32k4_gemm_avxvnni", "q4_0_q4x32k4_gemm_avx2"},
 };
 
 int main(void) {
