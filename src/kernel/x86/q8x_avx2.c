@@ -26,7 +26,8 @@
  *             [-127, 127], act.c, so -a never wraps), and each product is q * a:
  *             pair sums |.| <= 2 * 128 * 127 = 32512, exact in int16; every step is
  *             widened by vpmaddwd (two pair sums can reach 65024, so no int16 sum
- *             over steps). No offset term: the dots are sum q * a outright.
+ *             over steps). No offset term: the dots are sum q * a outright,
+ *             |dot| <= 32 * 128 * 127 < 2^19, exact in int32 and in f32.
  *             The sign goes on the activation, not the weight: sign(w, a) with
  *             |a| would turn q = -128 into -128 again where a < 0 (-(-128) wraps
  *             in int8), the case test_kernels_extremes builds (q = -128, 127).
@@ -36,9 +37,30 @@
  * (tile32_avx2.h keeps the f32 sums in L1), each 64-byte half of a step (rows
  * 0..15, then 16..31) loaded (and at AVX2 turned into |w| and w) once per panel.
  * Per 32 multiply-adds and row of X: VNNI one vpdpbusd; AVX2 vpsignb, vpmaddubsw,
- * vpmaddwd, vpaddd, two of them multiplies where the level's peak loop
- * (bench_peak_avx2.c) has one, so the AVX2 GEMM's ceiling is about half that peak
- * (the loop's own comment: vpmaddubsw + vpmaddwd + vpaddd ran at 55-58% of it).
+ * vpmaddwd, vpaddd, two multiplier slots where the level's peak loop
+ * (bench_peak_avx2.c: vpmaddubsw + vpaddw) has one, and on Zen 5 vmulps, vfmadd
+ * and half the vpsignb go to the same two pipes (i8g_avx2.c measured this for the
+ * same sign form): about 0.40 of the avx2 peak at best, so the AVX2 GEMM cannot
+ * reach 0.60. Per record and row of X the GEMM adds to its 32 dot instructions
+ * 4 x (vcvtdq2ps, vmulps, vfmadd, f32 load and store) and, at AVX2, 16 / mr
+ * weight ops (vpxor, vpabsb); at AVX-VNNI a half record keeps 2 x mr = 8 vpdpbusd
+ * chains in flight, what Zen 5 needs (2 a cycle, latency 4; bench_peak_avxvnni.c).
+ *
+ * Measured (Zen 5 EPYC VM, 2 vCPUs shared with other builds, load average 4-6:
+ * single runs swing by 20%): packwise bench --formats Q8_0 --shapes 11008x4096
+ * --batch 1,128 --threads 1, three rounds at each level, and the kernels Q8_0
+ * took before (--kernel q8_0_rm_<isa> for GEMV, q8_0_i8g32_<isa> for GEMM) in the
+ * same rounds; GEMV as a fraction of the same run's read of the bytes, GEMM of the
+ * level's int8 peak (avx2 363-367, avxvnni 412-422 GOP/s):
+ *
+ *   avx2     GEMV 69-80% (25.1-26.0 GB/s in two rounds, 18.6 in the third; rm 60-73%)
+ *            GEMM 27-33%, 100-121 GFLOP/s (i8g32 26-35%; rm 17.7-17.8% in an earlier round)
+ *   avxvnni  GEMV 71-82% (rm 60-76%)
+ *            GEMM 49-51%, 203-213 GFLOP/s (i8g32 35-46%); at load average 4:
+ *            52-66%, 213-271 GFLOP/s
+ *
+ * Before the empty asm in q8xa_dot2 (below) the AVX2 GEMM measured 27.9%, after
+ * it 34-37% in the same minutes.
  */
 #include "kernel/q8x.h"
 #include "kernel/x86/tile32_avx2.h"
