@@ -300,4 +300,8 @@ PW_KERNEL(q8_0_q8x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q8_0_q8x32k4_avx512vnni)
 PW_KERNEL(q8_0_q8x32k4_gemm_avx512vnni)
+PW_KERNEL(q8_0_q8x32k4_avx2)
+PW_KERNEL(q8_0_q8x32k4_gemm_avx2)
+PW_KERNEL(q8_0_q8x32k4_avxvnni)
+PW_KERNEL(q8_0_q8x32k4_gemm_avxvnni)
 #endif
