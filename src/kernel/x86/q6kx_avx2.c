@@ -1,0 +1,177 @@
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "q6kx_avx2.c needs AVX2, FMA and F16C (the build sets them for *_avx2.c and *_avxvnni.c)"
+#endif
+/*
+ * AVX2 and AVX-VNNI GEMV and GEMM over the q6kx32k4 family (layout in
+ * kernel/q6kx.h): the bytes the AVX-512 kernels read, so a weight packed (or a
+ * cache file written) on an AVX-512 machine serves these levels as it is. The
+ * GEMV loop is tile32_avx2.h's; this file is the
+ * record functions, built twice (avx2_level.h: as itself, and through
+ * q6kx_avxvnni.c). Activations are pw__q8_256 rows.
+ *
+ * A 64-byte load of a sub-block is two ymm: half h = 0 (bytes 0..31) holds
+ * rows 0..7 (low nibbles) and 16..23 (high nibbles), half h = 1 rows 8..15 and
+ * 24..31, four k values per int32 lane; the tile32_avx2.h sums acc[q] are rows
+ * 8q..8q+7, so half h feeds chains q = h (low nibbles) and q = 2 + h (high).
+ * Per half, high load p (steps 2p and 2p + 1) and low loads v_2p, v_2p+1, the
+ * 6-bit quants are joined in bytes (16-bit shifts move bits across a byte
+ * boundary only into positions the 0x30 / 0x0F masks drop):
+ *
+ *   step 2p:     A = (v & 0x0F) | (g        & 0x30)   L0 | H0 << 4 = q of row r
+ *                B = (v >> 4 & 0x0F) | (g >> 2 & 0x30) L1 | H1 << 4 = q of row r + 16
+ *   step 2p + 1: the same with g << 4 and g << 2 (17 logic ops per 2 steps)
+ *
+ * and each q (0..63) is the unsigned factor of a dot with the activation
+ * bytes a_t = bcast(x.qs[4t .. 4t+3]), its -32 offset taken once per
+ * sub-block s from x.bsums[s]:
+ *
+ *   AVX-VNNI  D = -32 bsums[s] + sum of 4 steps dpbusd(A, a_t)  (B likewise),
+ *             S += D * scales[s] (vpmulld; the AVX-512 kernel's sums).
+ *   AVX2      vpmaddubsw SATURATES its int16 pair sums, so the int16 sums
+ *             must stay in range: one pair is at most 2 * 63 * 128 = 16128,
+ *             two steps' pairs added in int16 at most 32256 (exact; four
+ *             steps would reach 64512 and wrap). Each two-step int16 sum w is
+ *             widened and scaled at once by vpmaddwd against the row's scale
+ *             in both int16 halves of its lane: S += w.lo * sc + w.hi * sc
+ *             (|.| <= 2 * 32256 * 128), and the offset by one more vpmaddwd
+ *             of the scales against (-16 bsums[s], -16 bsums[s]): exact while
+ *             |bsums| <= 2047, which holds as pw__q8_256 quants lie in
+ *             [-127, 127] (quant/act.c clamps), |bsums| <= 16 * 127 = 2032.
+ *             |S| <= 16 sub-blocks * 16 * 63 * 128 * 128 < 2^31 before the
+ *             offset, and the result is within 16 * 16 * 32 * 127 * 128.
+ *
+ * then acc += f32(S) * f32(d) * x.d for each group of 8 rows, as the AVX-512
+ * kernel. Rows past `out` in the last tile are zero in the packed bytes; their
+ * lanes are computed and not stored.
+ *
+ * GEMV prefetch: each sub-block its 384 bytes PW__T32A_PF_L2 ahead into L2
+ * and PW__T32A_PF_L1 ahead into L1, each record its scales and d into L2
+ * (the AVX-512 kernel's scheme).
+ *
+ * Measured (PACKWISE_ISA=avx2|avxvnni packwise bench --formats Q6_K --shapes
+ * 11008x4096 --batch 1 --threads 1, one run each, load average 3.4): avx2
+ * 77% of the read, avxvnni 89%.
+ */
+#include "kernel/q6kx.h"
+#include "kernel/x86/tile32_avx2.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define Q6KXA_INLINE static inline __attribute__((always_inline))
+
+/* Steps 2p and 2p + 1 of half h of sub-block sub: the quants q (0..63) of rows
+ * 8h + lane in qa[e], of rows 16 + 8h + lane in qb[e], e = 0, 1 (the file's
+ * comment). */
+Q6KXA_INLINE void q6kxa_join(const uint8_t *sub, int p, int h, __m256i qa[2], __m256i qb[2]) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i g = _mm256_loadu_si256((const __m256i *)(sub + PW__Q6KX_HIGH + 64 * p + 32 * h));
+    const __m256i v0 = _mm256_loadu_si256((const __m256i *)(sub + 128 * p + 32 * h));
+    const __m256i v1 = _mm256_loadu_si256((const __m256i *)(sub + 128 * p + 64 + 32 * h));
+    qa[0] = _mm256_or_si256(_mm256_and_si256(v0, m0f), _mm256_and_si256(g, m30));
+    qb[0] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m0f),
+                            _mm256_and_si256(_mm256_srli_epi16(g, 2), m30));
+    qa[1] = _mm256_or_si256(_mm256_and_si256(v1, m0f),
+                            _mm256_and_si256(_mm256_slli_epi16(g, 4), m30));
+    qb[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m0f),
+                            _mm256_and_si256(_mm256_slli_epi16(g, 2), m30));
+}
+
+/* The int8 scales of sub-block s, rows 8q..8q+7, sign-extended to int32 lanes
+ * (AVX-VNNI: one vpmovsxbd from memory). */
+Q6KXA_INLINE __m256i q6kxa_sc32(const uint8_t *rec, int s, int q) {
+    return _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64((const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s + 8 * q)));
+}
+
+/* The same as int16 in both halves of each lane (AVX2, for vpmaddwd): the 8
+ * bytes broadcast to every qword, each byte moved to the upper byte of its two
+ * int16 and sign-extended by an arithmetic shift. */
+Q6KXA_INLINE __m256i q6kxa_sc16(const uint8_t *rec, int s, int q) {
+    int64_t b8;
+    memcpy(&b8, rec + PW__Q6KX_SCALES + 32 * s + 8 * q, 8);
+    const __m256i ctl = _mm256_setr_epi8(
+        -128, 0, -128, 0, -128, 1, -128, 1, -128, 2, -128, 2, -128, 3, -128, 3,
+        -128, 4, -128, 4, -128, 5, -128, 5, -128, 6, -128, 6, -128, 7, -128, 7);
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(_mm256_set1_epi64x(b8), ctl), 8);
+}
+
+/* The int32 sums S of one record with one activation block (the file's comment),
+ * rows 8q..8q+7 in sum[q]: scales applied, the -32 offset included. */
+Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, __m256i sum[4]) {
+    for (int q = 0; q < 4; ++q) sum[q] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
+        if (pf) {
+            pw__t32a_prefetch_l2(sub + PW__T32A_PF_L2, PW__Q6KX_SUB);
+            pw__t32a_prefetch_l1(sub + PW__T32A_PF_L1, PW__Q6KX_SUB);
+        }
+        const int8_t *xs = xb->qs + 16 * s;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            if (PW__VNNI) {
+                __m256i da = _mm256_set1_epi32(-32 * xb->bsums[s]), db = da;
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    __m256i qa[2], qb[2];
+                    q6kxa_join(sub, p, h, qa, qb);
+#pragma GCC unroll 2
+                    for (int e = 0; e < 2; ++e) {
+                        const __m256i a = pw__t32a_bcast4(xs + 8 * p + 4 * e);
+                        da = pw__dpbusd(da, qa[e], a);
+                        db = pw__dpbusd(db, qb[e], a);
+                    }
+                }
+                sum[h] = _mm256_add_epi32(sum[h], _mm256_mullo_epi32(da, q6kxa_sc32(rec, s, h)));
+                sum[2 + h] = _mm256_add_epi32(sum[2 + h],
+                                              _mm256_mullo_epi32(db, q6kxa_sc32(rec, s, 2 + h)));
+            } else {
+                const __m256i sca = q6kxa_sc16(rec, s, h), scb = q6kxa_sc16(rec, s, 2 + h);
+                /* the offset: scale * (-16 bsums) in both int16 halves */
+                const __m256i off = _mm256_set1_epi16((int16_t)(-16 * xb->bsums[s]));
+                __m256i ta = _mm256_madd_epi16(sca, off), tb = _mm256_madd_epi16(scb, off);
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    __m256i qa[2], qb[2];
+                    q6kxa_join(sub, p, h, qa, qb);
+                    const __m256i a0 = pw__t32a_bcast4(xs + 8 * p),
+                                  a1 = pw__t32a_bcast4(xs + 8 * p + 4);
+                    /* two steps in int16: at most 32256 (the file's comment) */
+                    const __m256i wa = _mm256_add_epi16(_mm256_maddubs_epi16(qa[0], a0),
+                                                        _mm256_maddubs_epi16(qa[1], a1));
+                    const __m256i wb = _mm256_add_epi16(_mm256_maddubs_epi16(qb[0], a0),
+                                                        _mm256_maddubs_epi16(qb[1], a1));
+                    ta = _mm256_add_epi32(ta, _mm256_madd_epi16(wa, sca));
+                    tb = _mm256_add_epi32(tb, _mm256_madd_epi16(wb, scb));
+                }
+                sum[h] = _mm256_add_epi32(sum[h], ta);
+                sum[2 + h] = _mm256_add_epi32(sum[2 + h], tb);
+            }
+        }
+    }
+    if (pf)
+        pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2 + PW__Q6KX_SCALES,
+                             PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+}
+
+/* GEMV record function (tile32_avx2.h). */
+Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    __m256i sum[4];
+    q6kxa_sums(rec, xb, pf, sum);
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+        acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[q]),
+                                 _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q), xd),
+                                 acc[q]);
+}
+
+static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4) =
+    PW__Q6KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    q6kxa_run, PW__AVX2_PRIO + 2);
