@@ -54,6 +54,7 @@
  */
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
+#include "kernel/x86/tile32_kgemm_avx2.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -172,6 +173,132 @@ static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
     pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block);
 }
 
+/* ---- GEMM ---- */
+
+#define Q6KXA_MR 6 /* most rows of X per panel (PW__T32KA_MR_MAX) */
+
+/* One record's scales, decoded once for every panel: the operand each level's
+ * scale step takes (q6kxa_sc32, q6kxa_sc16), and d as f32. */
+typedef struct q6kxa_rec {
+#if defined(PW_AVXVNNI)
+    int32_t sc[16][4][8]; /* [sub-block][rows 8q..8q+7][lane] */
+#else
+    int16_t sc[16][4][16]; /* the same, each scale in both int16 halves of its lane */
+#endif
+    float d[32];
+} q6kxa_rec;
+_Static_assert(sizeof(q6kxa_rec) <= PW__T32KA_SCRATCH, "q6kxa_rec fits the loop's scratch");
+
+static void q6kxa_decode(const uint8_t *rec, void *out) {
+    q6kxa_rec *rs = out;
+    for (int s = 0; s < 16; ++s)
+        for (int q = 0; q < 4; ++q)
+            _mm256_store_si256((__m256i *)rs->sc[s][q],
+                               PW__VNNI ? q6kxa_sc32(rec, s, q) : q6kxa_sc16(rec, s, q));
+    for (int q = 0; q < 4; ++q) _mm256_store_ps(rs->d + 8 * q, pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q));
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Each half
+ * of a sub-block is joined once (8 ymm of quants: 4 steps, rows r and r + 16) and
+ * serves the panel's rows one after another; the scaled integer sums live in L1
+ * (sacc), read and written once per half and row, and go to f32 once per record. */
+Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    int32_t sacc[Q6KXA_MR][32] __attribute__((aligned(32)));
+    memset(sacc, 0, sizeof(int32_t) * 32 * (size_t)mr);
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
+        if (pf) {
+            for (int l = 0; l < PW__Q6KX_SUB; l += 64)
+                _mm_prefetch((const char *)(pf + PW__Q6KX_SUB * s + l), _MM_HINT_T0);
+            if (s == 15) /* the scales and d, which the next record's decode reads */
+                for (int l = PW__Q6KX_SCALES; l < PW__Q6KX_RECORD; l += 64)
+                    _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            __m256i qa[4], qb[4];
+            q6kxa_join(sub, 0, h, qa, qb);
+            q6kxa_join(sub, 1, h, qa + 2, qb + 2);
+            const __m256i sca = _mm256_load_si256((const __m256i *)rs->sc[s][h]);
+            const __m256i scb = _mm256_load_si256((const __m256i *)rs->sc[s][2 + h]);
+#pragma GCC unroll 6
+            for (int i = 0; i < mr; ++i) {
+                const pw__q8_256 *xb = (const pw__q8_256 *)x[i];
+                const int8_t *xs = xb->qs + 16 * s;
+                __m256i ta, tb;
+                if (PW__VNNI) {
+                    __m256i da = _mm256_set1_epi32(-32 * xb->bsums[s]), db = da;
+#pragma GCC unroll 4
+                    for (int t = 0; t < 4; ++t) {
+                        const __m256i a = pw__t32a_bcast4(xs + 4 * t);
+                        da = pw__dpbusd(da, qa[t], a);
+                        db = pw__dpbusd(db, qb[t], a);
+                    }
+                    ta = _mm256_mullo_epi32(da, sca);
+                    tb = _mm256_mullo_epi32(db, scb);
+                } else { /* int16 sums of two steps, exact (the file's comment) */
+                    const __m256i off = _mm256_set1_epi16((int16_t)(-16 * xb->bsums[s]));
+                    ta = _mm256_madd_epi16(sca, off);
+                    tb = _mm256_madd_epi16(scb, off);
+#pragma GCC unroll 2
+                    for (int p = 0; p < 2; ++p) {
+                        const __m256i a0 = pw__t32a_bcast4(xs + 8 * p),
+                                      a1 = pw__t32a_bcast4(xs + 8 * p + 4);
+                        const __m256i wa = _mm256_add_epi16(_mm256_maddubs_epi16(qa[2 * p], a0),
+                                                            _mm256_maddubs_epi16(qa[2 * p + 1], a1));
+                        const __m256i wb = _mm256_add_epi16(_mm256_maddubs_epi16(qb[2 * p], a0),
+                                                            _mm256_maddubs_epi16(qb[2 * p + 1], a1));
+                        ta = _mm256_add_epi32(ta, _mm256_madd_epi16(wa, sca));
+                        tb = _mm256_add_epi32(tb, _mm256_madd_epi16(wb, scb));
+                    }
+                }
+                __m256i *sa = (__m256i *)(sacc[i] + 8 * h), *sb = (__m256i *)(sacc[i] + 16 + 8 * h);
+                _mm256_store_si256(sa, _mm256_add_epi32(_mm256_load_si256(sa), ta));
+                _mm256_store_si256(sb, _mm256_add_epi32(_mm256_load_si256(sb), tb));
+            }
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < mr; ++i) {
+        const __m256 xd = _mm256_set1_ps(((const pw__q8_256 *)x[i])->d);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+            float *y = yb + 32 * i + 8 * q;
+            _mm256_store_ps(y, _mm256_fmadd_ps(
+                                   _mm256_cvtepi32_ps(_mm256_load_si256((const __m256i *)(sacc[i] + 8 * q))),
+                                   _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * q), xd), _mm256_load_ps(y)));
+        }
+    }
+}
+
+/* A panel of any height 1..Q6KXA_MR, each height its own instance. */
+static void q6kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,
+                            const uint8_t *pf, int mr) {
+    switch (mr) {
+#define Q6KXA_CASE(m_)                                                                  \
+    case m_:                                                                            \
+        if (m_ <= Q6KXA_MR) q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, m_);    \
+        break;
+        Q6KXA_CASE(1)
+        Q6KXA_CASE(2)
+        Q6KXA_CASE(3)
+        Q6KXA_CASE(4)
+        Q6KXA_CASE(5)
+        Q6KXA_CASE(6)
+#undef Q6KXA_CASE
+    default: break;
+    }
+}
+
+static void q6kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ka_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any);
+}
+
 const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4) =
     PW__Q6KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
                     q6kxa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4_gemm) = PW__Q6KX_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q6kxa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
