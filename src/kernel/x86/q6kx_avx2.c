@@ -177,99 +177,144 @@ static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 #define Q6KXA_MR 6 /* most rows of X per panel (PW__T32KA_MR_MAX) */
 
-/* One record's scales, decoded once for every panel: the operand each level's
- * scale step takes (q6kxa_sc32, q6kxa_sc16), and d as f32. */
+/* One record decoded once for every panel: its scales as the operand each level's
+ * scale step takes (q6kxa_sc32, q6kxa_sc16), d as f32, and the weight-only term
+ * that taking the activations unsigned adds (corr; GEMM comment above). */
 typedef struct q6kxa_rec {
 #if defined(PW_AVXVNNI)
     int32_t sc[16][4][8]; /* [sub-block][rows 8q..8q+7][lane] */
 #else
     int16_t sc[16][4][16]; /* the same, each scale in both int16 halves of its lane */
 #endif
+    int32_t corr[4][8]; /* -128 * sum_s scales[s] * sum(q - 32 over sub-block s), per row */
     float d[32];
+    const __m256i *joined; /* q6kxa_joined of the decoding thread (below) */
 } q6kxa_rec;
 _Static_assert(sizeof(q6kxa_rec) <= PW__T32KA_SCRATCH, "q6kxa_rec fits the loop's scratch");
 
+/* One record's quants less 32, joined (q6kxa_join), [sub-block][rows 8q..8q+7][step]:
+ * 8 KiB, more than the loop's scratch (PW__T32KA_SCRATCH, 4 KiB), so a buffer of
+ * the thread's own; decode fills it once per record, every panel reads it. */
+static _Thread_local __m256i q6kxa_joined[16 * 4 * 4];
+
 static void q6kxa_decode(const uint8_t *rec, void *out) {
     q6kxa_rec *rs = out;
-    for (int s = 0; s < 16; ++s)
-        for (int q = 0; q < 4; ++q)
-            _mm256_store_si256((__m256i *)rs->sc[s][q],
-                               PW__VNNI ? q6kxa_sc32(rec, s, q) : q6kxa_sc16(rec, s, q));
-    for (int q = 0; q < 4; ++q) _mm256_store_ps(rs->d + 8 * q, pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q));
-}
-
-/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Each half
- * of a sub-block is joined once (8 ymm of quants: 4 steps, rows r and r + 16) and
- * serves the panel's rows one after another; the scaled integer sums live in L1
- * (sacc), read and written once per half and row, and go to f32 once per record. */
-Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
-                              float *yb, const uint8_t *pf, const int mr) {
-    int32_t sacc[Q6KXA_MR][32] __attribute__((aligned(32)));
-    memset(sacc, 0, sizeof(int32_t) * 32 * (size_t)mr);
-    for (int s = 0; s < 16; ++s) {
-        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
-        if (pf) {
-            for (int l = 0; l < PW__Q6KX_SUB; l += 64)
-                _mm_prefetch((const char *)(pf + PW__Q6KX_SUB * s + l), _MM_HINT_T0);
-            if (s == 15) /* the scales and d, which the next record's decode reads */
-                for (int l = PW__Q6KX_SCALES; l < PW__Q6KX_RECORD; l += 64)
-                    _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
-        }
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            __m256i qa[4], qb[4];
-            q6kxa_join(sub, 0, h, qa, qb);
-            q6kxa_join(sub, 1, h, qa + 2, qb + 2);
-            const __m256i sca = _mm256_load_si256((const __m256i *)rs->sc[s][h]);
-            const __m256i scb = _mm256_load_si256((const __m256i *)rs->sc[s][2 + h]);
-#pragma GCC unroll 6
-            for (int i = 0; i < mr; ++i) {
-                const pw__q8_256 *xb = (const pw__q8_256 *)x[i];
-                const int8_t *xs = xb->qs + 16 * s;
-                __m256i ta, tb;
-                if (PW__VNNI) {
-                    __m256i da = _mm256_set1_epi32(-32 * xb->bsums[s]), db = da;
-#pragma GCC unroll 4
-                    for (int t = 0; t < 4; ++t) {
-                        const __m256i a = pw__t32a_bcast4(xs + 4 * t);
-                        da = pw__dpbusd(da, qa[t], a);
-                        db = pw__dpbusd(db, qb[t], a);
-                    }
-                    ta = _mm256_mullo_epi32(da, sca);
-                    tb = _mm256_mullo_epi32(db, scb);
-                } else { /* int16 sums of two steps, exact (the file's comment) */
-                    const __m256i off = _mm256_set1_epi16((int16_t)(-16 * xb->bsums[s]));
-                    ta = _mm256_madd_epi16(sca, off);
-                    tb = _mm256_madd_epi16(scb, off);
-#pragma GCC unroll 2
-                    for (int p = 0; p < 2; ++p) {
-                        const __m256i a0 = pw__t32a_bcast4(xs + 8 * p),
-                                      a1 = pw__t32a_bcast4(xs + 8 * p + 4);
-                        const __m256i wa = _mm256_add_epi16(_mm256_maddubs_epi16(qa[2 * p], a0),
-                                                            _mm256_maddubs_epi16(qa[2 * p + 1], a1));
-                        const __m256i wb = _mm256_add_epi16(_mm256_maddubs_epi16(qb[2 * p], a0),
-                                                            _mm256_maddubs_epi16(qb[2 * p + 1], a1));
-                        ta = _mm256_add_epi32(ta, _mm256_madd_epi16(wa, sca));
-                        tb = _mm256_add_epi32(tb, _mm256_madd_epi16(wb, scb));
-                    }
+    __m256i *jn = q6kxa_joined;
+    rs->joined = jn;
+    const __m256i m32 = _mm256_set1_epi8(32), one8 = _mm256_set1_epi8(1);
+    __m256i corr[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                       _mm256_setzero_si256()};
+    for (int s = 0; s < 16; ++s, jn += 16) {
+        __m256i w[4][4]; /* [q][step] */
+        for (int h = 0; h < 2; ++h)
+            for (int p = 0; p < 2; ++p) {
+                __m256i qa[2], qb[2];
+                q6kxa_join(rec + PW__Q6KX_SUB * s, p, h, qa, qb);
+                for (int e = 0; e < 2; ++e) {
+                    w[h][2 * p + e] = _mm256_sub_epi8(qa[e], m32);
+                    w[2 + h][2 * p + e] = _mm256_sub_epi8(qb[e], m32);
                 }
-                __m256i *sa = (__m256i *)(sacc[i] + 8 * h), *sb = (__m256i *)(sacc[i] + 16 + 8 * h);
-                _mm256_store_si256(sa, _mm256_add_epi32(_mm256_load_si256(sa), ta));
-                _mm256_store_si256(sb, _mm256_add_epi32(_mm256_load_si256(sb), tb));
+            }
+        for (int q = 0; q < 4; ++q) {
+            /* sum of the 16 values q - 32 of each row: |.| <= 512, int16 exact */
+            __m256i ws = _mm256_setzero_si256();
+            for (int t = 0; t < 4; ++t) {
+                _mm256_store_si256(jn + 4 * q + t, w[q][t]);
+                ws = _mm256_add_epi16(ws, _mm256_maddubs_epi16(one8, w[q][t]));
+            }
+            if (PW__VNNI) {
+                const __m256i sc = q6kxa_sc32(rec, s, q);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                ws = _mm256_madd_epi16(ws, _mm256_set1_epi16(1));
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_mullo_epi32(ws, sc));
+            } else {
+                const __m256i sc = q6kxa_sc16(rec, s, q);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_madd_epi16(ws, sc));
             }
         }
     }
-#pragma GCC unroll 6
-    for (int i = 0; i < mr; ++i) {
-        const __m256 xd = _mm256_set1_ps(((const pw__q8_256 *)x[i])->d);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
-            float *y = yb + 32 * i + 8 * q;
-            _mm256_store_ps(y, _mm256_fmadd_ps(
-                                   _mm256_cvtepi32_ps(_mm256_load_si256((const __m256i *)(sacc[i] + 8 * q))),
-                                   _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * q), xd), _mm256_load_ps(y)));
+    for (int q = 0; q < 4; ++q) {
+        _mm256_store_si256((__m256i *)rs->corr[q],
+                           _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr[q], 7)));
+        _mm256_store_ps(rs->d + 8 * q, pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q));
+    }
+}
+
+/* One row of X over the joined record (q6kxa_decode): y[0..31] += its dots, the
+ * four scaled int32 sums (rows 8q..8q+7) in registers for the whole record. The
+ * joined weights are the signed operand, so each dot takes them straight from
+ * memory (L1). Its own function, not inlined into the panels (a call per record
+ * and row is nothing beside its 16 sub-blocks; the panel says why noipa). */
+static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
+                                                const pw__q8_256 *xb, float *yb) {
+    __m256i s0 = _mm256_load_si256((const __m256i *)rs->corr[0]),
+            s1 = _mm256_load_si256((const __m256i *)rs->corr[1]),
+            s2 = _mm256_load_si256((const __m256i *)rs->corr[2]),
+            s3 = _mm256_load_si256((const __m256i *)rs->corr[3]);
+    const __m256i *sc = (const __m256i *)rs->sc;
+    for (int s = 0; s < 16; ++s, jn += 16, sc += 4) {
+        const uint8_t *xu = xb->qu + 16 * s;
+        if (PW__VNNI) {
+            const __m256i a0 = pw__t32a_bcast4((const int8_t *)xu);
+            __m256i d0 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[0]),
+                    d1 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[4]),
+                    d2 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[8]),
+                    d3 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[12]);
+#pragma GCC unroll 3
+            for (int t = 1; t < 4; ++t) {
+                const __m256i a = pw__t32a_bcast4((const int8_t *)xu + 4 * t);
+                d0 = pw__dpbusd(d0, a, jn[t]);
+                d1 = pw__dpbusd(d1, a, jn[4 + t]);
+                d2 = pw__dpbusd(d2, a, jn[8 + t]);
+                d3 = pw__dpbusd(d3, a, jn[12 + t]);
+            }
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(d0, sc[0]));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(d1, sc[1]));
+            s2 = _mm256_add_epi32(s2, _mm256_mullo_epi32(d2, sc[2]));
+            s3 = _mm256_add_epi32(s3, _mm256_mullo_epi32(d3, sc[3]));
+        } else { /* int16 sums of two steps, exact (the file's comment) */
+#pragma GCC unroll 2
+            for (int p = 0; p < 2; ++p) {
+                const __m256i a0 = pw__t32a_bcast4((const int8_t *)xu + 8 * p),
+                              a1 = pw__t32a_bcast4((const int8_t *)xu + 8 * p + 4);
+#define Q6KXA_W(q_)                                                                             \
+    _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(a0, jn[4 * (q_) + 2 * p]),          \
+                                       _mm256_maddubs_epi16(a1, jn[4 * (q_) + 2 * p + 1])),     \
+                      sc[q_])
+                s0 = _mm256_add_epi32(s0, Q6KXA_W(0));
+                s1 = _mm256_add_epi32(s1, Q6KXA_W(1));
+                s2 = _mm256_add_epi32(s2, Q6KXA_W(2));
+                s3 = _mm256_add_epi32(s3, Q6KXA_W(3));
+#undef Q6KXA_W
+            }
         }
     }
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#define Q6KXA_OUT(q_, s_)                                                                      \
+    _mm256_store_ps(yb + 8 * (q_),                                                              \
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s_),                                     \
+                                    _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * (q_)), xd),       \
+                                    _mm256_load_ps(yb + 8 * (q_))))
+    Q6KXA_OUT(0, s0);
+    Q6KXA_OUT(1, s1);
+    Q6KXA_OUT(2, s2);
+    Q6KXA_OUT(3, s3);
+#undef Q6KXA_OUT
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    (void)rec;
+    if (pf) /* the next record into L1, which the next decode reads */
+        for (int l = 0; l < PW__Q6KX_RECORD; l += 64) _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
+    /* the buffer's address as decode found it (one __tls_get_addr per record, not
+     * per panel), passed in: taken inside the row's loop (or propagated there by a
+     * specialised copy of the function: hence noipa, not noinline), the compiler
+     * called __tls_get_addr there each sub-block and kept the sums on the stack
+     * across the call, at half the speed */
+    for (int i = 0; i < mr; ++i) q6kxa_row(rs->joined, rs, (const pw__q8_256 *)x[i], yb + 32 * i);
 }
 
 /* A panel of any height 1..Q6KXA_MR, each height its own instance. */
