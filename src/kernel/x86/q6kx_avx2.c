@@ -307,14 +307,20 @@ static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec 
 Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
                               float *yb, const uint8_t *pf, const int mr) {
     (void)rec;
-    if (pf) /* the next record into L1, which the next decode reads */
-        for (int l = 0; l < PW__Q6KX_RECORD; l += 64) _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
     /* the buffer's address as decode found it (one __tls_get_addr per record, not
      * per panel), passed in: taken inside the row's loop (or propagated there by a
      * specialised copy of the function: hence noipa, not noinline), the compiler
      * called __tls_get_addr there each sub-block and kept the sums on the stack
      * across the call, at half the speed */
-    for (int i = 0; i < mr; ++i) q6kxa_row(rs->joined, rs, (const pw__q8_256 *)x[i], yb + 32 * i);
+    /* the next record into L1, which the next decode reads: its lines spread over
+     * the panel's rows (all 105 at once stalled on the line fill buffers) */
+    const int lines = (PW__Q6KX_RECORD / 64 + mr - 1) / mr;
+    for (int i = 0; i < mr; ++i) {
+        if (pf)
+            for (int l = 64 * lines * i; l < 64 * lines * (i + 1) && l < PW__Q6KX_RECORD; l += 64)
+                _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
+        q6kxa_row(rs->joined, rs, (const pw__q8_256 *)x[i], yb + 32 * i);
+    }
 }
 
 /* A panel of any height 1..Q6KXA_MR, each height its own instance. */
