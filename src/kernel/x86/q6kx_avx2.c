@@ -5,9 +5,10 @@
  * AVX2 and AVX-VNNI GEMV and GEMM over the q6kx32k4 family (layout in
  * kernel/q6kx.h): the bytes the AVX-512 kernels read, so a weight packed (or a
  * cache file written) on an AVX-512 machine serves these levels as it is. The
- * GEMV loop is tile32_avx2.h's; this file is the
- * record functions, built twice (avx2_level.h: as itself, and through
- * q6kx_avxvnni.c). Activations are pw__q8_256 rows.
+ * loops are tile32_avx2.h's (GEMV) and tile32_kgemm_avx2.h's (GEMM,
+ * record-major); this file is the record functions, built twice
+ * (avx2_level.h: as itself, and through q6kx_avxvnni.c). Activations are
+ * pw__q8_256 rows.
  *
  * A 64-byte load of a sub-block is two ymm: half h = 0 (bytes 0..31) holds
  * rows 0..7 (low nibbles) and 16..23 (high nibbles), half h = 1 rows 8..15 and
@@ -48,9 +49,44 @@
  * and PW__T32A_PF_L1 ahead into L1, each record its scales and d into L2
  * (the AVX-512 kernel's scheme).
  *
- * Measured (PACKWISE_ISA=avx2|avxvnni packwise bench --formats Q6_K --shapes
- * 11008x4096 --batch 1 --threads 1, one run each, load average 3.4): avx2
- * 77% of the read, avxvnni 89%.
+ * GEMM (one record for a panel of rows of X, tile32_kgemm_avx2.h). Joining
+ * costs 17 logic ops per 2 steps and half, so decode joins each record once
+ * for every panel of its row block, into w = q - 32 (signed, [-32, 31]) in an
+ * 8 KiB buffer of the thread's own ([sub-block][rows 8q..8q+7][step]; the
+ * loop's scratch holds 4 KiB), with the scales in each level's form and the
+ * weight-only term corr below. Then one row of X at a time runs through the
+ * record with its four int32 sums S in registers: the weights are the signed
+ * operand of every dot, so it reads them straight from L1 as memory operands,
+ * and the activations are the unsigned one, x.qu = x.qs + 128 (pw__q8_256
+ * carries them):
+ *
+ *   sum qu * w = sum qs * w + 128 sum w,  so  S starts at corr = -128 *
+ *   sum_s scales[s] * (sum of w over sub-block s)   (|.| <= 128 * 128 * 512 * 16)
+ *   AVX-VNNI  D = sum of 4 steps dpbusd(qu, w): |D| <= 16 * 255 * 32 = 130560,
+ *             S += D * scales[s] (vpmulld): |S| <= 16 * 130560 * 128 + |corr| < 2^31.
+ *   AVX2      vpmaddubsw(qu, w): a pair within 2 * 255 * 32 = 16320, two steps
+ *             added in int16 within 32640 <= 32767 (exact), then vpmaddwd
+ *             against the int16 scales as in the GEMV; no offset term.
+ *
+ * Measured on this machine (2 vCPUs shared with other jobs, load average 4-8:
+ * single runs move by 10-20%):
+ *   packwise bench --formats Q6_K --shapes 11008x4096 --batch 1,128 --threads 1,
+ *   PACKWISE_ISA=avx2 | avxvnni, two runs each (GEMV: of the read; GEMM: of the
+ *   level's int8 peak):  avx2 GEMV 81-84%, GEMM 42-53%;  avxvnni GEMV 84-94%,
+ *   GEMM 43-51% (before these kernels, row-major: avx2 65% / 16%, avxvnni 44% /
+ *   14%). A harness timing pw_matmul_wt by thread CPU time, [2048, 4096] n =
+ *   128: avxvnni 218-220 GOP/s, avx2 185-198 (the AVX-512 kernel 384-488 in the
+ *   same runs); [512, 2048] n = 64, all in L2, within 5% of that: the loop, not
+ *   memory, is the limit. AVX2's dots cost 1.5 multiply-unit ops per 32 products
+ *   (vpmaddubsw and half a vpmaddwd) where its peak loop spends 1, so about 67%
+ *   of that peak is its ceiling.
+ *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
+ *   sums in registers, __tls_get_addr out of the row loop (2x), the next
+ *   record's L1 prefetch spread over the first panel's rows (+7%, avxvnni).
+ *   Tried, dropped: AVX-VNNI two rows of X per pass sharing the weight loads
+ *   (registers spill: 154-167 against 190-230 GOP/s), unrolling the sub-block
+ *   loop by 2, prefetching the next row's activations into L1 (no change
+ *   beyond the noise).
  */
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
