@@ -71,13 +71,14 @@
  * Measured on this machine (2 vCPUs shared with other jobs, load average 4-8:
  * single runs move by 10-20%):
  *   packwise bench --formats Q6_K --shapes 11008x4096 --batch 1,128 --threads 1,
- *   PACKWISE_ISA=avx2 | avxvnni, two runs each (GEMV: of the read; GEMM: of the
- *   level's int8 peak):  avx2 GEMV 81-84%, GEMM 42-53%;  avxvnni GEMV 84-94%,
- *   GEMM 43-51% (before these kernels, row-major: avx2 65% / 16%, avxvnni 44% /
- *   14%). A harness timing pw_matmul_wt by thread CPU time, [2048, 4096] n =
- *   128: avxvnni 218-220 GOP/s, avx2 185-198 (the AVX-512 kernel 384-488 in the
- *   same runs); [512, 2048] n = 64, all in L2, within 5% of that: the loop, not
- *   memory, is the limit. AVX2's dots cost 1.5 multiply-unit ops per 32 products
+ *   PACKWISE_ISA=avx2 | avxvnni, six runs over the session (GEMV: of the read;
+ *   GEMM: of the level's int8 peak):  avx2 GEMV 70-84% (most 81-84%), GEMM
+ *   39-53%;  avxvnni GEMV 84-94%, GEMM 43-51% (before these kernels, row-major:
+ *   avx2 65% / 16%, avxvnni 44% / 14%). A small harness (not in the tree) timing
+ *   pw_matmul_wt by thread CPU time, [2048, 4096] n = 128: avxvnni 218-220
+ *   GOP/s, avx2 185-198 (the AVX-512 kernel 384-488 in the same runs); [512,
+ *   2048] n = 64, all in L2, within 10% of that: the loop, not memory, is the
+ *   limit. AVX2's dots cost 1.5 multiply-unit ops per 32 products
  *   (vpmaddubsw and half a vpmaddwd) where its peak loop spends 1, so about 67%
  *   of that peak is its ceiling.
  *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
