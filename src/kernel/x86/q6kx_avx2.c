@@ -84,10 +84,14 @@
  *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
  *   sums in registers, __tls_get_addr out of the row loop (2x), the next
  *   record's L1 prefetch spread over the first panel's rows (+7%, avxvnni).
- *   Tried, dropped: AVX-VNNI two rows of X per pass sharing the weight loads
- *   (registers spill: 154-167 against 190-230 GOP/s), unrolling the sub-block
- *   loop by 2, prefetching the next row's activations into L1 (no change
- *   beyond the noise).
+ *   Tried, dropped (the same harness, [512, 2048] n = 64, two builds run in
+ *   turn): AVX-VNNI two rows of X per pass sharing the weight loads, sums in
+ *   registers (spilled: 154-167 against 190-230 GOP/s) or in L1 (154-190
+ *   against 227); two sub-blocks' 8 dot chains interleaved, unrolling the
+ *   sub-block loop by 2, prefetching the next row's activations into L1 (no
+ *   change beyond the noise). vpmulld is not the limit (an add in its place:
+ *   no change); the loads are part of it (the weight vectors held in registers,
+ *   wrong sums, 243-272 against 223-227 GOP/s).
  */
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
