@@ -81,6 +81,11 @@
  *   limit. AVX2's dots cost 1.5 multiply-unit ops per 32 products
  *   (vpmaddubsw and half a vpmaddwd) where its peak loop spends 1, so about 67%
  *   of that peak is its ceiling.
+ *   GEMV with the weight in L2 ([256, 2048], the harness, n = 1): avx2 74-75
+ *   GOP/s, about 30 GB/s of packed bytes, no more than the read bandwidth (25-32
+ *   GB/s here), so the AVX2 GEMV is as much compute- as memory-bound (its
+ *   17-op join, 8 vpmaddubsw and 6 vpmaddwd per half sub-block); avxvnni 85-88
+ *   GOP/s, about 35 GB/s. Named sums in place of the sums array there: no change.
  *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
  *   sums in registers, __tls_get_addr out of the row loop (2x), the next
  *   record's L1 prefetch spread over the first panel's rows (+7%, avxvnni).
