@@ -1,0 +1,401 @@
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "q6kx_avx2.c needs AVX2, FMA and F16C (the build sets them for *_avx2.c and *_avxvnni.c)"
+#endif
+/*
+ * AVX2 and AVX-VNNI GEMV and GEMM over the q6kx32k4 family (layout in
+ * kernel/q6kx.h): the bytes the AVX-512 kernels read, so a weight packed (or a
+ * cache file written) on an AVX-512 machine serves these levels as it is. The
+ * loops are tile32_avx2.h's (GEMV) and tile32_kgemm_avx2.h's (GEMM,
+ * record-major); this file is the record functions, built twice
+ * (avx2_level.h: as itself, and through q6kx_avxvnni.c). Activations are
+ * pw__q8_256 rows.
+ *
+ * A 64-byte load of a sub-block is two ymm: half h = 0 (bytes 0..31) holds
+ * rows 0..7 (low nibbles) and 16..23 (high nibbles), half h = 1 rows 8..15 and
+ * 24..31, four k values per int32 lane; the tile32_avx2.h sums acc[q] are rows
+ * 8q..8q+7, so half h feeds chains q = h (low nibbles) and q = 2 + h (high).
+ * Per half, high load p (steps 2p and 2p + 1) and low loads v_2p, v_2p+1, the
+ * 6-bit quants are joined in bytes (16-bit shifts move bits across a byte
+ * boundary only into positions the 0x30 / 0x0F masks drop):
+ *
+ *   step 2p:     A = (v & 0x0F) | (g        & 0x30)   L0 | H0 << 4 = q of row r
+ *                B = (v >> 4 & 0x0F) | (g >> 2 & 0x30) L1 | H1 << 4 = q of row r + 16
+ *   step 2p + 1: the same with g << 4 and g << 2 (17 logic ops per 2 steps)
+ *
+ * and each q (0..63) is the unsigned factor of a dot with the activation
+ * bytes a_t = bcast(x.qs[4t .. 4t+3]), its -32 offset taken once per
+ * sub-block s from x.bsums[s]:
+ *
+ *   AVX-VNNI  D = -32 bsums[s] + sum of 4 steps dpbusd(A, a_t)  (B likewise),
+ *             S += D * scales[s] (vpmulld; the AVX-512 kernel's sums).
+ *   AVX2      vpmaddubsw SATURATES its int16 pair sums, so the int16 sums
+ *             must stay in range: one pair is at most 2 * 63 * 128 = 16128,
+ *             two steps' pairs added in int16 at most 32256 (exact; four
+ *             steps would reach 64512 and wrap). Each two-step int16 sum w is
+ *             widened and scaled at once by vpmaddwd against the row's scale
+ *             in both int16 halves of its lane: S += w.lo * sc + w.hi * sc
+ *             (|.| <= 2 * 32256 * 128), and the offset by one more vpmaddwd
+ *             of the scales against (-16 bsums[s], -16 bsums[s]): exact while
+ *             |bsums| <= 2047, which holds as pw__q8_256 quants lie in
+ *             [-127, 127] (quant/act.c clamps), |bsums| <= 16 * 127 = 2032.
+ *             |S| <= 16 sub-blocks * 16 * 63 * 128 * 128 < 2^31 before the
+ *             offset, and the result is within 16 * 16 * 32 * 127 * 128.
+ *
+ * then acc += f32(S) * f32(d) * x.d for each group of 8 rows, as the AVX-512
+ * kernel. Rows past `out` in the last tile are zero in the packed bytes; their
+ * lanes are computed and not stored.
+ *
+ * GEMV prefetch: each sub-block its 384 bytes PW__T32A_PF_L2 ahead into L2
+ * and PW__T32A_PF_L1 ahead into L1, each record its scales and d into L2
+ * (the AVX-512 kernel's scheme).
+ *
+ * GEMM (one record for a panel of rows of X, tile32_kgemm_avx2.h). Joining
+ * costs 17 logic ops per 2 steps and half, so decode joins each record once
+ * for every panel of its row block, into w = q - 32 (signed, [-32, 31]) in an
+ * 8 KiB buffer of the thread's own ([sub-block][rows 8q..8q+7][step]; the
+ * loop's scratch holds 4 KiB), with the scales in each level's form and the
+ * weight-only term corr below. Then one row of X at a time runs through the
+ * record with its four int32 sums S in registers: the weights are the signed
+ * operand of every dot, so it reads them straight from L1 as memory operands,
+ * and the activations are the unsigned one, x.qu = x.qs + 128 (pw__q8_256
+ * carries them):
+ *
+ *   sum qu * w = sum qs * w + 128 sum w,  so  S starts at corr = -128 *
+ *   sum_s scales[s] * (sum of w over sub-block s)   (|.| <= 128 * 128 * 512 * 16)
+ *   AVX-VNNI  D = sum of 4 steps dpbusd(qu, w): |D| <= 16 * 255 * 32 = 130560,
+ *             S += D * scales[s] (vpmulld): |S| <= 16 * 130560 * 128 + |corr| < 2^31.
+ *   AVX2      vpmaddubsw(qu, w): a pair within 2 * 255 * 32 = 16320, two steps
+ *             added in int16 within 32640 <= 32767 (exact), then vpmaddwd
+ *             against the int16 scales as in the GEMV; no offset term.
+ *
+ * Measured on this machine (2 vCPUs shared with other jobs, load average 4-8:
+ * single runs move by 10-20%):
+ *   packwise bench --formats Q6_K --shapes 11008x4096 --batch 1,128 --threads 1,
+ *   PACKWISE_ISA=avx2 | avxvnni, six runs over the session (GEMV: of the read;
+ *   GEMM: of the level's int8 peak):  avx2 GEMV 70-84% (most 81-84%), GEMM
+ *   39-53%;  avxvnni GEMV 84-94%, GEMM 43-51% (before these kernels, row-major:
+ *   avx2 65% / 16%, avxvnni 44% / 14%). A small harness (not in the tree) timing
+ *   pw_matmul_wt by thread CPU time, [2048, 4096] n = 128: avxvnni 218-220
+ *   GOP/s, avx2 185-198 (the AVX-512 kernel 384-488 in the same runs); [512,
+ *   2048] n = 64, all in L2, within 10% of that: the loop, not memory, is the
+ *   limit. AVX2's dots cost 1.5 multiply-unit ops per 32 products
+ *   (vpmaddubsw and half a vpmaddwd) where its peak loop spends 1, so about 67%
+ *   of that peak is its ceiling.
+ *   GEMV with the weight in L2 ([256, 2048], the harness, n = 1): avx2 74-75
+ *   GOP/s, about 30 GB/s of packed bytes, no more than the read bandwidth (25-32
+ *   GB/s here), so the AVX2 GEMV is as much compute- as memory-bound (its
+ *   17-op join, 8 vpmaddubsw and 6 vpmaddwd per half sub-block); avxvnni 85-88
+ *   GOP/s, about 35 GB/s. Named sums in place of the sums array there: no change.
+ *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
+ *   sums in registers, __tls_get_addr out of the row loop (2x), the next
+ *   record's L1 prefetch spread over the first panel's rows (+7%, avxvnni).
+ *   Tried, dropped (the same harness, [512, 2048] n = 64, two builds run in
+ *   turn): AVX-VNNI two rows of X per pass sharing the weight loads, sums in
+ *   registers (spilled: 154-167 against 190-230 GOP/s) or in L1 (154-190
+ *   against 227); two sub-blocks' 8 dot chains interleaved, unrolling the
+ *   sub-block loop by 2, prefetching the next row's activations into L1 (no
+ *   change beyond the noise). vpmulld is not the limit (an add in its place:
+ *   no change); the loads are part of it (the weight vectors held in registers,
+ *   wrong sums, 243-272 against 223-227 GOP/s).
+ */
+#include "kernel/q6kx.h"
+#include "kernel/x86/tile32_avx2.h"
+#include "kernel/x86/tile32_kgemm_avx2.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define Q6KXA_INLINE static inline __attribute__((always_inline))
+
+/* Steps 2p and 2p + 1 of half h of sub-block sub: the quants q (0..63) of rows
+ * 8h + lane in qa[e], of rows 16 + 8h + lane in qb[e], e = 0, 1 (the file's
+ * comment). */
+Q6KXA_INLINE void q6kxa_join(const uint8_t *sub, int p, int h, __m256i qa[2], __m256i qb[2]) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i g = _mm256_loadu_si256((const __m256i *)(sub + PW__Q6KX_HIGH + 64 * p + 32 * h));
+    const __m256i v0 = _mm256_loadu_si256((const __m256i *)(sub + 128 * p + 32 * h));
+    const __m256i v1 = _mm256_loadu_si256((const __m256i *)(sub + 128 * p + 64 + 32 * h));
+    qa[0] = _mm256_or_si256(_mm256_and_si256(v0, m0f), _mm256_and_si256(g, m30));
+    qb[0] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m0f),
+                            _mm256_and_si256(_mm256_srli_epi16(g, 2), m30));
+    qa[1] = _mm256_or_si256(_mm256_and_si256(v1, m0f),
+                            _mm256_and_si256(_mm256_slli_epi16(g, 4), m30));
+    qb[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m0f),
+                            _mm256_and_si256(_mm256_slli_epi16(g, 2), m30));
+}
+
+/* The int8 scales of sub-block s, rows 8q..8q+7, sign-extended to int32 lanes
+ * (AVX-VNNI: one vpmovsxbd from memory). */
+Q6KXA_INLINE __m256i q6kxa_sc32(const uint8_t *rec, int s, int q) {
+    return _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64((const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s + 8 * q)));
+}
+
+/* The same as int16 in both halves of each lane (AVX2, for vpmaddwd): the 8
+ * bytes broadcast to every qword, each byte moved to the upper byte of its two
+ * int16 and sign-extended by an arithmetic shift. */
+Q6KXA_INLINE __m256i q6kxa_sc16(const uint8_t *rec, int s, int q) {
+    int64_t b8;
+    memcpy(&b8, rec + PW__Q6KX_SCALES + 32 * s + 8 * q, 8);
+    const __m256i ctl = _mm256_setr_epi8(
+        -128, 0, -128, 0, -128, 1, -128, 1, -128, 2, -128, 2, -128, 3, -128, 3,
+        -128, 4, -128, 4, -128, 5, -128, 5, -128, 6, -128, 6, -128, 7, -128, 7);
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(_mm256_set1_epi64x(b8), ctl), 8);
+}
+
+/* The int32 sums S of one record with one activation block (the file's comment),
+ * rows 8q..8q+7 in sum[q]: scales applied, the -32 offset included. */
+Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, __m256i sum[4]) {
+    for (int q = 0; q < 4; ++q) sum[q] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q6KX_SUB * s;
+        if (pf) {
+            pw__t32a_prefetch_l2(sub + PW__T32A_PF_L2, PW__Q6KX_SUB);
+            pw__t32a_prefetch_l1(sub + PW__T32A_PF_L1, PW__Q6KX_SUB);
+        }
+        const int8_t *xs = xb->qs + 16 * s;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            if (PW__VNNI) {
+                __m256i da = _mm256_set1_epi32(-32 * xb->bsums[s]), db = da;
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    __m256i qa[2], qb[2];
+                    q6kxa_join(sub, p, h, qa, qb);
+#pragma GCC unroll 2
+                    for (int e = 0; e < 2; ++e) {
+                        const __m256i a = pw__t32a_bcast4(xs + 8 * p + 4 * e);
+                        da = pw__dpbusd(da, qa[e], a);
+                        db = pw__dpbusd(db, qb[e], a);
+                    }
+                }
+                sum[h] = _mm256_add_epi32(sum[h], _mm256_mullo_epi32(da, q6kxa_sc32(rec, s, h)));
+                sum[2 + h] = _mm256_add_epi32(sum[2 + h],
+                                              _mm256_mullo_epi32(db, q6kxa_sc32(rec, s, 2 + h)));
+            } else {
+                const __m256i sca = q6kxa_sc16(rec, s, h), scb = q6kxa_sc16(rec, s, 2 + h);
+                /* the offset: scale * (-16 bsums) in both int16 halves */
+                const __m256i off = _mm256_set1_epi16((int16_t)(-16 * xb->bsums[s]));
+                __m256i ta = _mm256_madd_epi16(sca, off), tb = _mm256_madd_epi16(scb, off);
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    __m256i qa[2], qb[2];
+                    q6kxa_join(sub, p, h, qa, qb);
+                    const __m256i a0 = pw__t32a_bcast4(xs + 8 * p),
+                                  a1 = pw__t32a_bcast4(xs + 8 * p + 4);
+                    /* two steps in int16: at most 32256 (the file's comment) */
+                    const __m256i wa = _mm256_add_epi16(_mm256_maddubs_epi16(qa[0], a0),
+                                                        _mm256_maddubs_epi16(qa[1], a1));
+                    const __m256i wb = _mm256_add_epi16(_mm256_maddubs_epi16(qb[0], a0),
+                                                        _mm256_maddubs_epi16(qb[1], a1));
+                    ta = _mm256_add_epi32(ta, _mm256_madd_epi16(wa, sca));
+                    tb = _mm256_add_epi32(tb, _mm256_madd_epi16(wb, scb));
+                }
+                sum[h] = _mm256_add_epi32(sum[h], ta);
+                sum[2 + h] = _mm256_add_epi32(sum[2 + h], tb);
+            }
+        }
+    }
+    if (pf)
+        pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2 + PW__Q6KX_SCALES,
+                             PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+}
+
+/* GEMV record function (tile32_avx2.h). */
+Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    __m256i sum[4];
+    q6kxa_sums(rec, xb, pf, sum);
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+        acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[q]),
+                                 _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q), xd),
+                                 acc[q]);
+}
+
+static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block);
+}
+
+/* ---- GEMM ---- */
+
+#define Q6KXA_MR 6 /* most rows of X per panel (PW__T32KA_MR_MAX) */
+
+/* One record decoded once for every panel: its scales as the operand each level's
+ * scale step takes (q6kxa_sc32, q6kxa_sc16), d as f32, and the weight-only term
+ * that taking the activations unsigned adds (corr; GEMM comment above). */
+typedef struct q6kxa_rec {
+#if defined(PW_AVXVNNI)
+    int32_t sc[16][4][8]; /* [sub-block][rows 8q..8q+7][lane] */
+#else
+    int16_t sc[16][4][16]; /* the same, each scale in both int16 halves of its lane */
+#endif
+    int32_t corr[4][8]; /* -128 * sum_s scales[s] * sum(q - 32 over sub-block s), per row */
+    float d[32];
+    const __m256i *joined; /* q6kxa_joined of the decoding thread (below) */
+} q6kxa_rec;
+_Static_assert(sizeof(q6kxa_rec) <= PW__T32KA_SCRATCH, "q6kxa_rec fits the loop's scratch");
+
+/* One record's quants less 32, joined (q6kxa_join), [sub-block][rows 8q..8q+7][step]:
+ * 8 KiB, more than the loop's scratch (PW__T32KA_SCRATCH, 4 KiB), so a buffer of
+ * the thread's own; decode fills it once per record, every panel reads it. */
+static _Thread_local __m256i q6kxa_joined[16 * 4 * 4];
+
+static void q6kxa_decode(const uint8_t *rec, void *out) {
+    q6kxa_rec *rs = out;
+    __m256i *jn = q6kxa_joined;
+    rs->joined = jn;
+    const __m256i m32 = _mm256_set1_epi8(32), one8 = _mm256_set1_epi8(1);
+    __m256i corr[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                       _mm256_setzero_si256()};
+    for (int s = 0; s < 16; ++s, jn += 16) {
+        __m256i w[4][4]; /* [q][step] */
+        for (int h = 0; h < 2; ++h)
+            for (int p = 0; p < 2; ++p) {
+                __m256i qa[2], qb[2];
+                q6kxa_join(rec + PW__Q6KX_SUB * s, p, h, qa, qb);
+                for (int e = 0; e < 2; ++e) {
+                    w[h][2 * p + e] = _mm256_sub_epi8(qa[e], m32);
+                    w[2 + h][2 * p + e] = _mm256_sub_epi8(qb[e], m32);
+                }
+            }
+        for (int q = 0; q < 4; ++q) {
+            /* sum of the 16 values q - 32 of each row: |.| <= 512, int16 exact */
+            __m256i ws = _mm256_setzero_si256();
+            for (int t = 0; t < 4; ++t) {
+                _mm256_store_si256(jn + 4 * q + t, w[q][t]);
+                ws = _mm256_add_epi16(ws, _mm256_maddubs_epi16(one8, w[q][t]));
+            }
+            if (PW__VNNI) {
+                const __m256i sc = q6kxa_sc32(rec, s, q);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                ws = _mm256_madd_epi16(ws, _mm256_set1_epi16(1));
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_mullo_epi32(ws, sc));
+            } else {
+                const __m256i sc = q6kxa_sc16(rec, s, q);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_madd_epi16(ws, sc));
+            }
+        }
+    }
+    for (int q = 0; q < 4; ++q) {
+        _mm256_store_si256((__m256i *)rs->corr[q],
+                           _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr[q], 7)));
+        _mm256_store_ps(rs->d + 8 * q, pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q));
+    }
+}
+
+/* One row of X over the joined record (q6kxa_decode): y[0..31] += its dots, the
+ * four scaled int32 sums (rows 8q..8q+7) in registers for the whole record. The
+ * joined weights are the signed operand, so each dot takes them straight from
+ * memory (L1). Its own function, not inlined into the panels (a call per record
+ * and row is nothing beside its 16 sub-blocks; the panel says why noipa). */
+static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
+                                                const pw__q8_256 *xb, float *yb) {
+    __m256i s0 = _mm256_load_si256((const __m256i *)rs->corr[0]),
+            s1 = _mm256_load_si256((const __m256i *)rs->corr[1]),
+            s2 = _mm256_load_si256((const __m256i *)rs->corr[2]),
+            s3 = _mm256_load_si256((const __m256i *)rs->corr[3]);
+    const __m256i *sc = (const __m256i *)rs->sc;
+    for (int s = 0; s < 16; ++s, jn += 16, sc += 4) {
+        const uint8_t *xu = xb->qu + 16 * s;
+        if (PW__VNNI) {
+            const __m256i a0 = pw__t32a_bcast4((const int8_t *)xu);
+            __m256i d0 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[0]),
+                    d1 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[4]),
+                    d2 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[8]),
+                    d3 = pw__dpbusd(_mm256_setzero_si256(), a0, jn[12]);
+#pragma GCC unroll 3
+            for (int t = 1; t < 4; ++t) {
+                const __m256i a = pw__t32a_bcast4((const int8_t *)xu + 4 * t);
+                d0 = pw__dpbusd(d0, a, jn[t]);
+                d1 = pw__dpbusd(d1, a, jn[4 + t]);
+                d2 = pw__dpbusd(d2, a, jn[8 + t]);
+                d3 = pw__dpbusd(d3, a, jn[12 + t]);
+            }
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(d0, sc[0]));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(d1, sc[1]));
+            s2 = _mm256_add_epi32(s2, _mm256_mullo_epi32(d2, sc[2]));
+            s3 = _mm256_add_epi32(s3, _mm256_mullo_epi32(d3, sc[3]));
+        } else { /* int16 sums of two steps, exact (the file's comment) */
+#pragma GCC unroll 2
+            for (int p = 0; p < 2; ++p) {
+                const __m256i a0 = pw__t32a_bcast4((const int8_t *)xu + 8 * p),
+                              a1 = pw__t32a_bcast4((const int8_t *)xu + 8 * p + 4);
+#define Q6KXA_W(q_)                                                                             \
+    _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(a0, jn[4 * (q_) + 2 * p]),          \
+                                       _mm256_maddubs_epi16(a1, jn[4 * (q_) + 2 * p + 1])),     \
+                      sc[q_])
+                s0 = _mm256_add_epi32(s0, Q6KXA_W(0));
+                s1 = _mm256_add_epi32(s1, Q6KXA_W(1));
+                s2 = _mm256_add_epi32(s2, Q6KXA_W(2));
+                s3 = _mm256_add_epi32(s3, Q6KXA_W(3));
+#undef Q6KXA_W
+            }
+        }
+    }
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#define Q6KXA_OUT(q_, s_)                                                                      \
+    _mm256_store_ps(yb + 8 * (q_),                                                              \
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s_),                                     \
+                                    _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * (q_)), xd),       \
+                                    _mm256_load_ps(yb + 8 * (q_))))
+    Q6KXA_OUT(0, s0);
+    Q6KXA_OUT(1, s1);
+    Q6KXA_OUT(2, s2);
+    Q6KXA_OUT(3, s3);
+#undef Q6KXA_OUT
+}
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr) {
+    (void)rec;
+    /* the buffer's address as decode found it (one __tls_get_addr per record, not
+     * per panel), passed in: taken inside the row's loop (or propagated there by a
+     * specialised copy of the function: hence noipa, not noinline), the compiler
+     * called __tls_get_addr there each sub-block and kept the sums on the stack
+     * across the call, at half the speed */
+    /* the next record into L1, which the next decode reads: its lines spread over
+     * the panel's rows (all 105 at once stalled on the line fill buffers) */
+    const int lines = (PW__Q6KX_RECORD / 64 + mr - 1) / mr;
+    for (int i = 0; i < mr; ++i) {
+        if (pf)
+            for (int l = 64 * lines * i; l < 64 * lines * (i + 1) && l < PW__Q6KX_RECORD; l += 64)
+                _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
+        q6kxa_row(rs->joined, rs, (const pw__q8_256 *)x[i], yb + 32 * i);
+    }
+}
+
+/* A panel of any height 1..Q6KXA_MR, each height its own instance. */
+static void q6kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,
+                            const uint8_t *pf, int mr) {
+    switch (mr) {
+#define Q6KXA_CASE(m_)                                                                  \
+    case m_:                                                                            \
+        if (m_ <= Q6KXA_MR) q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, m_);    \
+        break;
+        Q6KXA_CASE(1)
+        Q6KXA_CASE(2)
+        Q6KXA_CASE(3)
+        Q6KXA_CASE(4)
+        Q6KXA_CASE(5)
+        Q6KXA_CASE(6)
+#undef Q6KXA_CASE
+    default: break;
+    }
+}
+
+static void q6kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ka_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4) =
+    PW__Q6KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    q6kxa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4_gemm) = PW__Q6KX_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q6kxa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
