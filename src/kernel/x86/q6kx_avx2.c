@@ -51,9 +51,9 @@
  *
  * GEMM (one record for a panel of rows of X, tile32_kgemm_avx2.h). Joining
  * costs 17 logic ops per 2 steps and half, so decode joins each record once
- * for every panel of its row block, into w = q - 32 (signed, [-32, 31]) in an
- * 8 KiB buffer of the thread's own ([sub-block][rows 8q..8q+7][step]; the
- * loop's scratch holds 4 KiB), with the scales in each level's form and the
+ * for every panel of its row block, into w = q - 32 (signed, [-32, 31]), 8 KiB
+ * of the loop's scratch ([sub-block][rows 8q..8q+7][step]), with the scales in
+ * each level's form and the
  * weight-only term corr below. Then one row of X at a time runs through the
  * record with its four int32 sums S in registers: the weights are the signed
  * operand of every dot, so it reads them straight from L1 as memory operands,
@@ -87,7 +87,8 @@
  *   17-op join, 8 vpmaddubsw and 6 vpmaddwd per half sub-block); avxvnni 85-88
  *   GOP/s, about 35 GB/s. Named sums in place of the sums array there: no change.
  *   Tried, kept: the join once per record (per panel before: 35-38%), the row's
- *   sums in registers, __tls_get_addr out of the row loop (2x), the next
+ *   sums in registers, the joined quants in the loop's scratch (a thread-local
+ *   buffer first: the row loop called __tls_get_addr each sub-block, 2x slower), the next
  *   record's L1 prefetch spread over the first panel's rows (+7%, avxvnni).
  *   Tried, dropped (the same harness, [512, 2048] n = 64, two builds run in
  *   turn): AVX-VNNI two rows of X per pass sharing the weight loads, sums in
@@ -234,19 +235,15 @@ typedef struct q6kxa_rec {
 #endif
     int32_t corr[4][8]; /* -128 * sum_s scales[s] * sum(q - 32 over sub-block s), per row */
     float d[32];
-    const __m256i *joined; /* q6kxa_joined of the decoding thread (below) */
+    /* the record's quants less 32, joined (q6kxa_join), [sub-block][rows 8q..8q+7][step]:
+     * 8 KiB that decode fills once per record and every panel reads from L1 */
+    __m256i joined[16 * 4 * 4];
 } q6kxa_rec;
 _Static_assert(sizeof(q6kxa_rec) <= PW__T32KA_SCRATCH, "q6kxa_rec fits the loop's scratch");
 
-/* One record's quants less 32, joined (q6kxa_join), [sub-block][rows 8q..8q+7][step]:
- * 8 KiB, more than the loop's scratch (PW__T32KA_SCRATCH, 4 KiB), so a buffer of
- * the thread's own; decode fills it once per record, every panel reads it. */
-static _Thread_local __m256i q6kxa_joined[16 * 4 * 4];
-
 static void q6kxa_decode(const uint8_t *rec, void *out) {
     q6kxa_rec *rs = out;
-    __m256i *jn = q6kxa_joined;
-    rs->joined = jn;
+    __m256i *jn = rs->joined;
     const __m256i m32 = _mm256_set1_epi8(32), one8 = _mm256_set1_epi8(1);
     __m256i corr[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                        _mm256_setzero_si256()};
@@ -291,7 +288,7 @@ static void q6kxa_decode(const uint8_t *rec, void *out) {
  * four scaled int32 sums (rows 8q..8q+7) in registers for the whole record. The
  * joined weights are the signed operand, so each dot takes them straight from
  * memory (L1). Its own function, not inlined into the panels (a call per record
- * and row is nothing beside its 16 sub-blocks; the panel says why noipa). */
+ * and row is nothing beside its 16 sub-blocks, and the panels' instances stay small). */
 static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
                                                 const pw__q8_256 *xb, float *yb) {
     __m256i s0 = _mm256_load_si256((const __m256i *)rs->corr[0]),
@@ -353,11 +350,6 @@ static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec 
 Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
                               float *yb, const uint8_t *pf, const int mr) {
     (void)rec;
-    /* the buffer's address as decode found it (one __tls_get_addr per record, not
-     * per panel), passed in: taken inside the row's loop (or propagated there by a
-     * specialised copy of the function: hence noipa, not noinline), the compiler
-     * called __tls_get_addr there each sub-block and kept the sums on the stack
-     * across the call, at half the speed */
     /* the next record into L1, which the next decode reads: its lines spread over
      * the panel's rows (all 105 at once stalled on the line fill buffers) */
     const int lines = (PW__Q6KX_RECORD / 64 + mr - 1) / mr;

@@ -48,7 +48,7 @@
 
 #define PW__T32KA_MB 64          /* most rows of X per row block */
 #define PW__T32KA_MR_MAX 6       /* most rows of X per panel, any family */
-#define PW__T32KA_SCRATCH 4096   /* bytes of a family's decoded record */
+#define PW__T32KA_SCRATCH 12288  /* bytes of a family's decoded record (q6kx: 10.3 KiB) */
 
 typedef void (*pw__t32ka_decode_fn)(const uint8_t *rec, void *rs);
 typedef void (*pw__t32ka_panel_fn)(const uint8_t *rec, const void *rs, const uint8_t *const *x,
