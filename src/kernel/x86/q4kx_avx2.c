@@ -211,8 +211,7 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
         if (pf) {
-            pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2 + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
-            pw__t32a_prefetch_l1(rec + PW__T32A_PF_L1 + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+            pw__t32a_prefetch(rec + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
         }
         __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                           _mm256_setzero_si256()};

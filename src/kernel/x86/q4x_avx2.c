@@ -94,8 +94,7 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
 Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) {
-        pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2, PW__Q4X_RECORD);
-        pw__t32a_prefetch_l1(rec + PW__T32A_PF_L1, PW__Q4X_RECORD);
+        pw__t32a_prefetch(rec, PW__Q4X_RECORD);
     }
     __m256i dot[4];
     q4xa_dots(rec, xb, dot);

@@ -45,9 +45,8 @@
  * kernel. Rows past `out` in the last tile are zero in the packed bytes; their
  * lanes are computed and not stored.
  *
- * GEMV prefetch: each sub-block its 384 bytes PW__T32A_PF_L2 ahead into L2
- * and PW__T32A_PF_L1 ahead into L1, each record its scales and d into L2
- * (the AVX-512 kernel's scheme).
+ * GEMV prefetch (pw__t32a_prefetch, tile32_avx2.h): each sub-block its 384
+ * bytes, each record its scales and d.
  *
  * GEMM (one record for a panel of rows of X, tile32_kgemm_avx2.h). Joining
  * costs 17 logic ops per 2 steps and half, so decode joins each record once
@@ -152,8 +151,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf) {
-            pw__t32a_prefetch_l2(sub + PW__T32A_PF_L2, PW__Q6KX_SUB);
-            pw__t32a_prefetch_l1(sub + PW__T32A_PF_L1, PW__Q6KX_SUB);
+            pw__t32a_prefetch(sub, PW__Q6KX_SUB);
         }
         const int8_t *xs = xb->qs + 16 * s;
 #pragma GCC unroll 2
@@ -199,8 +197,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
         }
     }
     if (pf)
-        pw__t32a_prefetch_l2(rec + PW__T32A_PF_L2 + PW__Q6KX_SCALES,
-                             PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        pw__t32a_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
 }
 
 /* GEMV record function (tile32_avx2.h). */
