@@ -30,6 +30,21 @@
  * Float steps: acc += f32(dot) * (d * x.d), FMA, as the x86 kernels (the portable
  * kernel, q8x_pack.c, rounds the product and the sum separately; the tests bound
  * both against the double oracle).
+ *
+ * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
+ * 0.043 (Neoverse V2) and 0.052 (Apple M1) cycles per weight byte, q8_0_rm_dotprod's
+ * loop 0.074 and 0.096 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
+ * of the int8 peak, q8_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   q8xn_run, neoverse-v2: 46.29 cycles/iter, 0.043 cycles/weight byte,
+ *     23.5 B/cycle: 235% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q8xn_run, apple-m1: 56.36 cycles/iter, 0.052 cycles/weight byte,
+ *     19.3 B/cycle: 107% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q8xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.121 cycles/weight byte,
+ *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q8xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.140 cycles/weight byte,
+ *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack

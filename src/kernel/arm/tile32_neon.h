@@ -21,10 +21,11 @@
  * Activations: the indexed SDOT (vdotq_laneq_s32) multiplies each 4-byte group of a
  * weight vector by one 4-byte group of the second operand, chosen by an immediate
  * lane: the 32 bytes of x.qs are two q registers, loaded once per block, and step s
- * (k = 4s .. 4s+3) reads lane s & 3 of register s >> 2. No broadcast instruction,
- * where x86 spends one per step (vpbroadcastd). The lane must be an immediate at
- * every optimization level (the Debug build compiles -O0), so the record functions
- * spell the 8 steps with a macro over literal s (PW__T32N_STEPS) rather than a loop.
+ * (k = 4s .. 4s+3) reads lane s & 3 of register s >> 2: no broadcast instruction,
+ * where x86 spends a broadcast load per step and row of X. The lane must be an
+ * immediate at every optimization level (the Debug build compiles -O0), so the
+ * record functions spell the 8 steps with a macro over literal s (PW__T32N_STEPS)
+ * rather than a loop.
  *
  * No software prefetch: a thread's range of tiles is one linear stream, which the
  * stream prefetchers of Armv8 cores follow, and the x86 distances (tuned on a Xeon)
@@ -112,8 +113,8 @@ PW__T32N_INLINE void pw__t32n_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 #define PW__T32NG_MB 128 /* most rows of X per row block */
 /* Activation bytes of a row block per pass: the x86 loops' reason (a row block's
  * activations stay in L2 while the tiles stream past them; tile32_gemm_avx512.h) at
- * an Arm core's L2 (1 MiB per Neoverse N2 / V2 core in its smaller configuration)
- * rather than the Xeon's 4 MiB budget. Unmeasured on Arm. */
+ * an Arm server core's L2 (1 MiB per Neoverse V2 core in NVIDIA Grace) rather than
+ * the x86 loops' 4 MiB budget. Unmeasured on Arm. */
 #define PW__T32NG_XL2 (1024u << 10)
 
 typedef void (*pw__t32ng_block_fn)(const uint8_t *rec, const uint8_t *const *x,
