@@ -148,6 +148,19 @@ LOOPS = [
          ["q4_0_i8g32x8k8_i8mm", "q8_0_i8g32x8k8_i8mm"], "GEMM", 32, 288),
     Loop("gemm_i8mm.c", "micro_min", "group loop, 8 rows x 4 X rows",
          ["q4_k_i8g32x8k8_i8mm"], "GEMM", 32, 320),
+    # 32-row tilings (tile32_neon.h), GEMV: one block record of the tile with one row
+    # of X (64 SDOT: 8 steps x 4 q registers x 2 nibbles / x 8 registers); the record,
+    # scales included
+    Loop("q4x_dotprod.c", "q4xn_run", "record loop, 32 rows x 1 block",
+         ["q4_0_q4x32k4_dotprod"], "GEMV", 64, 576),
+    Loop("q8x_dotprod.c", "q8xn_run", "record loop, 32 rows x 1 block",
+         ["q8_0_q8x32k4_dotprod"], "GEMV", 64, 1088),
+    # GEMM: a quarter of a record (8 rows: one q register a step and nibble / two
+    # registers a step) by 4 rows of X: 64 SDOT; a quarter of the record's bytes
+    Loop("q4x_dotprod.c", "q4xn_gemm_run", "record quarter, 8 rows x 4 X rows",
+         ["q4_0_q4x32k4_gemm_dotprod"], "GEMM", 64, 576 // 4),
+    Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x 4 X rows",
+         ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 64, 1088 // 4),
     # one 8-k chunk of 8 channels (32 B of nibbles) by 4 rows of X: 16 SDOT
     Loop("qc4w_gemm_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qc4w_n8k8s2_dotprod"], "GEMM", 16, 32),

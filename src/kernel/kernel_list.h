@@ -270,6 +270,10 @@ PW_KERNEL(q4_0_q4x32k4_gemm_avx2)
 PW_KERNEL(q4_0_q4x32k4_avxvnni)
 PW_KERNEL(q4_0_q4x32k4_gemm_avxvnni)
 #endif
+#if defined(__aarch64__)
+PW_KERNEL(q4_0_q4x32k4_dotprod)
+PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
+#endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
  * The portable kernel is the family's reference (never preferred by dispatch). */
@@ -309,4 +313,8 @@ PW_KERNEL(q8_0_q8x32k4_avx2)
 PW_KERNEL(q8_0_q8x32k4_gemm_avx2)
 PW_KERNEL(q8_0_q8x32k4_avxvnni)
 PW_KERNEL(q8_0_q8x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(q8_0_q8x32k4_dotprod)
+PW_KERNEL(q8_0_q8x32k4_gemm_dotprod)
 #endif

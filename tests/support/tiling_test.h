@@ -91,8 +91,10 @@ const pw__kernel *pw_test_tiling_level_kernel(pw_context *ctx, const char *stem,
  * runs at (PACKWISE_ISA): GEMV (n = 1) takes the family's kernel of the best
  * level with one adapter event to t->family of the whole packed size where
  * one is usable, and no kernel of the family elsewhere; GEMM (n = 4) takes an
- * i8g kernel (the same level's, where the family has a kernel there); the
- * second GEMV, the second GEMM and a GEMV after them pack nothing more.
+ * i8g kernel (where the family has a kernel: the format's i8mm kernel
+ * <i8g stem>x8k8_i8mm where ctx runs one, else the i8g kernel of the family
+ * kernel's level, which must exist); the second GEMV, the second GEMM and a
+ * GEMV after them pack nothing more.
  */
 void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
 

@@ -1,0 +1,143 @@
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "q4x_dotprod.c needs Arm64 dotprod (cmake gives *_dotprod.c -march=armv8.2-a+dotprod)"
+#endif
+/*
+ * NEON dotprod GEMV and GEMM over the q4x32k4 family (layout in kernel/q4x.h):
+ * the bytes the x86 kernels read, so one packed weight (or cache file) serves
+ * both. The loops are tile32_neon.h's; this file is the record functions.
+ *
+ * A 64-byte step s of a record is four q registers: bytes [64s + 16j, +16)
+ * (j = 0..3) hold, per 4-byte lane l, k = 4s .. 4s+3 of row 4j + l in the low
+ * nibbles and of row 16 + 4j + l in the high nibbles. With a0, a1 the 32 bytes of
+ * x.qs and c = -8 * x.sum per block and row of X:
+ *
+ *   lo_j = c + sum_s sdot(v_sj & 0x0F, a[s], lane s)   rows 4j .. 4j+3
+ *   hi_j = c + sum_s sdot(v_sj >> 4,   a[s], lane s)   rows 16+4j .. 16+4j+3
+ *   acc  += f32(dot) * (f32(d) * x.d)                  d: the rows' fp16 scales
+ *
+ * The nibbles (0..15) are valid signed bytes, so SDOT is exact and the -8 offset
+ * is c alone: sum (q - 8) a = sum q a - 8 sum a. Both nibbles are unpacked
+ * (AND, USHR): the AVX-512 kernel's "whole byte minus low nibble" trick needs the
+ * byte (0..255) as an unsigned factor against signed activations, which is USDOT
+ * (FEAT_I8MM), not this level; a signed view of the byte is not linear in the
+ * high nibble. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT (GEMV); the activation
+ * side is the indexed SDOT's lane (tile32_neon.h), nothing per step. Integer
+ * range: |dot| <= 32 * 15 * 128 + 8 * 32 * 128, exact in int32 and f32.
+ *
+ * GEMM: each quarter j of a record (one q register a step: 8 rows) is unpacked once
+ * per panel of up to 4 rows of X: per step 1 load, 2 unpacking ops and 2 x mr SDOT;
+ * the 2 x mr int32 dots, 2 x mr activation vectors and the step stay in registers,
+ * the f32 sums in L1 (tile32_neon.h).
+ *
+ * Float steps: acc += f32(dot) * (d * x.d), FMA, as the x86 kernels (the portable
+ * kernel, q4x_pack.c, rounds the product and the sum separately; the tests bound
+ * both against the double oracle).
+ *
+ * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
+ * 0.080 (Neoverse V2) and 0.098 (Apple M1) cycles per weight byte, q4_0_rm_dotprod's
+ * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
+ * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   q4xn_run, neoverse-v2: 46.29 cycles/iter, 0.080 cycles/weight byte,
+ *     12.4 B/cycle: 124% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q4xn_run, apple-m1: 56.71 cycles/iter, 0.098 cycles/weight byte,
+ *     10.2 B/cycle: 56% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q4xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.229 cycles/weight byte,
+ *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q4xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.264 cycles/weight byte,
+ *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ */
+/* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
+ * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
+ * accesses a record); without it the loops keep their dots and sums in registers.
+ * Set before the includes so that every inlined helper shares the options. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+
+#include "kernel/arm/tile32_neon.h"
+#include "kernel/q4x.h"
+
+#define Q4XN_INLINE static inline __attribute__((always_inline))
+
+/* GEMV record function (tile32_neon.h): dot[q] holds rows 4q .. 4q+3. */
+Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
+    const uint8x16_t m = vdupq_n_u8(0x0F);
+    const int8x16_t a0 = vld1q_s8(xb->qs), a1 = vld1q_s8(xb->qs + 16);
+    const int32x4_t c = vdupq_n_s32(-8 * xb->sum);
+    int32x4_t dot[8];
+    for (int q = 0; q < 8; ++q) dot[q] = c;
+#define Q4XN_STEP(s)                                                                           \
+    for (int j = 0; j < 4; ++j) {                                                              \
+        const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, m)), a0, a1, s);        \
+        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), a0, a1,  \
+                                   s);                                                         \
+    }
+    PW__T32N_STEPS(Q4XN_STEP)
+#undef Q4XN_STEP
+    const float xd = xb->d;
+    for (int q = 0; q < 8; ++q)
+        acc[q] = pw__t32n_scale_add(acc[q], dot[q],
+                                    pw__t32n_f16x4(rec + PW__Q4X_SCALES + 8 * q), xd);
+}
+
+/* GEMM record function (tile32_neon.h): quarter j of each step (rows 4j .. 4j+3 low,
+ * 16+4j .. 16+4j+3 high) unpacked once for the panel's mr rows. */
+Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    const uint8x16_t m = vdupq_n_u8(0x0F);
+    int8x16_t a0[PW__T32NG_MR], a1[PW__T32NG_MR];
+    int32_t c[PW__T32NG_MR];
+    float xd[PW__T32NG_MR];
+    for (int r = 0; r < mr; ++r) {
+        const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
+        a0[r] = vld1q_s8(xb->qs);
+        a1[r] = vld1q_s8(xb->qs + 16);
+        c[r] = -8 * xb->sum;
+        xd[r] = xb->d;
+    }
+    for (int j = 0; j < 4; ++j) {
+        int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
+        for (int r = 0; r < mr; ++r) lo[r] = hi[r] = vdupq_n_s32(c[r]);
+#define Q4XN_GSTEP(s)                                                                          \
+    {                                                                                          \
+        const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
+        const int8x16_t vl = vreinterpretq_s8_u8(vandq_u8(v, m));                              \
+        const int8x16_t vh = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                            \
+        for (int r = 0; r < mr; ++r) {                                                         \
+            lo[r] = PW__T32N_SDOT(lo[r], vl, a0[r], a1[r], s);                                 \
+            hi[r] = PW__T32N_SDOT(hi[r], vh, a0[r], a1[r], s);                                 \
+        }                                                                                      \
+    }
+        PW__T32N_STEPS(Q4XN_GSTEP)
+#undef Q4XN_GSTEP
+        const float32x4_t dl = pw__t32n_f16x4(rec + PW__Q4X_SCALES + 8 * j);
+        const float32x4_t dh = pw__t32n_f16x4(rec + PW__Q4X_SCALES + 32 + 8 * j);
+        for (int r = 0; r < mr; ++r) {
+            float *pl = acc[r] + 4 * j, *ph = acc[r] + 16 + 4 * j;
+            vst1q_f32(pl, pw__t32n_scale_add(vld1q_f32(pl), lo[r], dl, xd[r]));
+            vst1q_f32(ph, pw__t32n_scale_add(vld1q_f32(ph), hi[r], dh, xd[r]));
+        }
+    }
+}
+
+static void q4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_block);
+}
+
+static void q4xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_gemm_block);
+}
+
+/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, as the x86 family
+ * kernels rank above theirs; the GEMM kernel just below q4_0_i8g32_dotprod
+ * (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as on x86. */
+const pw__kernel pw__k_q4_0_q4x32k4_dotprod =
+    PW__Q4X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_q4_0_q4x32k4_gemm_dotprod =
+    PW__Q4X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_gemm_run,
+                        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);

@@ -1,0 +1,190 @@
+/*
+ * The loops every NEON dotprod kernel of a 32-row tiling runs (kernel/tile32.h):
+ * tile32_avx2.h's GEMV and GEMM loops at 128 bits, over the same packed bytes the
+ * x86 kernels read (the packers are portable C, so a weight packed once serves
+ * every ISA). A family's *_dotprod.c file includes this header and brings only its
+ * record functions:
+ *
+ * GEMV   block(rec, xb, acc): acc[q] (rows 4q .. 4q+3 of the tile, q = 0..7) +=
+ *        the f32 dots of record rec with activation block xb. Eight f32 vectors
+ *        hold the 32 sums of a row of X in registers (NEON has 32), beside the
+ *        record's eight int32 dot vectors.
+ *
+ * GEMM   block(rec, x, acc, mr): acc[r][o] (row r < mr of the panel, output o < 32
+ *        of the tile) += the f32 dots of record rec with activation block x[r]
+ *        (mr a constant at every call: each panel height is its own instance).
+ *        4 x mr f32 sums do not fit in registers beside the int32 dots and the
+ *        activations (2 x mr vectors: all 32 bytes of a block, see below), so, as
+ *        on AVX2, they live in an L1 buffer that the record function loads,
+ *        updates and stores once per record, after its integer work.
+ *
+ * Activations: the indexed SDOT (vdotq_laneq_s32) multiplies each 4-byte group of a
+ * weight vector by one 4-byte group of the second operand, chosen by an immediate
+ * lane: the 32 bytes of x.qs are two q registers, loaded once per block, and step s
+ * (k = 4s .. 4s+3) reads lane s & 3 of register s >> 2: no broadcast instruction,
+ * where x86 spends a broadcast load per step and row of X. The lane must be an
+ * immediate at every optimization level (the Debug build compiles -O0), so the
+ * record functions spell the 8 steps with a macro over literal s (PW__T32N_STEPS)
+ * rather than a loop.
+ *
+ * No software prefetch: a thread's range of tiles is one linear stream, which the
+ * stream prefetchers of Armv8 cores follow, and the x86 distances (tuned on a Xeon)
+ * were never measured on an Arm core (the other Arm kernels do not prefetch either).
+ *
+ * Both loops are always inlined into the kernel with a constant block function,
+ * which the compiler inlines in turn: no call per record. Rows past `out` in the
+ * last tile are zero in the packed bytes; their lanes are computed and not stored.
+ */
+#ifndef PACKWISE_KERNEL_ARM_TILE32_NEON_H
+#define PACKWISE_KERNEL_ARM_TILE32_NEON_H
+
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "tile32_neon.h needs Arm64 with dotprod (-march=armv8.2-a+dotprod)"
+#endif
+
+#include "kernel/tile32.h"
+
+#include <arm_neon.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PW__T32N_INLINE static inline __attribute__((always_inline))
+
+/* The 8 k steps of a block, s a literal at each use (the SDOT lane is an immediate). */
+#define PW__T32N_STEPS(STEP) STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
+
+/* acc + the dots of w's four 4-byte groups with activation bytes 4s .. 4s+3 of the
+ * block whose 32 bytes are a0 (0..15) and a1 (16..31); s a literal. */
+#define PW__T32N_SDOT(acc, w, a0, a1, s)                                                       \
+    ((s) < 4 ? vdotq_laneq_s32((acc), (w), (a0), (s) & 3)                                      \
+             : vdotq_laneq_s32((acc), (w), (a1), (s) & 3))
+
+/* Four fp16 scales at p (any 2-byte alignment) as f32: FCVTL, exact. */
+PW__T32N_INLINE float32x4_t pw__t32n_f16x4(const uint8_t *p) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p)));
+}
+
+/* acc + f32(dot) * (d * xd): the x86 kernels' float step (one rounding of the scale
+ * product, then a fused multiply-add). */
+PW__T32N_INLINE float32x4_t pw__t32n_scale_add(float32x4_t acc, int32x4_t dot, float32x4_t d,
+                                               float xd) {
+    return vfmaq_f32(acc, vcvtq_f32_s32(dot), vmulq_n_f32(d, xd));
+}
+
+/* Store the first `rows` (0..32) of the 32 values of acc[0..7] at y. */
+PW__T32N_INLINE void pw__t32n_store(float *y, const float32x4_t acc[8], int rows) {
+    if (rows == 32) {
+        for (int q = 0; q < 8; ++q) vst1q_f32(y + 4 * q, acc[q]);
+        return;
+    }
+    float t[32];
+    for (int q = 0; q < 8; ++q) vst1q_f32(t + 4 * q, acc[q]);
+    memcpy(y, t, sizeof(float) * (size_t)rows);
+}
+
+/* ---- GEMV ---- */
+
+typedef void (*pw__t32n_block_fn)(const uint8_t *rec, const uint8_t *xb, float32x4_t acc[8]);
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * activation block of xb_bytes (block_values k values each). */
+PW__T32N_INLINE void pw__t32n_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                  int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                  size_t xb_bytes, pw__t32n_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+        const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+        const int rows = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+        for (int64_t i = i0; i < i1; ++i) {
+            const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
+            float32x4_t acc[8];
+            for (int q = 0; q < 8; ++q) acc[q] = vdupq_n_f32(0.0f);
+            for (int64_t b = 0; b < nb; ++b)
+                block(tile + (uint64_t)b * record_bytes, x + (size_t)b * xb_bytes, acc);
+            pw__t32n_store(c->y + i * c->ldy + t0, acc, rows);
+        }
+    }
+}
+
+/* ---- GEMM ---- */
+
+#define PW__T32NG_MR 4   /* most rows of X per panel */
+#define PW__T32NG_MB 128 /* most rows of X per row block */
+/* Activation bytes of a row block per pass: the x86 loops' reason (a row block's
+ * activations stay in L2 while the tiles stream past them; tile32_gemm_avx512.h) at
+ * an Arm server core's L2 (1 MiB per Neoverse V2 core in NVIDIA Grace) rather than
+ * the x86 loops' 4 MiB budget. Unmeasured on Arm. */
+#define PW__T32NG_XL2 (1024u << 10)
+
+typedef void (*pw__t32ng_block_fn)(const uint8_t *rec, const uint8_t *const *x,
+                                   float acc[][PW__TILE32_NR], const int mr);
+
+/* One panel of mr rows (a constant) over records [b1, b2) of a tile; the sums start
+ * from Y (from_y) or zero and end in the first `live` outputs of each row of Y. */
+PW__T32N_INLINE void pw__t32ng_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1,
+                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
+                                     size_t xb_bytes, float *y, int64_t ldy, int live,
+                                     int from_y, pw__t32ng_block_fn block, const int mr) {
+    float acc[PW__T32NG_MR][PW__TILE32_NR] __attribute__((aligned(16)));
+    const uint8_t *x[PW__T32NG_MR];
+    for (int r = 0; r < mr; ++r) {
+        x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
+        memset(acc[r], 0, sizeof acc[r]);
+        if (from_y) memcpy(acc[r], y + r * ldy, sizeof(float) * (size_t)live);
+    }
+    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
+    for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
+        block(rec, x, acc, mr);
+        for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
+    }
+    for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): the GEMV kernels' records, read once per
+ * panel of up to PW__T32NG_MR rows of X. Rows of X go in row blocks of at most
+ * PW__T32NG_MB, and each row block's blocks of k in passes whose activations fit
+ * PW__T32NG_XL2; a pass after the first adds to the sums it left in Y. Panel
+ * heights are spread evenly (rows 5 = 3 + 2, not 4 + 1). */
+PW__T32N_INLINE void pw__t32ng_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                   size_t xb_bytes, pw__t32ng_block_fn block) {
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t nb = d->in / block_values;
+    for (int64_t ib = i0; ib < i1; ib += PW__T32NG_MB) {
+        const int64_t rows = i1 - ib < PW__T32NG_MB ? i1 - ib : PW__T32NG_MB;
+        const int64_t panels = (rows + PW__T32NG_MR - 1) / PW__T32NG_MR;
+        int64_t kb = (int64_t)(PW__T32NG_XL2 / ((uint64_t)rows * xb_bytes));
+        if (kb < 1) kb = 1;
+        const int64_t passes = (nb + kb - 1) / kb;
+        kb = (nb + passes - 1) / passes;
+        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
+            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
+            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
+                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
+                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+                int64_t i = ib;
+                for (int64_t p = 0; p < panels; ++p) {
+                    const int h = (int)(rows / panels + (p < rows % panels));
+                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
+                    float *y = c->y + i * c->ldy + t0;
+                    switch (h) {
+#define PW__T32NG_CASE(h_)                                                                       \
+    case h_:                                                                                   \
+        pw__t32ng_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,        \
+                        c->ldy, live, b1 > 0, block, h_);                                      \
+        break;
+                        PW__T32NG_CASE(1)
+                        PW__T32NG_CASE(2)
+                        PW__T32NG_CASE(3)
+                        PW__T32NG_CASE(4) /* PW__T32NG_MR */
+#undef PW__T32NG_CASE
+                    }
+                    i += h;
+                }
+            }
+        }
+    }
+}
+
+#endif
