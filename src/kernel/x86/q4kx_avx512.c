@@ -42,9 +42,9 @@
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream. Each
- * sub-block prefetches one eighth of a record (576 bytes, 9 lines) into L2,
- * PW__TILE32_PF_L2 further on, and into L1, PW__TILE32_PF_L1 further on, so that every
- * line of the stream is prefetched once at each level.
+ * sub-block prefetches one eighth of a record (576 bytes, 9 lines) further on
+ * (pw__tile32_prefetch, tile32_prefetch.h), so that every line of the stream is
+ * prefetched once.
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
@@ -53,14 +53,11 @@
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
 
-/* Prefetch distances (PW__TILE32_PF_L2, PW__TILE32_PF_L1), measured here. L2
- * alone: 8 and 12 KiB measure the same, 4 KiB 3-5% of the read bandwidth less;
- * one prefetch per 128 or 256 bytes (leaving the rest to the L2 streamer) or into
- * L1 instead of L2 measured 3-8% less. Adding an L1 prefetch 2 KiB ahead, with L2
- * at 16 KiB, measured GEMV [11008, 4096] cold (three runs of packwise bench each,
- * 1 thread / 2 threads): 1.52-1.59 / 0.82-0.84 ms, against 1.59-1.67 /
- * 0.87-0.89 ms for L2 at 8 KiB alone and 1.51-1.60 / 0.85-0.90 ms for L2 at
- * 8 KiB with L1 at 2 KiB. */
+/* Prefetch, measured here on an earlier session's machine (the distances are tile32_prefetch.h's
+ * now): L2 alone at 8 and 12 KiB measured the same, 4 KiB 3-5% of the read bandwidth
+ * less; one prefetch per 128 or 256 bytes (leaving the rest to the L2 streamer)
+ * 3-8% less; L2 16 KiB + L1 2 KiB, GEMV [11008, 4096] cold, 1 / 2 threads:
+ * 1.52-1.59 / 0.82-0.84 ms against 1.59-1.67 / 0.87-0.89 for L2 8 KiB alone. */
 /* Record bytes each sub-block prefetches: 8 of them cover the record. */
 #define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
 
@@ -100,12 +97,7 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     __m512i ilo = _mm512_setzero_si512(), ihi = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
-        if (pf)
-            for (int l = 0; l < Q4KX_PF_CHUNK; l += 64) {
-                const uint8_t *p = rec + Q4KX_PF_CHUNK * t + l;
-                _mm_prefetch((const char *)(p + PW__TILE32_PF_L2), _MM_HINT_T1);
-                _mm_prefetch((const char *)(p + PW__TILE32_PF_L1), _MM_HINT_T0);
-            }
+        if (pf) pw__tile32_prefetch(rec + Q4KX_PF_CHUNK * t, Q4KX_PF_CHUNK);
         __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int s = 8 * t; s < 8 * t + 8; ++s) {

@@ -30,12 +30,9 @@
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream. Each
- * record prefetches every line PW__TILE32_PF_L2 further on into L2 and PW__TILE32_PF_L1
- * further on into L1: the hardware prefetchers alone reach about two thirds
- * of the read bandwidth. GEMV [11008, 4096] cold, three runs of packwise
- * bench each (1 thread / 2 threads, ms): L2 8 KiB alone 1.59-1.66 / 0.85-0.92;
- * L2 8 KiB + L1 2 KiB 1.53-1.60 / 0.82-0.88; L2 16 KiB + L1 2 KiB 1.53-1.59 /
- * 0.81-0.86; L2 16 KiB + L1 1 KiB 1.55-1.63 / 0.87-0.91.
+ * record prefetches its lines further on (pw__tile32_prefetch: tile32_prefetch.h
+ * gives the distance and the measurements that chose it; on an earlier session's machine, L2
+ * 16 KiB + L1 2 KiB measured best, 1.53-1.59 ms against 1.59-1.66 for L2 alone).
  */
 #include "kernel/q4x.h"
 #include "kernel/x86/tile32_avx512.h"
@@ -46,11 +43,7 @@
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf)
-        for (int l = 0; l < PW__Q4X_RECORD; l += 64) {
-            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L2 + l), _MM_HINT_T1);
-            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L1 + l), _MM_HINT_T0);
-        }
+    if (pf) pw__tile32_prefetch(rec, PW__Q4X_RECORD);
     const __m512i m_lo = _mm512_set1_epi8(0x0F);
     const int32_t c = -8 * xb->sum;
     __m512i lo = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);

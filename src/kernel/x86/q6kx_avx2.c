@@ -151,7 +151,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf) {
-            pw__t32a_prefetch(sub, PW__Q6KX_SUB);
+            pw__tile32_prefetch(sub, PW__Q6KX_SUB);
         }
         const int8_t *xs = xb->qs + 16 * s;
 #pragma GCC unroll 2
@@ -197,7 +197,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
         }
     }
     if (pf)
-        pw__t32a_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        pw__tile32_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
 }
 
 /* GEMV record function (tile32_avx2.h). */

@@ -39,29 +39,15 @@
  * are computed and not stored (masked stores), so edge tiles take the same path.
  *
  * Tiles lie one after another, so a thread's range is one linear stream.
- * Each sub-block prefetches its bytes PW__TILE32_PF_L2 further on into L2 (each
- * record its scales and d too) and PW__TILE32_PF_L1 further on into L1: the
- * hardware prefetchers alone reach about two thirds of the read bandwidth,
- * the L2 prefetch alone about 86% (GEMV [11008, 4096], 1 thread), both about
- * 90%.
+ * Each sub-block prefetches its bytes further on, each record its scales and d
+ * too (pw__tile32_prefetch, tile32_prefetch.h): on an earlier session's machine the hardware
+ * prefetchers alone reached about two thirds of the read bandwidth, an L2
+ * prefetch alone about 86% (GEMV [11008, 4096], 1 thread), L2 + L1 about 90%.
  */
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx512.h"
 
 #define Q6KX_INLINE static inline __attribute__((always_inline))
-
-/* Prefetch distances (PW__TILE32_PF_L2, PW__TILE32_PF_L1), measured here: into L2
- * 8 to 24 KiB measure within noise, 16 best; into L1 1 to 3 KiB the same. */
-
-/* Prefetch the lines of [p, p + bytes) into L2 (bytes a multiple of 64). */
-Q6KX_INLINE void q6kx_prefetch_l2(const uint8_t *p, int bytes) {
-    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T1);
-}
-
-/* The same into L1. */
-Q6KX_INLINE void q6kx_prefetch_l1(const uint8_t *p, int bytes) {
-    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
-}
 
 /* One record with one pw__q8_256 activation block (the record function of
  * tile32_avx512.h): its dots, each sub-block prefetching its bytes further on. */
@@ -80,8 +66,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf) {
-            q6kx_prefetch_l2(sub + PW__TILE32_PF_L2, PW__Q6KX_SUB);
-            q6kx_prefetch_l1(sub + PW__TILE32_PF_L1, PW__Q6KX_SUB);
+            pw__tile32_prefetch(sub, PW__Q6KX_SUB);
         }
         __m512i p = _mm512_set1_epi32(c[s]), q = _mm512_set1_epi32(c16[s]);
         __m512i r = _mm512_setzero_si512();
@@ -105,8 +90,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
         sy = _mm512_add_epi32(sy, _mm512_mullo_epi32(y, sc_hi));
     }
     if (pf)
-        q6kx_prefetch_l2(rec + PW__TILE32_PF_L2 + PW__Q6KX_SCALES,
-                         PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        pw__tile32_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
     pw__tile32_scale_add(acc, sx, sy, rec + PW__Q6KX_D, xb->d);
 }
 

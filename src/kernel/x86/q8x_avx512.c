@@ -28,12 +28,11 @@
  * Rows past `out` in the last tile are zero blocks in the packed bytes; their
  * lanes are computed and not stored (masked stores).
  *
- * Prefetch: each record fetches its lines PW__TILE32_PF_L2 ahead into L2 and
- * PW__TILE32_PF_L1 ahead into L1, the distances the other 32-row tilings use.
- * GEMV [11008, 4096] cold (caches flushed before each call), 1 thread, one
- * process alternating the kernels, best of 9 x 15 calls (ms): L2 16 KiB + L1
- * 2 KiB 1.33 (36 GB/s of the 47.9 MB); L2 16 KiB alone 1.70; L2 8 KiB + L1
- * 2 KiB 1.36; L2 16 KiB + L1 4 KiB 1.45; q8_0_rm_avx512vnni 1.62 in the same
+ * Prefetch: each record fetches its lines further on (pw__tile32_prefetch,
+ * tile32_prefetch.h). On an earlier session's machine, GEMV [11008, 4096] cold (caches flushed
+ * before each call), 1 thread, one process alternating the kernels, best of 9 x 15
+ * calls (ms): L2 16 KiB + L1 2 KiB 1.33 (36 GB/s of the 47.9 MB); L2 16 KiB alone
+ * 1.70; L2 8 KiB + L1 2 KiB 1.36; L2 16 KiB + L1 4 KiB 1.45; q8_0_rm_avx512vnni 1.62 in the same
  * run (paired ratio, median of 9: 1.15x).
  */
 #include "kernel/q8x.h"
@@ -45,11 +44,7 @@
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf)
-        for (int l = 0; l < PW__Q8X_RECORD; l += 64) {
-            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L2 + l), _MM_HINT_T1);
-            _mm_prefetch((const char *)(rec + PW__TILE32_PF_L1 + l), _MM_HINT_T0);
-        }
+    if (pf) pw__tile32_prefetch(rec, PW__Q8X_RECORD);
     const __m512i c = _mm512_set1_epi32(-128 * xb->sum);
     __m512i lo = c, hi = c;
 #pragma GCC unroll 8

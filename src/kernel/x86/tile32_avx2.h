@@ -6,9 +6,9 @@
  *
  * GEMV   block(rec, xb, pf, acc): acc[q] (rows 8q .. 8q+7 of the tile, q = 0..3) +=
  *        the f32 dots of record rec with activation block xb; pf says whether
- *        rec + PW__T32A_PF + a record is still inside the packed buffer, so the
+ *        rec + PW__TILE32_PF + a record is still inside the packed buffer, so the
  *        function may prefetch its share of the stream that far ahead
- *        (pw__t32a_prefetch).
+ *        (pw__tile32_prefetch, tile32_prefetch.h).
  *
  * GEMM   block(rec, x, acc, mr): acc[r][o] (row r < mr of the panel, output o < 32
  *        of the tile) += the f32 dots of record rec with activation block x[r]
@@ -27,29 +27,11 @@
 
 #include "kernel/tile32.h"
 #include "kernel/x86/avx2_level.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
-
-/*
- * GEMV prefetch: each part of a record fetches the same bytes PW__T32A_PF further on
- * into L1 (one stream, hint T0), nothing into L2. The AVX-512 kernels' two streams
- * (16 KiB ahead into L2 and 2 KiB ahead into L1, tile32_avx512.h) measured worst of
- * the choices here: packwise bench --formats Q4_0,Q8_0,Q4_K,Q6_K --shapes 11008x4096
- * --batch 1 --threads 1, three rounds of each choice in turn at load average 1-2,
- * median fraction of the read, avx2 / avxvnni:
- *
- *            two streams   T0 8 KiB    T0 12 KiB   (one earlier round: T1 16 KiB alone)
- *   Q4_0     76.8 / 70.7   93.7 / 89.4  79.8 / 91.4   86.9 / 78.9
- *   Q8_0     69.5 / 73.0   81.0 / 89.0  83.4 / 80.2   71.2 / 81.8
- *   Q4_K     68.4 / 73.6   77.9 / 79.1  82.3 / 82.1   92.4 / 80.4
- *   Q6_K     73.1 / 81.1   78.1 / 90.2  84.4 / 88.0   74.3 / 80.0
- *
- * 8 and 12 KiB are alike within the machine's noise; 4 KiB was as good for Q4_0 and
- * Q8_0 and much worse for Q4_K (57%), whose records (4.6 KiB) prefetch in parts.
- */
-#define PW__T32A_PF 8192
 
 #define PW__T32A_INLINE static inline __attribute__((always_inline))
 
@@ -81,12 +63,6 @@ PW__T32A_INLINE void pw__t32a_prefetch_l1(const uint8_t *p, int bytes) {
     for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
 }
 
-/* The GEMV stream's prefetch for bytes [p, p + bytes) of the record being read: the
- * same bytes PW__T32A_PF further on, into L1 (above). */
-PW__T32A_INLINE void pw__t32a_prefetch(const uint8_t *p, int bytes) {
-    pw__t32a_prefetch_l1(p + PW__T32A_PF, bytes);
-}
-
 /* Store the first `rows` (0..32) of the 32 values of acc[0..3] at y. */
 PW__T32A_INLINE void pw__t32a_store(float *y, const __m256 acc[4], int rows) {
     if (rows == 32) {
@@ -110,12 +86,8 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / block_values;
     {
-        /* a range starts a new stream: its first PW__T32A_PF bytes are not
-         * prefetched by records before them */
         const uint64_t at = (uint64_t)(o0 / PW__TILE32_NR) * d->tile_bytes;
-        const uint64_t n = d->bytes - at < PW__T32A_PF ? d->bytes - at : PW__T32A_PF;
-        for (uint64_t l = 0; l + 64 <= n; l += 64)
-            _mm_prefetch((const char *)(c->packed + at + l), _MM_HINT_T0);
+        pw__tile32_prefetch_start(c->packed + at, d->bytes - at);
     }
     for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
         const uint64_t at = (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
@@ -129,7 +101,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
             for (int64_t b = 0; b < nb; ++b) {
                 const uint64_t rb = (uint64_t)b * record_bytes;
                 block(tile + rb, x + (size_t)b * xb_bytes,
-                      rb + PW__T32A_PF + record_bytes <= pf_left, acc);
+                      rb + PW__TILE32_PF + record_bytes <= pf_left, acc);
             }
             pw__t32a_store(c->y + i * c->ldy + t0, acc, rows);
         }

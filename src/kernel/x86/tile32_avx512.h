@@ -6,9 +6,9 @@
  *
  *   block(rec, xb, pf, acc): acc[0] (rows 0..15), acc[1] (rows 16..31) += the
  *   f32 dots of record rec with activation block xb; pf says whether
- *   rec + PW__TILE32_PF_L2 + a record is still inside the packed buffer, so the
- *   function may prefetch its share of the stream that far ahead (and
- *   PW__TILE32_PF_L1 ahead into L1).
+ *   rec + PW__TILE32_PF + a record is still inside the packed buffer, so the
+ *   function may prefetch its share of the stream that far ahead
+ *   (pw__tile32_prefetch, tile32_prefetch.h).
  *
  * pw__tile32_run is always inlined into the kernel with a constant block
  * function, which the compiler inlines in turn: no call per record.
@@ -17,14 +17,10 @@
 #define PACKWISE_KERNEL_X86_TILE32_AVX512_H
 
 #include "kernel/tile32.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <stdint.h>
-
-/* Prefetch distances, bytes of the stream ahead of the record being read: each
- * family's file records what it measured. */
-#define PW__TILE32_PF_L2 16384
-#define PW__TILE32_PF_L1 2048
 
 typedef void (*pw__tile32_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf, __m512 acc[2]);
 
@@ -55,12 +51,8 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / block_values;
     {
-        /* a range starts a new stream: its first PW__TILE32_PF_L2 bytes are not
-         * prefetched by records before them */
         const uint64_t at = (uint64_t)(o0 / PW__TILE32_NR) * d->tile_bytes;
-        const uint64_t n = d->bytes - at < PW__TILE32_PF_L2 ? d->bytes - at : PW__TILE32_PF_L2;
-        for (uint64_t l = 0; l + 64 <= n; l += 64)
-            _mm_prefetch((const char *)(c->packed + at + l), _MM_HINT_T1);
+        pw__tile32_prefetch_start(c->packed + at, d->bytes - at);
     }
     for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
         const uint64_t at = (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
@@ -74,7 +66,7 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
             for (int64_t b = 0; b < nb; ++b) {
                 const uint64_t rb = (uint64_t)b * record_bytes;
                 block(tile + rb, x + (size_t)b * xb_bytes,
-                      rb + PW__TILE32_PF_L2 + record_bytes <= pf_left, acc);
+                      rb + PW__TILE32_PF + record_bytes <= pf_left, acc);
             }
             float *y = c->y + i * c->ldy + t0;
             _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
