@@ -6,7 +6,7 @@
  * kernel/q4kx.h): Q4_K in the bytes the AVX-512 kernels read, so a weight
  * packed (or a cache file written) on an AVX-512 machine serves these levels
  * as it is. The GEMV loop is tile32_avx2.h's, the GEMM loop
- * tile32_kgemm_avx2.h's; this file is the record functions, built twice
+ * tile32_kgemm.h's; this file is the record functions, built twice
  * (avx2_level.h: as itself, and through q4kx_avxvnni.c). Activations are
  * pw__q8_256 rows (|qs| <= 127).
  *
@@ -47,7 +47,7 @@
  * 127 = 975360, |S| <= 8 * 63 * 975360 < 2^29; AVX2 |S| <= 8 * 63 * 60960 <
  * 2^25; |M| <= 8 * 63 * 4064 < 2^21. All exact in int32.
  *
- * GEMM (tile32_kgemm_avx2.h): the record's scales decoded and widened once
+ * GEMM (tile32_kgemm.h): the record's scales decoded and widened once
  * for every panel; per half of a step, its nibbles unpacked once for the
  * panel's mr rows of X, 2 x mr dot chains one sub-block long, then S[i][n] +=
  * chain * sc. AVX2: mr = 4 (8 chains, the unpacked bytes, mask and broadcast:
@@ -76,7 +76,7 @@
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
 #include "kernel/x86/tile32_avx2.h"
-#include "kernel/x86/tile32_kgemm_avx2.h"
+#include "kernel/tile32_kgemm.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -99,7 +99,7 @@ typedef struct q4kxa_rec {
     uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
     float scf[8][4][8];   /* AVX-VNNI GEMM: sc as f32, groups 2 and 3 over 16 */
 } q4kxa_rec;
-_Static_assert(sizeof(q4kxa_rec) <= PW__T32KA_SCRATCH, "q4kxa_rec fits the loop's scratch");
+_Static_assert(sizeof(q4kxa_rec) <= PW__T32K_SCRATCH, "q4kxa_rec fits the loop's scratch");
 
 /* Group g's scales of sub-block t in this level's form, from the scale bytes: the 16
  * bytes of rows 16 (g / 2) .. +15 in both 128-bit lanes (a broadcast load), then one
@@ -371,14 +371,14 @@ static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
     default: break;
     }
 }
-_Static_assert(Q4KXA_MR <= PW__T32KA_MR_MAX, "panel heights of the switch");
+_Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
 
 static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block);
 }
 
 static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ka_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
                   q4kxa_panel_any);
 }
 

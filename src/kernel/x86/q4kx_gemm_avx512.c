@@ -7,7 +7,7 @@
  * GEMV form, at the file's size, serving n >= 2 too. A record's nibbles are
  * unpacked in registers once per panel of up to Q4KXG_MR = 8 rows of X, its
  * scales and mins decoded once per record for all panels (the loop is
- * x86/tile32_kgemm_avx512.h's). Activations are pw__q8_256 rows.
+ * x86/tile32_kgemm.h's). Activations are pw__q8_256 rows.
  *
  * One record (4608 bytes: 32 rows x 256 values), one panel of mr rows of X;
  * sub-block t = 0..7 is steps s = 8t .. 8t+7:
@@ -53,7 +53,7 @@
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
 #include "kernel/x86/q4kx_avx512.h"
-#include "kernel/x86/tile32_kgemm_avx512.h"
+#include "kernel/tile32_kgemm.h"
 
 #include <immintrin.h>
 #include <stddef.h>

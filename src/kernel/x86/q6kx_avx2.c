@@ -5,7 +5,7 @@
  * AVX2 and AVX-VNNI GEMV and GEMM over the q6kx32k4 family (layout in
  * kernel/q6kx.h): the bytes the AVX-512 kernels read, so a weight packed (or a
  * cache file written) on an AVX-512 machine serves these levels as it is. The
- * loops are tile32_avx2.h's (GEMV) and tile32_kgemm_avx2.h's (GEMM,
+ * loops are tile32_avx2.h's (GEMV) and tile32_kgemm.h's (GEMM,
  * record-major); this file is the record functions, built twice
  * (avx2_level.h: as itself, and through q6kx_avxvnni.c). Activations are
  * pw__q8_256 rows.
@@ -48,7 +48,7 @@
  * GEMV prefetch (pw__t32a_prefetch, tile32_avx2.h): each sub-block its 384
  * bytes, each record its scales and d.
  *
- * GEMM (one record for a panel of rows of X, tile32_kgemm_avx2.h). Joining
+ * GEMM (one record for a panel of rows of X, tile32_kgemm.h). Joining
  * costs 17 logic ops per 2 steps and half, so decode joins each record once
  * for every panel of its row block, into w = q - 32 (signed, [-32, 31]), 8 KiB
  * of the loop's scratch ([sub-block][rows 8q..8q+7][step]), with the scales in
@@ -100,7 +100,7 @@
  */
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
-#include "kernel/x86/tile32_kgemm_avx2.h"
+#include "kernel/tile32_kgemm.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -219,7 +219,7 @@ static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 /* ---- GEMM ---- */
 
-#define Q6KXA_MR 6 /* most rows of X per panel (PW__T32KA_MR_MAX) */
+#define Q6KXA_MR 6 /* most rows of X per panel (PW__T32K_MR_MAX) */
 
 /* One record decoded once for every panel: its scales as the operand each level's
  * scale step takes (q6kxa_sc32, q6kxa_sc16), d as f32, and the weight-only term
@@ -236,7 +236,7 @@ typedef struct q6kxa_rec {
      * 8 KiB that decode fills once per record and every panel reads from L1 */
     __m256i joined[16 * 4 * 4];
 } q6kxa_rec;
-_Static_assert(sizeof(q6kxa_rec) <= PW__T32KA_SCRATCH, "q6kxa_rec fits the loop's scratch");
+_Static_assert(sizeof(q6kxa_rec) <= PW__T32K_SCRATCH, "q6kxa_rec fits the loop's scratch");
 
 static void q6kxa_decode(const uint8_t *rec, void *out) {
     q6kxa_rec *rs = out;
@@ -378,7 +378,7 @@ static void q6kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
 }
 
 static void q6kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ka_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any);
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any);
 }
 
 const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4) =

@@ -7,7 +7,7 @@
  * GEMV form, at the file's size, serving n >= 2 too. A record's 4- and 2-bit
  * fields are joined into 6-bit quants in registers once per panel of up to
  * Q6KXG_MR = 8 rows of X, its scales and d decoded once per record for all
- * panels (the loop is x86/tile32_kgemm_avx512.h's). Activations are
+ * panels (the loop is x86/tile32_kgemm.h's). Activations are
  * pw__q8_256 rows.
  *
  * One sub-block s (384 bytes, 16 values of 32 rows), one panel of mr rows of
@@ -66,7 +66,7 @@
  * are computed and not stored.
  */
 #include "kernel/q6kx.h"
-#include "kernel/x86/tile32_kgemm_avx512.h"
+#include "kernel/tile32_kgemm.h"
 
 #include <immintrin.h>
 #include <stddef.h>

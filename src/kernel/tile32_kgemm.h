@@ -1,8 +1,10 @@
 /*
- * The loop the AVX-512 GEMM kernels of the K-quant 32-row tilings run
- * (q4kx32k4, q6kx32k4; kernel/tile32.h): record-major, so that each record's
- * per-row sub-block scales are decoded once and serve every panel of rows of
- * X while the record's bytes stay in L1. A family brings two functions:
+ * The loop the GEMM kernels of the K-quant 32-row tilings run at every x86 level
+ * (AVX-512: q4kx_gemm_avx512.c, q6kx_gemm_avx512.c; AVX2 and AVX-VNNI: q4kx_avx2.c,
+ * q6kx_avx2.c) over q4kx32k4 and q6kx32k4 (kernel/tile32.h): record-major, so
+ * that each record's per-row sub-block scales are decoded once and serve every
+ * panel of rows of X while the record's bytes stay in L1. It is ISA-neutral C;
+ * the families' panels hold the intrinsics. A family brings two functions:
  *
  *   decode(rec, rs): record rec's scales into rs, the family's scratch (at
  *     most PW__T32K_SCRATCH bytes, 64-byte aligned), once per (tile, record);
@@ -16,7 +18,7 @@
  *                lines per block and row: header and qs) stay in L2 while
  *                every tile of the range passes, and their partial sums
  *                (PW__T32K_MB x 32 f32) fit on the stack;
- *   tiles        32 outputs; the sums start at zero and end in masked stores,
+ *   tiles        32 outputs; the sums start at zero and end in copies of the live outputs,
  *                so a part tile (rows past o1) takes the same path;
  *   records      decoded once; the first panel prefetches the next record of
  *                the range's stream (tiles lie one after another);
@@ -29,26 +31,35 @@
  * a K-quant panel keeps per sub-block take the registers the f32 sums would
  * need. Row-block sizes 32 to 128 measured alike (n = 128, [4096, 4096] and
  * [11008, 4096], within 2%).
+ *
+ * Panel height with 16 ymm registers: a 64-byte step is two ymm (rows 0..7 and
+ * 16..23, then 8..15 and 24..31), so a panel that keeps one half's two nibble
+ * dot chains per row of X in registers needs 2 x mr of them, plus the loaded
+ * bytes, their nibbles, a mask and a broadcast: mr = 4 (13 registers) leaves
+ * room for the scales; 6 is the most that can fit at all (16). The integer
+ * sums per sub-block scale (another 2 x mr per half) then live in L1, as the
+ * f32 sums do. PW__T32K_MR_MAX bounds every family's mr (array sizes only).
  */
-#ifndef PACKWISE_KERNEL_X86_TILE32_KGEMM_AVX512_H
-#define PACKWISE_KERNEL_X86_TILE32_KGEMM_AVX512_H
+#ifndef PACKWISE_KERNEL_TILE32_KGEMM_H
+#define PACKWISE_KERNEL_TILE32_KGEMM_H
 
 #include "kernel/tile32.h"
+#include "quant/act.h"
 
-#include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 
 #define PW__T32K_MB 64           /* most rows of X per row block */
-#define PW__T32K_MR_MAX 8        /* most rows of X per panel, any family */
-#define PW__T32K_SCRATCH 4096    /* bytes of a family's decoded record */
+#define PW__T32K_MR_MAX 8        /* most rows of X per panel, any family (array sizes) */
+#define PW__T32K_SCRATCH 12288   /* bytes of a family's decoded record (q6kx AVX2: 10.3 KiB) */
 
 typedef void (*pw__t32k_decode_fn)(const uint8_t *rec, void *rs);
 typedef void (*pw__t32k_panel_fn)(const uint8_t *rec, const void *rs, const uint8_t *const *x,
                                   float *yb, const uint8_t *pf, int mr);
 
 /* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
- * pw__q8_256 activation block; panels of at most mr rows. */
+ * pw__q8_256 activation block; panels of at most mr (<= PW__T32K_MR_MAX) rows. The
+ * sums of a tile end in copies of its live outputs (a part tile takes the same path). */
 static inline __attribute__((always_inline)) void
 pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
              uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
@@ -81,13 +92,8 @@ pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
                 }
             }
             const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-            const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
-            for (int64_t r = 0; r < rows; ++r) {
-                float *y = c->y + (ib + r) * c->ldy + t0;
-                _mm512_mask_storeu_ps(y, (__mmask16)keep, _mm512_load_ps(yb + 32 * r));
-                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16),
-                                      _mm512_load_ps(yb + 32 * r + 16));
-            }
+            for (int64_t r = 0; r < rows; ++r)
+                memcpy(c->y + (ib + r) * c->ldy + t0, yb + 32 * r, sizeof(float) * (size_t)live);
         }
     }
 }
