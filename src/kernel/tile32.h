@@ -66,4 +66,52 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
     PW__TILE32_DESC(fmt_ "_" family_ "_gemm_" isa_, fmt_, family_, format_, act_, plan_, pack_,  \
                     isa_, features_, run_, priority_, mr_, 2)
 
+/* GEMM loops of the tilings (tile32_gemm_avx512.h, x86/tile32_avx2.h, arm/tile32_neon.h):
+ * the blocks of k per pass of a row block of `rows` rows of X, passes of near-equal
+ * length whose activations (rows x xb_bytes a block) fit in budget bytes, at least
+ * one block a pass. */
+static inline int64_t pw__tile32_pass_blocks(int64_t rows, size_t xb_bytes, int64_t nb,
+                                             uint64_t budget) {
+    int64_t kb = (int64_t)(budget / ((uint64_t)rows * xb_bytes));
+    if (kb < 1) kb = 1;
+    const int64_t passes = (nb + kb - 1) / kb;
+    return (nb + passes - 1) / passes;
+}
+
+/* What a GEMM tile prefetches while its panels run: the records read after its own
+ * (the next tile of the pass, else the first tile's records of the next pass or row
+ * block, else the tile after the range, which the same thread most often runs next),
+ * `lines` lines per record read, from pf up to end. */
+typedef struct pw__tile32_next {
+    const uint8_t *pf, *end;
+    int lines;
+} pw__tile32_next;
+
+/* The prefetch of tile t0 (outputs [o0, o1)) of the pass over blocks [b1, b2) (kb a
+ * pass, nb in all) of the row block [ib, ib + rows) of [.., i1), read by `panels`
+ * panels. */
+static inline pw__tile32_next pw__tile32_gemm_next(const pw__mm_call *c, int64_t o0, int64_t o1,
+                                                   int64_t t0, int64_t i1, int64_t ib,
+                                                   int64_t rows, int64_t b1, int64_t b2,
+                                                   int64_t nb, int64_t kb, int64_t panels,
+                                                   uint64_t record_bytes) {
+    const pw__pack_desc *d = c->pack_desc;
+    int64_t nt = t0 + PW__TILE32_NR, nb1 = b1, nb2 = b2;
+    if (nt >= o1 && (b2 < nb || ib + rows < i1)) {
+        nt = o0;
+        nb1 = b2 < nb ? b2 : 0;
+        nb2 = nb - nb1 < kb ? nb : nb1 + kb;
+    } else if (nt >= o1) {
+        nb1 = 0;
+        nb2 = kb;
+    }
+    pw__tile32_next n;
+    n.pf = c->packed + (uint64_t)(nt / PW__TILE32_NR) * d->tile_bytes + (uint64_t)nb1 * record_bytes;
+    const uint64_t span = nt / PW__TILE32_NR < d->tiles ? (uint64_t)(nb2 - nb1) * record_bytes : 0;
+    n.end = n.pf + span;
+    const uint64_t reads = (uint64_t)(panels * (b2 - b1));
+    n.lines = (int)((span / 64 + reads - 1) / reads);
+    return n;
+}
+
 #endif

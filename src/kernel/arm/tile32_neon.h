@@ -154,10 +154,7 @@ PW__T32N_INLINE void pw__t32ng_run(const pw__mm_call *c, int64_t o0, int64_t o1,
     for (int64_t ib = i0; ib < i1; ib += PW__T32NG_MB) {
         const int64_t rows = i1 - ib < PW__T32NG_MB ? i1 - ib : PW__T32NG_MB;
         const int64_t panels = (rows + PW__T32NG_MR - 1) / PW__T32NG_MR;
-        int64_t kb = (int64_t)(PW__T32NG_XL2 / ((uint64_t)rows * xb_bytes));
-        if (kb < 1) kb = 1;
-        const int64_t passes = (nb + kb - 1) / kb;
-        kb = (nb + passes - 1) / passes;
+        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32NG_XL2);
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {

@@ -152,33 +152,17 @@ PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1,
     for (int64_t ib = i0; ib < i1; ib += PW__T32AG_MB) {
         const int64_t rows = i1 - ib < PW__T32AG_MB ? i1 - ib : PW__T32AG_MB;
         const int64_t panels = (rows + PW__T32AG_MR - 1) / PW__T32AG_MR;
-        int64_t kb = (int64_t)(PW__T32AG_XL2 / ((uint64_t)rows * xb_bytes));
-        if (kb < 1) kb = 1;
-        const int64_t passes = (nb + kb - 1) / kb;
-        kb = (nb + passes - 1) / passes;
+        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32AG_XL2);
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
                 const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-                /* the records read next (tile32_gemm_avx512.h): into L2, a few lines per
-                 * record read, spread over every panel of this tile */
-                int64_t nt = t0 + PW__TILE32_NR, nb1 = b1, nb2 = b2;
-                if (nt >= o1 && (b2 < nb || ib + rows < i1)) {
-                    nt = o0;
-                    nb1 = b2 < nb ? b2 : 0;
-                    nb2 = nb - nb1 < kb ? nb : nb1 + kb;
-                } else if (nt >= o1) {
-                    nb1 = 0;
-                    nb2 = kb;
-                }
-                const uint8_t *pf = c->packed + (uint64_t)(nt / PW__TILE32_NR) * d->tile_bytes +
-                                    (uint64_t)nb1 * record_bytes;
-                const uint64_t span =
-                    nt / PW__TILE32_NR < d->tiles ? (uint64_t)(nb2 - nb1) * record_bytes : 0;
-                const uint8_t *pf_end = pf + span;
-                const uint64_t reads = (uint64_t)(panels * (b2 - b1));
-                const int pf_lines = (int)((span / 64 + reads - 1) / reads);
+                /* the records read next: into L2, a few lines per record read, spread
+                 * over every panel of this tile */
+                pw__tile32_next nx =
+                    pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                         record_bytes);
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     const int h = (int)(rows / panels + (p < rows % panels));
@@ -188,7 +172,7 @@ PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1,
 #define PW__T32AG_CASE(h_)                                                                       \
     case h_:                                                                                   \
         pw__t32ag_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,        \
-                        c->ldy, live, b1 > 0, pf, pf_end, pf_lines, block, h_);                \
+                        c->ldy, live, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                \
         break;
                         PW__T32AG_CASE(1)
                         PW__T32AG_CASE(2)
@@ -197,7 +181,7 @@ PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1,
 #undef PW__T32AG_CASE
                     }
                     i += h;
-                    pf += (uint64_t)(64 * pf_lines) * (uint64_t)(b2 - b1);
+                    nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
                 }
             }
         }

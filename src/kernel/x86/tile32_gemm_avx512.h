@@ -99,10 +99,7 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
         const int64_t rows = i1 - ib < PW__T32G_MB ? i1 - ib : PW__T32G_MB;
         const int64_t panels = (rows + PW__T32G_MR - 1) / PW__T32G_MR;
         /* passes of near-equal length whose activations fit in PW__T32G_XL2 */
-        int64_t kb = (int64_t)(PW__T32G_XL2 / ((uint64_t)rows * xb_bytes));
-        if (kb < 1) kb = 1;
-        const int64_t passes = (nb + kb - 1) / kb;
-        kb = (nb + passes - 1) / passes;
+        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32G_XL2);
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
@@ -110,26 +107,11 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
                 const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
                 const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
-                /* The records read after these (the next tile of the pass, else the first
-                 * of the next pass or row block, else the tile after the range, which the
-                 * same thread most often runs next) come from memory: they are fetched into
-                 * L2 a few lines per record read, spread over every panel of this tile. */
-                int64_t nt = t0 + PW__TILE32_NR, nb1 = b1, nb2 = b2;
-                if (nt >= o1 && (b2 < nb || ib + rows < i1)) {
-                    nt = o0;
-                    nb1 = b2 < nb ? b2 : 0;
-                    nb2 = nb - nb1 < kb ? nb : nb1 + kb;
-                } else if (nt >= o1) {
-                    nb1 = 0;
-                    nb2 = kb;
-                }
-                const uint8_t *pf = c->packed + (uint64_t)(nt / PW__TILE32_NR) * d->tile_bytes +
-                                    (uint64_t)nb1 * record_bytes;
-                const uint64_t span =
-                    nt / PW__TILE32_NR < d->tiles ? (uint64_t)(nb2 - nb1) * record_bytes : 0;
-                const uint8_t *pf_end = pf + span;
-                const uint64_t reads = (uint64_t)(panels * (b2 - b1));
-                const int pf_lines = (int)((span / 64 + reads - 1) / reads);
+                /* the records read after these come from memory: fetched into L2 a few
+                 * lines per record read, spread over every panel of this tile */
+                pw__tile32_next nx =
+                    pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                         record_bytes);
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     /* near-equal panels: the first rows % panels are one row taller */
@@ -140,7 +122,7 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
 #define PW__T32G_CASE(h_)                                                                        \
     case h_:                                                                                   \
         pw__t32g_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
-                       m0, m1, b1 > 0, pf, pf_end, pf_lines, block, h_);                       \
+                       m0, m1, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                       \
         break;
                         PW__T32G_CASE(1)
                         PW__T32G_CASE(2)
@@ -151,7 +133,7 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
 #undef PW__T32G_CASE
                     }
                     i += h;
-                    pf += (uint64_t)(64 * pf_lines) * (uint64_t)(b2 - b1);
+                    nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
                 }
             }
         }
