@@ -10,13 +10,9 @@
  *        hold the 32 sums of a row of X in registers (NEON has 32), beside the
  *        record's eight int32 dot vectors.
  *
- * GEMM   block(rec, x, acc, mr): acc[r][o] (row r < mr of the panel, output o < 32
- *        of the tile) += the f32 dots of record rec with activation block x[r]
- *        (mr a constant at every call: each panel height is its own instance).
- *        4 x mr f32 sums do not fit in registers beside the int32 dots and the
- *        activations (2 x mr vectors: all 32 bytes of a block, see below), so, as
- *        on AVX2, they live in an L1 buffer that the record function loads,
- *        updates and stores once per record, after its integer work.
+ * GEMM   block(rec, x, acc, mr): kernel/tile32_gemm.h's loop, as on AVX2 (4 x mr
+ *        f32 sums do not fit in registers beside the int32 dots and the
+ *        activations, 2 x mr vectors: all 32 bytes of a block, see below).
  *
  * Activations: the indexed SDOT (vdotq_laneq_s32) multiplies each 4-byte group of a
  * weight vector by one 4-byte group of the second operand, chosen by an immediate
@@ -43,6 +39,7 @@
 #endif
 
 #include "kernel/tile32.h"
+#include "kernel/tile32_gemm.h"
 
 #include <arm_neon.h>
 #include <stdint.h>
@@ -109,79 +106,18 @@ PW__T32N_INLINE void pw__t32n_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 
 /* ---- GEMM ---- */
 
-#define PW__T32NG_MR 4   /* most rows of X per panel */
-#define PW__T32NG_MB 128 /* most rows of X per row block */
+/* The L1-sum GEMM loop (kernel/tile32_gemm.h), without software prefetch (above). */
+#define PW__T32NG_MR PW__T32L_MR
 /* Activation bytes of a row block per pass: the x86 loops' reason (a row block's
  * activations stay in L2 while the tiles stream past them; tile32_gemm_avx512.h) at
  * an Arm server core's L2 (1 MiB per Neoverse V2 core in NVIDIA Grace) rather than
  * the x86 loops' 4 MiB budget. Unmeasured on Arm. */
 #define PW__T32NG_XL2 (1024u << 10)
 
-typedef void (*pw__t32ng_block_fn)(const uint8_t *rec, const uint8_t *const *x,
-                                   float acc[][PW__TILE32_NR], const int mr);
-
-/* One panel of mr rows (a constant) over records [b1, b2) of a tile; the sums start
- * from Y (from_y) or zero and end in the first `live` outputs of each row of Y. */
-PW__T32N_INLINE void pw__t32ng_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1,
-                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
-                                     size_t xb_bytes, float *y, int64_t ldy, int live,
-                                     int from_y, pw__t32ng_block_fn block, const int mr) {
-    float acc[PW__T32NG_MR][PW__TILE32_NR] __attribute__((aligned(16)));
-    const uint8_t *x[PW__T32NG_MR];
-    for (int r = 0; r < mr; ++r) {
-        x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
-        memset(acc[r], 0, sizeof acc[r]);
-        if (from_y) memcpy(acc[r], y + r * ldy, sizeof(float) * (size_t)live);
-    }
-    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
-    for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
-        block(rec, x, acc, mr);
-        for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
-    }
-    for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
-}
-
-/* y[i, o] for o in [o0, o1), i in [i0, i1): the GEMV kernels' records, read once per
- * panel of up to PW__T32NG_MR rows of X. Rows of X go in row blocks of at most
- * PW__T32NG_MB, and each row block's blocks of k in passes whose activations fit
- * PW__T32NG_XL2; a pass after the first adds to the sums it left in Y. Panel
- * heights are spread evenly (rows 5 = 3 + 2, not 4 + 1). */
 PW__T32N_INLINE void pw__t32ng_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                    int64_t i1, int64_t block_values, uint64_t record_bytes,
-                                   size_t xb_bytes, pw__t32ng_block_fn block) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
-    for (int64_t ib = i0; ib < i1; ib += PW__T32NG_MB) {
-        const int64_t rows = i1 - ib < PW__T32NG_MB ? i1 - ib : PW__T32NG_MB;
-        const int64_t panels = (rows + PW__T32NG_MR - 1) / PW__T32NG_MR;
-        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32NG_XL2);
-        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
-            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
-            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
-                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-                int64_t i = ib;
-                for (int64_t p = 0; p < panels; ++p) {
-                    const int h = (int)(rows / panels + (p < rows % panels));
-                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
-                    float *y = c->y + i * c->ldy + t0;
-                    switch (h) {
-#define PW__T32NG_CASE(h_)                                                                       \
-    case h_:                                                                                   \
-        pw__t32ng_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,        \
-                        c->ldy, live, b1 > 0, block, h_);                                      \
-        break;
-                        PW__T32NG_CASE(1)
-                        PW__T32NG_CASE(2)
-                        PW__T32NG_CASE(3)
-                        PW__T32NG_CASE(4) /* PW__T32NG_MR */
-#undef PW__T32NG_CASE
-                    }
-                    i += h;
-                }
-            }
-        }
-    }
+                                   size_t xb_bytes, pw__t32l_block_fn block) {
+    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32NG_XL2, 0, block);
 }
 
 #endif

@@ -10,13 +10,9 @@
  *        function may prefetch its share of the stream that far ahead
  *        (pw__tile32_prefetch, tile32_prefetch.h).
  *
- * GEMM   block(rec, x, acc, mr): acc[r][o] (row r < mr of the panel, output o < 32
- *        of the tile) += the f32 dots of record rec with activation block x[r]
- *        (mr a constant at every call: each panel height is its own instance).
- *        With 16 ymm registers the 32 sums of a row do not stay in registers
- *        beside the record's unpacked bytes and integer dots (4 x mr + 4 x mr
- *        of them): they live in an L1 buffer that the record function loads,
- *        updates and stores once per record, after its integer work.
+ * GEMM   block(rec, x, acc, mr): kernel/tile32_gemm.h's loop (f32 sums in an L1
+ *        buffer: with 16 ymm registers the 32 sums of a row do not stay in
+ *        registers beside the record's unpacked bytes and integer dots).
  *
  * Both loops are always inlined into the kernel with a constant block function,
  * which the compiler inlines in turn: no call per record. Rows past `out` in the
@@ -26,6 +22,7 @@
 #define PACKWISE_KERNEL_X86_TILE32_AVX2_H
 
 #include "kernel/tile32.h"
+#include "kernel/tile32_gemm.h"
 #include "kernel/x86/avx2_level.h"
 #include "kernel/x86/tile32_prefetch.h"
 
@@ -110,82 +107,15 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 
 /* ---- GEMM ---- */
 
-#define PW__T32AG_MR 4           /* most rows of X per panel */
-#define PW__T32AG_MB 128         /* most rows of X per row block */
-#define PW__T32AG_XL2 (4096u << 10) /* activation bytes of a row block per pass */
+/* The L1-sum GEMM loop (kernel/tile32_gemm.h) with its next-record prefetch into L2
+ * and the AVX-512 loop's activation budget per pass (tile32_gemm_avx512.h). */
+#define PW__T32AG_MR PW__T32L_MR
+#define PW__T32AG_XL2 (4096u << 10)
 
-typedef void (*pw__t32ag_block_fn)(const uint8_t *rec, const uint8_t *const *x,
-                                   float acc[][PW__TILE32_NR], const int mr);
-
-/* One panel of mr rows (a constant) over records [b1, b2) of a tile; the sums start
- * from Y (from_y) or zero and end in the first `live` outputs of each row of Y. */
-PW__T32A_INLINE void pw__t32ag_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1,
-                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
-                                     size_t xb_bytes, float *y, int64_t ldy, int live,
-                                     int from_y, const uint8_t *pf, const uint8_t *pf_end,
-                                     int pf_lines, pw__t32ag_block_fn block, const int mr) {
-    float acc[PW__T32AG_MR][PW__TILE32_NR] __attribute__((aligned(32)));
-    const uint8_t *x[PW__T32AG_MR];
-    for (int r = 0; r < mr; ++r) {
-        x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
-        memset(acc[r], 0, sizeof acc[r]);
-        if (from_y) memcpy(acc[r], y + r * ldy, sizeof(float) * (size_t)live);
-    }
-    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
-    for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
-        block(rec, x, acc, mr);
-        for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
-            _mm_prefetch((const char *)pf, _MM_HINT_T1);
-        for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
-    }
-    for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
-}
-
-/* y[i, o] for o in [o0, o1), i in [i0, i1): the GEMV kernels' records, read once per
- * panel of up to PW__T32AG_MR rows of X; row blocks and passes as tile32_gemm_avx512.h
- * (whose comment gives the reasons and the measurements). */
 PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                    int64_t i1, int64_t block_values, uint64_t record_bytes,
-                                   size_t xb_bytes, pw__t32ag_block_fn block) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
-    for (int64_t ib = i0; ib < i1; ib += PW__T32AG_MB) {
-        const int64_t rows = i1 - ib < PW__T32AG_MB ? i1 - ib : PW__T32AG_MB;
-        const int64_t panels = (rows + PW__T32AG_MR - 1) / PW__T32AG_MR;
-        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32AG_XL2);
-        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
-            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
-            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
-                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-                /* the records read next: into L2, a few lines per record read, spread
-                 * over every panel of this tile */
-                pw__tile32_next nx =
-                    pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                         record_bytes);
-                int64_t i = ib;
-                for (int64_t p = 0; p < panels; ++p) {
-                    const int h = (int)(rows / panels + (p < rows % panels));
-                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
-                    float *y = c->y + i * c->ldy + t0;
-                    switch (h) {
-#define PW__T32AG_CASE(h_)                                                                       \
-    case h_:                                                                                   \
-        pw__t32ag_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,        \
-                        c->ldy, live, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                \
-        break;
-                        PW__T32AG_CASE(1)
-                        PW__T32AG_CASE(2)
-                        PW__T32AG_CASE(3)
-                        PW__T32AG_CASE(4) /* PW__T32AG_MR */
-#undef PW__T32AG_CASE
-                    }
-                    i += h;
-                    nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
-                }
-            }
-        }
-    }
+                                   size_t xb_bytes, pw__t32l_block_fn block) {
+    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32AG_XL2, 1, block);
 }
 
 #endif
