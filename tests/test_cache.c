@@ -13,6 +13,7 @@
 // pw-test: tsan
 #include "pw_test.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -351,6 +352,13 @@ int main(void) {
     if (pw_context_create(&o, &ctx) != PW_OK) return 1;
     write_gguf(ctx, path_gguf, 1, 1);
     write_gguf(ctx, path_other, 2, 1);
+    /* The other file gets this one's modification time, as two files written within
+     * one tick of the kernel's coarse file clock do: only the tensors' bytes tell
+     * them apart (the "other GGUF" case below). */
+    struct stat st;
+    REQUIRE(stat(path_gguf, &st) == 0, "stat %s", path_gguf);
+    const struct timespec times[2] = {st.st_atim, st.st_mtim};
+    REQUIRE(utimensat(AT_FDCWD, path_other, times, 0) == 0, "utimensat %s", path_other);
     test_serve_and_corrupt(ctx, &ev);
 #ifdef PW_TEST_EMULATED
     /* qemu-user forks a threaded guest unreliably (its own assertions fail in the child) */

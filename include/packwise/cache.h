@@ -15,9 +15,10 @@
  * **Keys.** An entry is found by its source key and its packer's identity
  * (family, nr, kr, sr, group, packer version). The source key of a tensor
  * viewed straight from a GGUF file (pw_gguf_tensor_view()) is its identity
- * in that file: a hash of the file's header, metadata, tensor table and size,
- * with the tensor's name, type, shape and offset. Serving it reads nothing of
- * the tensor's bytes, and a cache file made for another GGUF (or an edited
+ * in that file: a hash of the file's header, metadata, tensor table, size and
+ * modification time, with the tensor's name, type, shape and offset and three
+ * 64-byte samples of its bytes (first, middle, last). Serving it reads only those
+ * samples of the tensor, and a cache file made for another GGUF (or an edited
  * one) simply has no matching entry. Every other source (caller bytes, raw
  * QC4W weights) is keyed by a 128-bit XXH3 hash of its content. A file
  * entry also records the content hash of its source, for the full check

@@ -184,6 +184,16 @@ void pw__gguf_tensor_source_id(const pw_gguf *g, int64_t index, uint64_t id[2]) 
     for (int d = 0; d < PW_MAX_RANK; ++d) pw__hash_u64(&h, (uint64_t)t->ne[d]);
     pw__hash_u64(&h, t->rel_offset);
     pw__hash_u64(&h, t->bytes);
+    /* Samples of the tensor's own bytes (its first, middle and last 64): the
+     * modification time alone does not tell apart two files written within one tick
+     * of the kernel's coarse file clock (milliseconds), and two quantizations of one
+     * model share every header byte. Three samples read at most a few pages. */
+    if (g->whole_file) {
+        const uint8_t *data = g->base + g->data_offset + t->rel_offset;
+        const uint64_t take = t->bytes < 64 ? t->bytes : 64;
+        const uint64_t at[3] = {0, (t->bytes - take) / 2, t->bytes - take};
+        for (int k = 0; k < 3; ++k) pw__hash_bytes(&h, data + at[k], (size_t)take);
+    }
     const pw__digest dg = pw__hash_end(&h);
     id[0] = dg.lo;
     id[1] = dg.hi;

@@ -286,8 +286,13 @@ static void q6kxa_decode(const uint8_t *rec, void *out) {
  * joined weights are the signed operand, so each dot takes them straight from
  * memory (L1). Its own function, not inlined into the panels (a call per record
  * and row is nothing beside its 16 sub-blocks, and the panels' instances stay small). */
-static __attribute__((noipa)) void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
-                                                const pw__q8_256 *xb, float *yb) {
+#if defined(__clang__)
+#define Q6KXA_OUTLINE __attribute__((noinline)) /* clang has no noipa */
+#else
+#define Q6KXA_OUTLINE __attribute__((noipa))
+#endif
+static Q6KXA_OUTLINE void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
+                                    const pw__q8_256 *xb, float *yb) {
     __m256i s0 = _mm256_load_si256((const __m256i *)rs->corr[0]),
             s1 = _mm256_load_si256((const __m256i *)rs->corr[1]),
             s2 = _mm256_load_si256((const __m256i *)rs->corr[2]),
