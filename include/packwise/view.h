@@ -104,9 +104,10 @@ typedef struct pw_view {
     const char *name;             /**< tensor name for traces and messages, or NULL (borrowed) */
     /** The bytes' identity when they are a tensor of a GGUF file's mapping, as
      *  pw_gguf_tensor_view() sets it (a hash of the file's header, metadata,
-     *  tensor table and size, and the tensor's name, type, shape and offset):
-     *  a weights cache (cache.h) finds the tensor's packed forms by it without
-     *  reading the bytes. {0, 0} = unknown: a cache hashes the content instead.
+     *  tensor table, size and modification time, and the tensor's name, type,
+     *  shape, offset and three 64-byte samples of its bytes): a weights cache
+     *  (cache.h) finds the tensor's packed forms by it without reading the rest
+     *  of the bytes. {0, 0} = unknown: a cache hashes the content instead.
      *  Every function that derives a view of other bytes (narrow, transpose,
      *  a prepack that copies, materialize) clears it; a view edited by hand
      *  must clear it too. */
