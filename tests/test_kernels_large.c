@@ -1,5 +1,6 @@
 /*
- * Packed GEMM kernels past their cache blocking, which test_kernels' small
+ * Packed GEMM kernels (and those that make a family's records from
+ * input-block-major bytes as they go) past their cache blocking, which test_kernels' small
  * shapes never reach: in = 12288 (48 blocks of 256, so the AVX-512 i8g kernel
  * makes several passes over the input with partial sums in Y) and n = 131
  * (two row blocks, a short last panel) with out = 37 (a lone last tile, a
@@ -22,7 +23,10 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k, const float *w, c
     CHECK_OK(pw_format_quantize(ctx, k->info.format, w, (size_t)OUT * IN / (size_t)fi->block_size, bytes), ctx);
     pw_view v;
     const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
+    if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
+        pw_test_view_for(ctx, k->info.layout, k->info.format, OUT, IN, bytes, nb, &v);
+    else
+        CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
     pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "large");
     free(bytes);
 }
@@ -36,13 +40,14 @@ int main(void) {
     int checked = 0;
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.kind != PW_WEIGHT_BLOCKS || k->info.layout != PW_LAYOUT_PACKED ||
+        if (k->info.kind != PW_WEIGHT_BLOCKS ||
+            (k->info.layout != PW_LAYOUT_PACKED && k->info.layout != PW_LAYOUT_BLOCKED_INPUT_MAJOR) ||
             k->info.tile_batch < 2 || !pw_kernel_usable(ctx, i))
             continue;
         check_kernel(ctx, k, w, x);
         ++checked;
     }
-    printf("%d packed GEMM kernels checked at [%d, %d] x n = %d\n", checked, OUT, IN, N);
+    printf("%d packed and input-block-major GEMM kernels checked at [%d, %d] x n = %d\n", checked, OUT, IN, N);
     free(w);
     free(x);
     pw_context_destroy(ctx);

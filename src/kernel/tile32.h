@@ -66,6 +66,23 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
     PW__TILE32_DESC(fmt_ "_" family_ "_gemm_" isa_, fmt_, family_, format_, act_, plan_, pack_,  \
                     isa_, features_, run_, priority_, mr_, 2)
 
+/* A GEMM kernel that reads input-block-major blocks as they are and makes a family's
+ * records from them as it goes (x86/tile32_gemm_avx512.h, pw__t32g_run_fill); named
+ * <fmt>_ibm_gemm_<isa>, chosen from n = 2. */
+#define PW__TILE32_IBM_GEMM_KERNEL(fmt_, format_, act_, isa_, features_, run_, priority_, mr_)   \
+    {.info = {.name = fmt_ "_ibm_gemm_" isa_,                                                   \
+              .key = PW__KEY(fmt_, "input_block_major", act_, isa_),                            \
+              .format = format_,                                                                \
+              .layout = PW_LAYOUT_BLOCKED_INPUT_MAJOR,                                          \
+              .tile_rows = PW__TILE32_NR,                                                       \
+              .tile_batch = mr_,                                                                \
+              .activation = PW_ACT_##act_,                                                      \
+              .features = features_,                                                            \
+              .isa = isa_},                                                                     \
+     .run = run_,                                                                               \
+     .priority = priority_,                                                                     \
+     .min_n = 2}
+
 /* GEMM loops of the tilings (tile32_gemm_avx512.h, x86/tile32_avx2.h, arm/tile32_neon.h):
  * the blocks of k per pass of a row block of `rows` rows of X, passes of near-equal
  * length whose activations (rows x xb_bytes a block) fit in budget bytes, at least

@@ -57,9 +57,12 @@
  * absolute figures are low for both kernels; in quiet minutes n = 128 on one
  * thread ran at 550-630 GFLOP/s against 460-515.)
  */
+#include "format/blocks.h"
 #include "kernel/q4x.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
+
+#include <string.h>
 
 #define Q4XG_INLINE static inline __attribute__((always_inline))
 
@@ -102,3 +105,49 @@ static void q4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
 const pw__kernel pw__k_q4_0_q4x32k4_gemm_avx512vnni = PW__Q4X_GEMM_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
     q4x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+/*
+ * GEMM over input-block-major Q4_0 bytes as they are (the spec's kernel order:
+ * block b of rows o, o + 1, ... adjacent). The 32 blocks of a tile's rows at
+ * one block column are one record's bytes in another arrangement, so each
+ * tile's records of a pass are made from them in an L1 scratch (q4x_fill_ibm)
+ * and the panels run q4x_gemm_block over them as over the packed form: the
+ * rearrangement, about 100 instructions a record, is spread over every row of
+ * X of the pass, as the nibble unpacking is.
+ *
+ * Record from 32 blocks (row r's nibbles q[r, k]: byte j of its qs holds k = j
+ * low, k = j + 16 high), with A_r = row r's 16 qs bytes, B_r = row r + 16's:
+ *   E_r = (A_r & 0x0F) | (B_r & 0x0F) << 4      dword s = step s, lane r   (s < 4)
+ *   F_r = (A_r >> 4 & 0x0F) | (B_r & 0xF0)       dword s = step s + 4, lane r
+ * so the record's steps are the columns of the 16 x 4 dword matrices E and F:
+ * with rows 4L + g in 128-bit lane L of register g, one 4 x 4 dword transpose
+ * in every lane gives each step's 64 bytes whole.
+ */
+Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q4_0);
+    const __m512i m = _mm512_set1_epi8(0x0F);
+    __m512i e[4], f[4];
+    for (int g = 0; g < 4; ++g) {
+        const __m512i a = pw__t32g_rows4(src + 2, bb, g), b = pw__t32g_rows4(src + 2 + 16 * bb, bb, g);
+        e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
+        f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
+    }
+    pw__t32g_transpose4_store(e, rec, 64);
+    pw__t32g_transpose4_store(f, rec + 256, 64);
+    pw__t32g_scales_from_blocks(src, (int)bb, rec + PW__Q4X_SCALES);
+}
+
+static void q4x_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__t32g_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q4_0), PW__Q4X_RECORD,
+                      q4x_record_from_blocks);
+}
+
+static void q4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_gemm_block,
+                      q4x_fill_ibm);
+}
+
+const pw__kernel pw__k_q4_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q4_0", PW_FORMAT_Q4_0, Q8_32, "avx512vnni",
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4x_ibm_gemm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);

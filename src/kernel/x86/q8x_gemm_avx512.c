@@ -42,6 +42,7 @@
  *
  * A second run of [4096, 4096] n = 32, 1 thread: 548 vs 525 (1.04 [0.97-1.13]).
  */
+#include "format/blocks.h"
 #include "kernel/q8x.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
@@ -85,3 +86,40 @@ static void q8x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
 const pw__kernel pw__k_q8_0_q8x32k4_gemm_avx512vnni = PW__Q8X_GEMM_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
     q8x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+/*
+ * GEMM over input-block-major Q8_0 bytes as they are, as q4_0_ibm_gemm_avx512vnni
+ * (q4x_gemm_avx512.c) does for Q4_0: each tile's records of a pass are made in an
+ * L1 scratch from the 32 blocks of each column, then read by every panel. Step s of
+ * a record holds dword s of rows 0..15, then of rows 16..31, each byte XOR 0x80:
+ * with rows 16h + 4L + g in 128-bit lane L of register g (16 qs bytes, dwords 4q..4q+3),
+ * a 4 x 4 dword transpose in every lane gives steps 4q..4q+3 of half h whole.
+ */
+Q8XG_INLINE void q8x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q8_0);
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int h = 0; h < 2; ++h) {
+        for (int q = 0; q < 2; ++q) {
+            __m512i z[4];
+            for (int g = 0; g < 4; ++g)
+                z[g] = _mm512_xor_si512(pw__t32g_rows4(src + 2 + 16 * q + 16 * h * bb, bb, g), flip);
+            pw__t32g_transpose4_store(z, rec + PW__Q8X_STEP * 4 * q + 64 * h, PW__Q8X_STEP);
+        }
+    }
+    pw__t32g_scales_from_blocks(src, (int)bb, rec + PW__Q8X_SCALES);
+}
+
+static void q8x_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__t32g_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q8_0), PW__Q8X_RECORD,
+                      q8x_record_from_blocks);
+}
+
+static void q8x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_gemm_block,
+                      q8x_fill_ibm);
+}
+
+const pw__kernel pw__k_q8_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q8_0", PW_FORMAT_Q8_0, Q8_32, "avx512vnni",
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q8x_ibm_gemm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);

@@ -45,6 +45,7 @@
 
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PW__T32G_MR 6 /* most rows of X per panel: 2 x 6 int32 + 2 x 6 f32 accumulators */
 #define PW__T32G_MB 128 /* most rows of X per row block */
@@ -52,10 +53,14 @@
 
 typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
                                   const int mr);
+/* A source of records other than a packed form (pw__t32g_run_fill): the records
+ * [b1, b2) of the tile at output t0, written to dst. */
+typedef void (*pw__t32g_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2,
+                                 uint8_t *dst);
 
 /* One panel of mr rows (a constant) over records [b1, b2) of a tile. */
 static inline __attribute__((always_inline)) void
-pw__t32g_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1, int64_t b2,
+pw__t32g_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1, int64_t b2,
                const uint8_t *xrow, size_t xq_row_bytes, size_t xb_bytes, float *y, int64_t ldy,
                __mmask16 m0, __mmask16 m1, int from_y, const uint8_t *pf, const uint8_t *pf_end,
                int pf_lines, pw__t32g_block_fn block, const int mr) {
@@ -72,7 +77,7 @@ pw__t32g_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1, int64_t b
             acc[r][1] = _mm512_setzero_ps();
         }
     }
-    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
+    const uint8_t *rec = recs;
     for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
         block(rec, x, acc, mr);
         for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
@@ -87,31 +92,43 @@ pw__t32g_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1, int64_t b
     }
 }
 
-/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
- * activation block of xb_bytes (block_values k values each). */
+/* The loop of pw__t32g_run and pw__t32g_run_fill: with fill NULL the records are
+ * the packed form's, else fill writes each tile's records of a pass to scratch
+ * (max_kb records at most) and the panels read them there. */
 static inline __attribute__((always_inline)) void
-pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
-             int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
-             pw__t32g_block_fn block) {
+pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+              int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
+              pw__t32g_block_fn block, pw__t32g_fill_fn fill, uint8_t *scratch, int64_t max_kb) {
     const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
+    const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32G_MB) {
         const int64_t rows = i1 - ib < PW__T32G_MB ? i1 - ib : PW__T32G_MB;
         const int64_t panels = (rows + PW__T32G_MR - 1) / PW__T32G_MR;
-        /* passes of near-equal length whose activations fit in PW__T32G_XL2 */
-        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, PW__T32G_XL2);
+        /* passes of near-equal length whose activations fit in PW__T32G_XL2 (and
+         * whose records fit in the scratch) */
+        const uint64_t budget = fill != NULL && (uint64_t)max_kb * rows * xb_bytes < PW__T32G_XL2
+                                    ? (uint64_t)max_kb * rows * xb_bytes
+                                    : PW__T32G_XL2;
+        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, budget);
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
                 const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
                 const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
-                /* the records read after these come from memory: fetched into L2 a few
-                 * lines per record read, spread over every panel of this tile */
-                pw__tile32_next nx =
-                    pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                         record_bytes);
+                const uint8_t *recs;
+                pw__tile32_next nx = {NULL, NULL, 0};
+                if (fill != NULL) {
+                    fill(c, t0, b1, b2, scratch);
+                    recs = scratch;
+                } else {
+                    recs = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes +
+                           (uint64_t)b1 * record_bytes;
+                    /* the records read after these come from memory: fetched into L2 a
+                     * few lines per record read, spread over every panel of this tile */
+                    nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                              record_bytes);
+                }
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     /* near-equal panels: the first rows % panels are one row taller */
@@ -121,7 +138,7 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
                     switch (h) {
 #define PW__T32G_CASE(h_)                                                                        \
     case h_:                                                                                   \
-        pw__t32g_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
+        pw__t32g_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
                        m0, m1, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                       \
         break;
                         PW__T32G_CASE(1)
@@ -138,6 +155,86 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
             }
         }
     }
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * activation block of xb_bytes (block_values k values each). */
+static inline __attribute__((always_inline)) void
+pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+             int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
+             pw__t32g_block_fn block) {
+    pw__t32g_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, block, NULL, NULL, 0);
+}
+
+/* The same over records that fill makes from another layout (the input-block-major
+ * kernels), PW__T32G_FILL_BYTES of them at most per tile and pass: they are made
+ * once per tile and pass and read by every panel of the pass from L1/L2. */
+#define PW__T32G_FILL_BYTES (36u << 10)
+#define PW__T32G_FILL_BLOCK_MAX 40 /* bytes of the largest block a fill reads (Q8_0: 34) */
+static inline __attribute__((always_inline)) void
+pw__t32g_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                  int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
+                  pw__t32g_block_fn block, pw__t32g_fill_fn fill) {
+    _Alignas(64) uint8_t scratch[PW__T32G_FILL_BYTES];
+    pw__t32g_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, block, fill, scratch,
+                  (int64_t)(PW__T32G_FILL_BYTES / record_bytes));
+}
+
+/* What the record fills of the input-block-major kernels share. */
+static inline __attribute__((always_inline)) __m512i pw__t32g_rows4(const uint8_t *qs, size_t rs, int g) {
+    /* qs bytes of rows g, g + 4, g + 8, g + 12 in lanes 0..3 */
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(qs + (size_t)g * rs)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 4) * rs)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 8) * rs)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 12) * rs)), 3);
+}
+
+/* Records [b1, b2) of the tile at output t0 from the input-block-major view c->w
+ * (blocks of block_bytes, rows adjacent): record(src, rec) makes one record from the
+ * 32 blocks of a column, row r's at src + r * block_bytes. */
+static inline __attribute__((always_inline)) void
+pw__t32g_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,
+                  size_t bb, uint64_t record_bytes, void (*record)(const uint8_t *, uint8_t *)) {
+    const pw_view *w = c->w;
+    const int live = c->out - t0 < PW__TILE32_NR ? (int)(c->out - t0) : PW__TILE32_NR;
+    const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
+    const uint8_t *col = w->data + (size_t)(w->offset + t0 * w->strides[0]) * bb + (size_t)b1 * bs;
+    const int direct = live == PW__TILE32_NR && rs == bb;
+    for (int64_t b = b1; b < b2; ++b, col += bs, dst += record_bytes) {
+        if (direct) {
+            /* the next tile's blocks of this column, for the next fill */
+            for (size_t l = 0; l < PW__TILE32_NR * bb; l += 64)
+                _mm_prefetch((const char *)(col + PW__TILE32_NR * bb + l), _MM_HINT_T1);
+            record(col, dst);
+        } else {
+            /* a last part tile or rows apart: the live blocks, then zero blocks */
+            _Alignas(64) uint8_t tmp[PW__TILE32_NR * PW__T32G_FILL_BLOCK_MAX];
+            memset(tmp, 0, PW__TILE32_NR * bb);
+            for (int r = 0; r < live; ++r) memcpy(tmp + (size_t)r * bb, col + (size_t)r * rs, bb);
+            record(tmp, dst);
+        }
+    }
+}
+
+/* Columns 0..3 of four registers' 4 x 4 dword matrices (one per 128-bit lane), stored
+ * as the 64 bytes at dst, dst + step, dst + 2 step, dst + 3 step. */
+static inline __attribute__((always_inline)) void pw__t32g_transpose4_store(const __m512i z[4], uint8_t *dst, size_t step) {
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    _mm512_store_si512((__m512i *)dst, _mm512_unpacklo_epi64(t0, t2));
+    _mm512_store_si512((__m512i *)(dst + step), _mm512_unpackhi_epi64(t0, t2));
+    _mm512_store_si512((__m512i *)(dst + 2 * step), _mm512_unpacklo_epi64(t1, t3));
+    _mm512_store_si512((__m512i *)(dst + 3 * step), _mm512_unpackhi_epi64(t1, t3));
+}
+
+/* The d of 32 blocks (row r's at src + r * bytes) as 32 fp16 at dst. */
+static inline __attribute__((always_inline)) void pw__t32g_scales_from_blocks(const uint8_t *src, int bytes, uint8_t *dst) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(bytes));
+    const __m512i lo = _mm512_i32gather_epi32(idx, src, 1);
+    const __m512i hi = _mm512_i32gather_epi32(idx, src + 16 * bytes, 1);
+    _mm256_store_si256((__m256i *)dst, _mm512_cvtepi32_epi16(lo));
+    _mm256_store_si256((__m256i *)(dst + 32), _mm512_cvtepi32_epi16(hi));
 }
 
 #endif
