@@ -15,6 +15,8 @@
 
 #include "kernel/kernel.h"
 
+#include <string.h>
+
 #define PW__TILE32_NR 32 /* output rows per tile */
 
 /* A family's constants, as its plan needs them. */
@@ -82,6 +84,38 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
      .run = run_,                                                                               \
      .priority = priority_,                                                                     \
      .min_n = 2}
+
+/* Records [b1, b2) of the tile at output t0 made from the input-block-major view c->w
+ * (the IBM GEMM kernels' fill): record(src, rec) makes one record from the 32 blocks
+ * of a column, row r's at src + r * bb (bb at most PW__TILE32_FILL_BLOCK_MAX). Rows
+ * adjacent in a whole tile are read where they lie; a last part tile, or rows apart
+ * (a view narrowed along its blocks), are copied first, the rows past `out` as zero
+ * blocks. Each column read prefetches into L2 what the next fill reads: the next
+ * tile's blocks of the column (next_column 0: a pass of columns per fill), or the
+ * next column of this tile (next_column 1: one record per fill). */
+#define PW__TILE32_FILL_BLOCK_MAX 216 /* bytes of the largest block a fill reads (Q6_K: 210) */
+static inline __attribute__((always_inline)) void
+pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,
+                    size_t bb, uint64_t record_bytes, void (*record)(const uint8_t *, uint8_t *),
+                    int next_column) {
+    const pw_view *w = c->w;
+    const int live = c->out - t0 < PW__TILE32_NR ? (int)(c->out - t0) : PW__TILE32_NR;
+    const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
+    const uint8_t *col = w->data + (size_t)(w->offset + t0 * w->strides[0]) * bb + (size_t)b1 * bs;
+    const size_t ahead = next_column ? bs : PW__TILE32_NR * bb;
+    const int direct = live == PW__TILE32_NR && rs == bb;
+    for (int64_t b = b1; b < b2; ++b, col += bs, dst += record_bytes) {
+        if (direct) {
+            for (size_t l = 0; l < PW__TILE32_NR * bb; l += 64) __builtin_prefetch(col + ahead + l, 0, 2);
+            record(col, dst);
+        } else {
+            _Alignas(64) uint8_t tmp[PW__TILE32_NR * PW__TILE32_FILL_BLOCK_MAX];
+            memset(tmp, 0, PW__TILE32_NR * bb);
+            for (int r = 0; r < live; ++r) memcpy(tmp + (size_t)r * bb, col + (size_t)r * rs, bb);
+            record(tmp, dst);
+        }
+    }
+}
 
 /* GEMM loops of the tilings (tile32_gemm_avx512.h, x86/tile32_avx2.h, arm/tile32_neon.h):
  * the blocks of k per pass of a row block of `rows` rows of X, passes of near-equal

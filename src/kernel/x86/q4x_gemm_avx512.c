@@ -60,6 +60,7 @@
 #include "format/blocks.h"
 #include "kernel/q4x.h"
 #include "kernel/x86/tile32_avx512.h"
+#include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
 
 #include <string.h>
@@ -128,18 +129,18 @@ Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const __m512i m = _mm512_set1_epi8(0x0F);
     __m512i e[4], f[4];
     for (int g = 0; g < 4; ++g) {
-        const __m512i a = pw__t32g_rows4(src + 2, bb, g), b = pw__t32g_rows4(src + 2 + 16 * bb, bb, g);
+        const __m512i a = pw__t32f_rows4(src + 2, bb, g), b = pw__t32f_rows4(src + 2 + 16 * bb, bb, g);
         e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
         f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
     }
-    pw__t32g_transpose4_store(e, rec, 64);
-    pw__t32g_transpose4_store(f, rec + 256, 64);
-    pw__t32g_scales_from_blocks(src, (int)bb, rec + PW__Q4X_SCALES);
+    pw__t32f_transpose4_store(e, rec, 64);
+    pw__t32f_transpose4_store(f, rec + 256, 64);
+    pw__t32f_d_from_blocks(src, (int)bb, rec + PW__Q4X_SCALES);
 }
 
 static void q4x_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
-    pw__t32g_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q4_0), PW__Q4X_RECORD,
-                      q4x_record_from_blocks);
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q4_0), PW__Q4X_RECORD,
+                        q4x_record_from_blocks, 0);
 }
 
 static void q4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

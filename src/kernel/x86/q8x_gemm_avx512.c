@@ -45,6 +45,7 @@
 #include "format/blocks.h"
 #include "kernel/q8x.h"
 #include "kernel/x86/tile32_avx512.h"
+#include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
 
 #define Q8XG_INLINE static inline __attribute__((always_inline))
@@ -102,16 +103,16 @@ Q8XG_INLINE void q8x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
         for (int q = 0; q < 2; ++q) {
             __m512i z[4];
             for (int g = 0; g < 4; ++g)
-                z[g] = _mm512_xor_si512(pw__t32g_rows4(src + 2 + 16 * q + 16 * h * bb, bb, g), flip);
-            pw__t32g_transpose4_store(z, rec + PW__Q8X_STEP * 4 * q + 64 * h, PW__Q8X_STEP);
+                z[g] = _mm512_xor_si512(pw__t32f_rows4(src + 2 + 16 * q + 16 * h * bb, bb, g), flip);
+            pw__t32f_transpose4_store(z, rec + PW__Q8X_STEP * 4 * q + 64 * h, PW__Q8X_STEP);
         }
     }
-    pw__t32g_scales_from_blocks(src, (int)bb, rec + PW__Q8X_SCALES);
+    pw__t32f_d_from_blocks(src, (int)bb, rec + PW__Q8X_SCALES);
 }
 
 static void q8x_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
-    pw__t32g_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q8_0), PW__Q8X_RECORD,
-                      q8x_record_from_blocks);
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q8_0), PW__Q8X_RECORD,
+                        q8x_record_from_blocks, 0);
 }
 
 static void q8x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -170,7 +170,6 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
  * kernels), PW__T32G_FILL_BYTES of them at most per tile and pass: they are made
  * once per tile and pass and read by every panel of the pass from L1/L2. */
 #define PW__T32G_FILL_BYTES (36u << 10)
-#define PW__T32G_FILL_BLOCK_MAX 40 /* bytes of the largest block a fill reads (Q8_0: 34) */
 static inline __attribute__((always_inline)) void
 pw__t32g_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                   int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
@@ -178,63 +177,6 @@ pw__t32g_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int6
     _Alignas(64) uint8_t scratch[PW__T32G_FILL_BYTES];
     pw__t32g_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, block, fill, scratch,
                   (int64_t)(PW__T32G_FILL_BYTES / record_bytes));
-}
-
-/* What the record fills of the input-block-major kernels share. */
-static inline __attribute__((always_inline)) __m512i pw__t32g_rows4(const uint8_t *qs, size_t rs, int g) {
-    /* qs bytes of rows g, g + 4, g + 8, g + 12 in lanes 0..3 */
-    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(qs + (size_t)g * rs)));
-    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 4) * rs)), 1);
-    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 8) * rs)), 2);
-    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(qs + (size_t)(g + 12) * rs)), 3);
-}
-
-/* Records [b1, b2) of the tile at output t0 from the input-block-major view c->w
- * (blocks of block_bytes, rows adjacent): record(src, rec) makes one record from the
- * 32 blocks of a column, row r's at src + r * block_bytes. */
-static inline __attribute__((always_inline)) void
-pw__t32g_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,
-                  size_t bb, uint64_t record_bytes, void (*record)(const uint8_t *, uint8_t *)) {
-    const pw_view *w = c->w;
-    const int live = c->out - t0 < PW__TILE32_NR ? (int)(c->out - t0) : PW__TILE32_NR;
-    const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
-    const uint8_t *col = w->data + (size_t)(w->offset + t0 * w->strides[0]) * bb + (size_t)b1 * bs;
-    const int direct = live == PW__TILE32_NR && rs == bb;
-    for (int64_t b = b1; b < b2; ++b, col += bs, dst += record_bytes) {
-        if (direct) {
-            /* the next tile's blocks of this column, for the next fill */
-            for (size_t l = 0; l < PW__TILE32_NR * bb; l += 64)
-                _mm_prefetch((const char *)(col + PW__TILE32_NR * bb + l), _MM_HINT_T1);
-            record(col, dst);
-        } else {
-            /* a last part tile or rows apart: the live blocks, then zero blocks */
-            _Alignas(64) uint8_t tmp[PW__TILE32_NR * PW__T32G_FILL_BLOCK_MAX];
-            memset(tmp, 0, PW__TILE32_NR * bb);
-            for (int r = 0; r < live; ++r) memcpy(tmp + (size_t)r * bb, col + (size_t)r * rs, bb);
-            record(tmp, dst);
-        }
-    }
-}
-
-/* Columns 0..3 of four registers' 4 x 4 dword matrices (one per 128-bit lane), stored
- * as the 64 bytes at dst, dst + step, dst + 2 step, dst + 3 step. */
-static inline __attribute__((always_inline)) void pw__t32g_transpose4_store(const __m512i z[4], uint8_t *dst, size_t step) {
-    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
-    _mm512_store_si512((__m512i *)dst, _mm512_unpacklo_epi64(t0, t2));
-    _mm512_store_si512((__m512i *)(dst + step), _mm512_unpackhi_epi64(t0, t2));
-    _mm512_store_si512((__m512i *)(dst + 2 * step), _mm512_unpacklo_epi64(t1, t3));
-    _mm512_store_si512((__m512i *)(dst + 3 * step), _mm512_unpackhi_epi64(t1, t3));
-}
-
-/* The d of 32 blocks (row r's at src + r * bytes) as 32 fp16 at dst. */
-static inline __attribute__((always_inline)) void pw__t32g_scales_from_blocks(const uint8_t *src, int bytes, uint8_t *dst) {
-    const __m512i idx = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(bytes));
-    const __m512i lo = _mm512_i32gather_epi32(idx, src, 1);
-    const __m512i hi = _mm512_i32gather_epi32(idx, src + 16 * bytes, 1);
-    _mm256_store_si256((__m256i *)dst, _mm512_cvtepi32_epi16(lo));
-    _mm256_store_si256((__m256i *)(dst + 32), _mm512_cvtepi32_epi16(hi));
 }
 
 #endif

@@ -1,0 +1,53 @@
+/*
+ * AVX-512 pieces of the input-block-major GEMM kernels' record fills
+ * (pw__tile32_fill_ibm, kernel/tile32.h): the 32 blocks of a tile's rows at one
+ * block column hold a tiled record's bytes in another arrangement, and a record
+ * is made from them with 128-bit row loads, in-lane 4 x 4 dword transposes and
+ * gathers. Register g of a group of four holds rows 4L + g in 128-bit lane L (of
+ * 16 rows); a transpose then gives, per dword column, the 16 rows' dwords in row
+ * order: one 64-byte step of a record.
+ */
+#ifndef PACKWISE_KERNEL_X86_TILE32_FILL_AVX512_H
+#define PACKWISE_KERNEL_X86_TILE32_FILL_AVX512_H
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PW__T32F_INLINE static inline __attribute__((always_inline))
+
+/* 16 bytes at p of rows g, g + 4, g + 8, g + 12 (rows rs bytes apart) in lanes 0..3. */
+PW__T32F_INLINE __m512i pw__t32f_rows4(const uint8_t *p, size_t rs, int g) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p + (size_t)g * rs)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p + (size_t)(g + 4) * rs)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p + (size_t)(g + 8) * rs)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p + (size_t)(g + 12) * rs)), 3);
+}
+
+/* Columns 0..3 of four registers' 4 x 4 dword matrices (one per 128-bit lane), stored
+ * as the 64 bytes at dst, dst + step, dst + 2 step, dst + 3 step (64-byte aligned). */
+PW__T32F_INLINE void pw__t32f_transpose4_store(const __m512i z[4], uint8_t *dst, size_t step) {
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    _mm512_store_si512((__m512i *)dst, _mm512_unpacklo_epi64(t0, t2));
+    _mm512_store_si512((__m512i *)(dst + step), _mm512_unpackhi_epi64(t0, t2));
+    _mm512_store_si512((__m512i *)(dst + 2 * step), _mm512_unpacklo_epi64(t1, t3));
+    _mm512_store_si512((__m512i *)(dst + 3 * step), _mm512_unpackhi_epi64(t1, t3));
+}
+
+/* The dword at p of 16 rows, row r's at p + r * bytes, in lane r. */
+PW__T32F_INLINE __m512i pw__t32f_gather16(const uint8_t *p, int bytes) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(bytes));
+    return _mm512_i32gather_epi32(idx, p, 1);
+}
+
+/* The first fp16 of 32 blocks (a block's d; row r's at src + r * bytes) as 32 fp16 at
+ * dst (32-byte aligned). */
+PW__T32F_INLINE void pw__t32f_d_from_blocks(const uint8_t *src, int bytes, uint8_t *dst) {
+    _mm256_store_si256((__m256i *)dst, _mm512_cvtepi32_epi16(pw__t32f_gather16(src, bytes)));
+    _mm256_store_si256((__m256i *)(dst + 32),
+                       _mm512_cvtepi32_epi16(pw__t32f_gather16(src + 16 * bytes, bytes)));
+}
+
+#endif
