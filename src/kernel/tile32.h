@@ -93,6 +93,8 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
  * blocks. Each column read prefetches into L2 what the next fill reads: the next
  * tile's blocks of the column (next_column 0: a pass of columns per fill), or the
  * next column of this tile (next_column 1: one record per fill). */
+typedef void (*pw__tile32_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2,
+                                   uint8_t *dst);
 #define PW__TILE32_FILL_BLOCK_MAX 216 /* bytes of the largest block a fill reads (Q6_K: 210) */
 static inline __attribute__((always_inline)) void
 pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,

@@ -57,27 +57,34 @@ typedef void (*pw__t32k_decode_fn)(const uint8_t *rec, void *rs);
 typedef void (*pw__t32k_panel_fn)(const uint8_t *rec, const void *rs, const uint8_t *const *x,
                                   float *yb, const uint8_t *pf, int mr);
 
-/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
- * pw__q8_256 activation block; panels of at most mr (<= PW__T32K_MR_MAX) rows. The
- * sums of a tile end in copies of its live outputs (a part tile takes the same path). */
+#define PW__T32K_RECORD_MAX 6720 /* bytes of the largest record (q6kx32k4) */
+
+/* The loop of pw__t32k_run and pw__t32k_run_fill: with fill NULL the records are the
+ * packed form's, else fill makes each one from another layout in an L1 buffer. */
 static inline __attribute__((always_inline)) void
-pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
-             uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
-             pw__t32k_panel_fn panel) {
+pw__t32k_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+              uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
+              pw__t32k_panel_fn panel, pw__tile32_fill_fn fill, uint8_t *made) {
     const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / 256;
+    const int64_t nb = c->in / 256;
     float yb[PW__T32K_MB * 32] __attribute__((aligned(64)));
     uint8_t rs[PW__T32K_SCRATCH] __attribute__((aligned(64)));
     for (int64_t ib = i0; ib < i1; ib += PW__T32K_MB) {
         const int64_t rows = i1 - ib < PW__T32K_MB ? i1 - ib : PW__T32K_MB;
         const int64_t panels = (rows + mr - 1) / mr;
         for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-            const uint64_t at = (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
             memset(yb, 0, sizeof(float) * 32 * (size_t)rows);
             for (int64_t b = 0; b < nb; ++b) {
-                const uint64_t rb = at + (uint64_t)b * record_bytes;
-                const uint8_t *rec = c->packed + rb;
-                const uint8_t *pf = rb + 2 * record_bytes <= d->bytes ? rec + record_bytes : NULL;
+                const uint8_t *rec, *pf = NULL;
+                if (fill != NULL) {
+                    fill(c, t0, b, b + 1, made); /* it prefetches the next column itself */
+                    rec = made;
+                } else {
+                    const uint64_t rb =
+                        (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes + (uint64_t)b * record_bytes;
+                    rec = c->packed + rb;
+                    pf = rb + 2 * record_bytes <= d->bytes ? rec + record_bytes : NULL;
+                }
                 decode(rec, rs);
                 int64_t i = 0;
                 for (int64_t p = 0; p < panels; ++p) {
@@ -96,6 +103,26 @@ pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
                 memcpy(c->y + (ib + r) * c->ldy + t0, yb + 32 * r, sizeof(float) * (size_t)live);
         }
     }
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
+ * pw__q8_256 activation block; panels of at most mr (<= PW__T32K_MR_MAX) rows. The
+ * sums of a tile end in copies of its live outputs (a part tile takes the same path). */
+static inline __attribute__((always_inline)) void
+pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+             uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
+             pw__t32k_panel_fn panel) {
+    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, NULL, NULL);
+}
+
+/* The same over records that fill makes one at a time (fill(c, t0, b, b + 1, buf))
+ * from another layout: the input-block-major GEMM kernels. */
+static inline __attribute__((always_inline)) void
+pw__t32k_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                  uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
+                  pw__t32k_panel_fn panel, pw__tile32_fill_fn fill) {
+    _Alignas(64) uint8_t made[PW__T32K_RECORD_MAX];
+    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, fill, made);
 }
 
 #endif

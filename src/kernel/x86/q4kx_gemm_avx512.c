@@ -53,6 +53,7 @@
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
 #include "kernel/x86/q4kx_avx512.h"
+#include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/tile32_kgemm.h"
 
 #include <immintrin.h>
@@ -184,3 +185,63 @@ static void q4kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
     "avx512vnni", Q4KXG_FEATURES, q4kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);
+
+/*
+ * GEMM over input-block-major Q4_K bytes as they are: the loop above over records
+ * made one at a time in an L1 buffer from the 32 blocks of a tile's column
+ * (pw__t32k_run_fill), as q4_0_ibm_gemm_avx512vnni does for Q4_0 (q4x_gemm_avx512.c,
+ * whose comment derives the nibble merge). Each 16 qs bytes of a row (chunk C: the
+ * 64-value chunk C / 2, half C % 2) give steps 16 (C / 2) + 4 (C % 2) + 0..3 from their
+ * low nibbles and 8 steps later from their high ones; d and dmin come from one dword
+ * gather, and each 4 scale bytes of 16 rows from a gather, an in-lane byte transpose
+ * and a dword permute (record byte 4224 + 192 h + 16 i + r % 16 = scale byte i of row
+ * 16 h + r % 16). About 700 instructions a record, against the 64 rows of X of a row
+ * block that read it.
+ */
+Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q4_K);
+    const __m512i m = _mm512_set1_epi8(0x0F);
+    for (int ch = 0; ch < 8; ++ch) {
+        const uint8_t *qs = src + offsetof(pw__block_q4_K, qs) + 16 * ch;
+        __m512i e[4], f[4];
+        for (int g = 0; g < 4; ++g) {
+            const __m512i a = pw__t32f_rows4(qs, bb, g), b = pw__t32f_rows4(qs + 16 * bb, bb, g);
+            e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
+            f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
+        }
+        const int s0 = 16 * (ch / 2) + 4 * (ch % 2);
+        pw__t32f_transpose4_store(e, rec + 64 * s0, 64);
+        pw__t32f_transpose4_store(f, rec + 64 * (s0 + 8), 64);
+    }
+    /* in each 128-bit lane (rows 4L..4L+3): byte j of the four rows together */
+    const __m512i bytes = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    /* then dword j of every lane together: dword k takes lane k % 4's dword k / 4 */
+    const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t *rows = src + (size_t)16 * h * bb;
+        const __m512i dd = pw__t32f_gather16(rows, (int)bb); /* d | dmin << 16 */
+        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_D + 32 * h), _mm512_cvtepi32_epi16(dd));
+        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_DMIN + 32 * h),
+                           _mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+        for (int i4 = 0; i4 < 3; ++i4) {
+            const __m512i v = pw__t32f_gather16(rows + offsetof(pw__block_q4_K, scales) + 4 * i4, (int)bb);
+            _mm512_store_si512((__m512i *)(rec + PW__Q4KX_SCALES + 192 * h + 64 * i4),
+                               _mm512_permutexvar_epi32(dwords, _mm512_shuffle_epi8(v, bytes)));
+        }
+    }
+}
+
+static void q4kxg_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q4_K), PW__Q4KX_RECORD,
+                        q4kx_record_from_blocks, 1);
+}
+
+static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any,
+                      q4kxg_fill_ibm);
+}
+
+const pw__kernel pw__k_q4_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q4_k", PW_FORMAT_Q4_K, Q8_256, "avx512vnni", Q4KXG_FEATURES, q4kxg_ibm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);

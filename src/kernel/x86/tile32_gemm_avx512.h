@@ -53,10 +53,6 @@
 
 typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
                                   const int mr);
-/* A source of records other than a packed form (pw__t32g_run_fill): the records
- * [b1, b2) of the tile at output t0, written to dst. */
-typedef void (*pw__t32g_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2,
-                                 uint8_t *dst);
 
 /* One panel of mr rows (a constant) over records [b1, b2) of a tile. */
 static inline __attribute__((always_inline)) void
@@ -98,7 +94,7 @@ pw__t32g_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1, int64_t b
 static inline __attribute__((always_inline)) void
 pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
               int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
-              pw__t32g_block_fn block, pw__t32g_fill_fn fill, uint8_t *scratch, int64_t max_kb) {
+              pw__t32g_block_fn block, pw__tile32_fill_fn fill, uint8_t *scratch, int64_t max_kb) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32G_MB) {
@@ -173,7 +169,7 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
 static inline __attribute__((always_inline)) void
 pw__t32g_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                   int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
-                  pw__t32g_block_fn block, pw__t32g_fill_fn fill) {
+                  pw__t32g_block_fn block, pw__tile32_fill_fn fill) {
     _Alignas(64) uint8_t scratch[PW__T32G_FILL_BYTES];
     pw__t32g_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, block, fill, scratch,
                   (int64_t)(PW__T32G_FILL_BYTES / record_bytes));
