@@ -163,6 +163,7 @@ PW_KERNEL(q4_k_ibm_avx512vnni)
 PW_KERNEL(q4_k_ibm_gemm_avx512vnni)
 PW_KERNEL(q5_k_ibm_avx512vnni)
 PW_KERNEL(q6_k_ibm_avx512vnni)
+PW_KERNEL(q6_k_ibm_gemm_avx512vnni)
 PW_KERNEL(tq2_0_ibm_avx512vnni)
 
 /* AVX-512 VNNI: i8g GEMM. */

@@ -58,19 +58,21 @@ typedef void (*pw__t32k_panel_fn)(const uint8_t *rec, const void *rs, const uint
                                   float *yb, const uint8_t *pf, int mr);
 
 #define PW__T32K_RECORD_MAX 6720 /* bytes of the largest record (q6kx32k4) */
+#define PW__T32K_FILL_MB 128     /* rows of X per row block where records are made: each is
+                                    made once per row block */
 
 /* The loop of pw__t32k_run and pw__t32k_run_fill: with fill NULL the records are the
  * packed form's, else fill makes each one from another layout in an L1 buffer. */
 static inline __attribute__((always_inline)) void
 pw__t32k_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
               uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
-              pw__t32k_panel_fn panel, pw__tile32_fill_fn fill, uint8_t *made) {
+              pw__t32k_panel_fn panel, pw__tile32_fill_fn fill, uint8_t *made, float *yb,
+              const int64_t mb) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = c->in / 256;
-    float yb[PW__T32K_MB * 32] __attribute__((aligned(64)));
     uint8_t rs[PW__T32K_SCRATCH] __attribute__((aligned(64)));
-    for (int64_t ib = i0; ib < i1; ib += PW__T32K_MB) {
-        const int64_t rows = i1 - ib < PW__T32K_MB ? i1 - ib : PW__T32K_MB;
+    for (int64_t ib = i0; ib < i1; ib += mb) {
+        const int64_t rows = i1 - ib < mb ? i1 - ib : mb;
         const int64_t panels = (rows + mr - 1) / mr;
         for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
             memset(yb, 0, sizeof(float) * 32 * (size_t)rows);
@@ -112,7 +114,8 @@ static inline __attribute__((always_inline)) void
 pw__t32k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
              uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
              pw__t32k_panel_fn panel) {
-    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, NULL, NULL);
+    float yb[PW__T32K_MB * 32] __attribute__((aligned(64)));
+    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, NULL, NULL, yb, PW__T32K_MB);
 }
 
 /* The same over records that fill makes one at a time (fill(c, t0, b, b + 1, buf))
@@ -122,7 +125,9 @@ pw__t32k_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int6
                   uint64_t record_bytes, const int mr, pw__t32k_decode_fn decode,
                   pw__t32k_panel_fn panel, pw__tile32_fill_fn fill) {
     _Alignas(64) uint8_t made[PW__T32K_RECORD_MAX];
-    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, fill, made);
+    float yb[PW__T32K_FILL_MB * 32] __attribute__((aligned(64)));
+    pw__t32k_loop(c, o0, o1, i0, i1, record_bytes, mr, decode, panel, fill, made, yb,
+                  PW__T32K_FILL_MB);
 }
 
 #endif

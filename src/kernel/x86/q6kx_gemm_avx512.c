@@ -65,7 +65,9 @@
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
  */
+#include "format/blocks.h"
 #include "kernel/q6kx.h"
+#include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/tile32_kgemm.h"
 
 #include <immintrin.h>
@@ -195,3 +197,100 @@ static void q6kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 const pw__kernel pw__k_q6_k_q6kx32k4_gemm_avx512vnni = PW__Q6KX_GEMM_KERNEL(
     "avx512vnni", Q6KXG_FEATURES, q6kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q6KXG_MR);
+
+/*
+ * GEMM over input-block-major Q6_K bytes as they are: the loop above over records
+ * made one at a time in an L1 buffer from the 32 blocks of a tile's column
+ * (pw__t32k_run_fill), as q4_k_ibm_gemm_avx512vnni does for Q4_K. With blocks.h's
+ * names (value e = 16 s + 4 i + j of sub-block s; h = s / 8, g = s % 8 / 2, sp = s % 2):
+ *   - ql chunk C (16 bytes at 16 C; h = C / 4, g1 = C / 2 % 2, sp = C % 2) holds the
+ *     low4 of sub-block s = 8 h + 2 g1 + sp in its low nibbles and of s + 4 in its
+ *     high ones, dword i = step i: the Q4_0 nibble merge of rows r and r + 16 and a
+ *     transpose give the four low planes of each;
+ *   - qh chunk Q (16 bytes at 128 + 16 Q; h = Q / 2, sp = Q % 2) holds the high2 of
+ *     sub-blocks 8 h + 2 g + sp for g = 0..3 (bits 2g, 2g + 1): per g, each byte's
+ *     T = high2[r] | high2[r + 16] << 2, and high plane p's dword is T of dword 2p
+ *     << 4 | T of dword 2p + 1 (q6kx.h: bits 4-7 the first step of the pair);
+ *   - scales: a 16 x 16 byte transpose per half (dword transpose, in-lane byte
+ *     shuffle, dword permute); d by one gather.
+ */
+Q6KXG_INLINE void q6kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q6_K);
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
+    for (int ch = 0; ch < 8; ++ch) {
+        const uint8_t *ql = src + offsetof(pw__block_q6_K, ql) + 16 * ch;
+        __m512i e[4], f[4];
+        for (int g = 0; g < 4; ++g) {
+            const __m512i a = pw__t32f_rows4(ql, bb, g), b = pw__t32f_rows4(ql + 16 * bb, bb, g);
+            e[g] = _mm512_ternarylogic_epi32(m4, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
+            f[g] = _mm512_ternarylogic_epi32(m4, _mm512_srli_epi16(a, 4), b, 0xCA);
+        }
+        const int sb = 8 * (ch / 4) + 2 * (ch / 2 % 2) + ch % 2;
+        pw__t32f_transpose4_store(e, rec + PW__Q6KX_SUB * sb, 64);
+        pw__t32f_transpose4_store(f, rec + PW__Q6KX_SUB * (sb + 4), 64);
+    }
+    for (int q = 0; q < 4; ++q) {
+        const uint8_t *qh = src + offsetof(pw__block_q6_K, qh) + 16 * q;
+        __m512i x[4], y[4];
+        for (int g = 0; g < 4; ++g) {
+            x[g] = pw__t32f_rows4(qh, bb, g);
+            y[g] = pw__t32f_rows4(qh + 16 * bb, bb, g);
+        }
+        for (int g = 0; g < 4; ++g) {
+            const __m128i sh = _mm_cvtsi32_si128(2 * g);
+            __m512i z[4];
+            for (int k = 0; k < 4; ++k) {
+                /* T = high2(x) | high2(y) << 2 in each byte's low nibble */
+                const __m512i hx = _mm512_srl_epi16(x[k], sh);
+                const __m512i hy = _mm512_slli_epi16(_mm512_srl_epi16(y[k], sh), 2);
+                const __m512i t = _mm512_and_si512(_mm512_ternarylogic_epi32(m2, hx, hy, 0xCA), m4);
+                /* dword 2p: T of dword 2p << 4 | T of dword 2p + 1 */
+                z[k] = _mm512_or_si512(_mm512_slli_epi32(t, 4), _mm512_srli_epi64(t, 32));
+            }
+            /* dword columns 0 (p = 0) and 2 (p = 1) of every lane's 4 x 4 matrix */
+            const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+            const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+            uint8_t *hi = rec + PW__Q6KX_SUB * (8 * (q / 2) + 2 * g + q % 2) + PW__Q6KX_HIGH;
+            _mm512_store_si512((__m512i *)hi, _mm512_unpacklo_epi64(t0, t2));
+            _mm512_store_si512((__m512i *)(hi + 64), _mm512_unpacklo_epi64(t1, t3));
+        }
+    }
+    const __m512i bytes = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t *rows = src + (size_t)16 * h * bb;
+        __m512i z[4];
+        for (int g = 0; g < 4; ++g) z[g] = pw__t32f_rows4(rows + offsetof(pw__block_q6_K, scales), bb, g);
+        _Alignas(64) uint8_t cols[4][64]; /* dword column c: scales 4c..4c+3 of rows 4L..4L+3 */
+        pw__t32f_transpose4_store(z, cols[0], 64);
+        for (int c = 0; c < 4; ++c) {
+            /* 16-byte piece j: scale 4c + j of rows 0..15 */
+            const __m512i v = _mm512_permutexvar_epi32(
+                dwords, _mm512_shuffle_epi8(_mm512_load_si512((const __m512i *)cols[c]), bytes));
+            uint8_t *dst = rec + PW__Q6KX_SCALES + 32 * 4 * c + 16 * h;
+            _mm_store_si128((__m128i *)dst, _mm512_castsi512_si128(v));
+            _mm_store_si128((__m128i *)(dst + 32), _mm512_extracti32x4_epi32(v, 1));
+            _mm_store_si128((__m128i *)(dst + 64), _mm512_extracti32x4_epi32(v, 2));
+            _mm_store_si128((__m128i *)(dst + 96), _mm512_extracti32x4_epi32(v, 3));
+        }
+        /* d: the dword ending at the block's end (scales 14, 15 and d), its high half */
+        const __m512i dd = pw__t32f_gather16(rows + bb - 4, (int)bb);
+        _mm256_store_si256((__m256i *)(rec + PW__Q6KX_D + 32 * h),
+                           _mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+    }
+}
+
+static void q6kxg_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q6_K), PW__Q6KX_RECORD,
+                        q6kx_record_from_blocks, 1);
+}
+
+static void q6kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXG_MR, q6kxg_decode, q6kxg_panel_any,
+                      q6kxg_fill_ibm);
+}
+
+const pw__kernel pw__k_q6_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q6_k", PW_FORMAT_Q6_K, Q8_256, "avx512vnni", Q6KXG_FEATURES, q6kxg_ibm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q6KXG_MR);
