@@ -97,3 +97,31 @@ static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
 
 const pw__kernel pw__k_q4_k_q4kx32k4_scalar =
     PW__Q4KX_KERNEL("scalar", 0, q4kx_run_scalar, PW__PRIO_SCALAR - 1);
+
+/* Record-making (q4kx.h): per row pair r, r + 16 and dword D of Q4_K's qs (64-value
+ * chunk D / 8), step 16 (D / 8) + D % 8 takes the low nibbles and 8 steps later the
+ * high ones; d, dmin and the scale bytes are copied to their places. */
+void pw__q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q4_K);
+    for (int r = 0; r < 16; ++r) {
+        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        for (int dw = 0; dw < 32; ++dw) {
+            uint32_t x, y;
+            memcpy(&x, a + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
+            memcpy(&y, b + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
+            const uint32_t lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
+            const uint32_t hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+            const int s = 16 * (dw / 8) + dw % 8;
+            memcpy(rec + 64 * s + 4 * r, &lo, 4);
+            memcpy(rec + 64 * (s + 8) + 4 * r, &hi, 4);
+        }
+    }
+    for (int r = 0; r < 32; ++r) {
+        const uint8_t *a = src + r * bb;
+        memcpy(rec + PW__Q4KX_D + 2 * r, a + offsetof(pw__block_q4_K, d), 2);
+        memcpy(rec + PW__Q4KX_DMIN + 2 * r, a + offsetof(pw__block_q4_K, dmin), 2);
+        for (int i = 0; i < PW__K_SCALE_SIZE; ++i)
+            rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] =
+                a[offsetof(pw__block_q4_K, scales) + i];
+    }
+}

@@ -74,3 +74,23 @@ static void q4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
 
 const pw__kernel pw__k_q4_0_q4x32k4_scalar =
     PW__Q4X_KERNEL("scalar", 0, q4x_run_scalar, PW__PRIO_SCALAR - 1);
+
+/* Record-making (q4x.h): per row pair r, r + 16 and dword s of Q4_0's qs, step s
+ * takes the low nibbles (rows r low, r + 16 high) and step s + 4 the high ones. */
+void pw__q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q4_0);
+    for (int r = 0; r < 16; ++r) {
+        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        for (int s = 0; s < 4; ++s) {
+            uint32_t x, y;
+            memcpy(&x, a + offsetof(pw__block_q4_0, qs) + 4 * s, 4);
+            memcpy(&y, b + offsetof(pw__block_q4_0, qs) + 4 * s, 4);
+            const uint32_t lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
+            const uint32_t hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+            memcpy(rec + 64 * s + 4 * r, &lo, 4);
+            memcpy(rec + 64 * (s + 4) + 4 * r, &hi, 4);
+        }
+        memcpy(rec + PW__Q4X_SCALES + 2 * r, a, 2);
+        memcpy(rec + PW__Q4X_SCALES + 2 * (r + 16), b, 2);
+    }
+}

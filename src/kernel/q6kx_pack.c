@@ -97,3 +97,46 @@ static void q6kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
 
 const pw__kernel pw__k_q6_k_q6kx32k4_scalar =
     PW__Q6KX_KERNEL("scalar", 0, q6kx_run_scalar, PW__PRIO_SCALAR - 1);
+
+/* Record-making (q6kx.h), with blocks.h's names: ql dword D (chunk C = D / 4) holds
+ * the low4 of sub-block 8 (C / 4) + 2 (C / 2 % 2) + C % 2 in its low nibbles, step
+ * D % 4 of it, and of the sub-block 4 later in its high ones; qh dwords 4Q + 2p and
+ * 4Q + 2p + 1 hold, at bits 2g, the high2 of high plane p of sub-block
+ * 8 (Q / 2) + 2 g + Q % 2 (the first in the plane's upper nibble). */
+void pw__q6kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q6_K);
+    for (int r = 0; r < 16; ++r) {
+        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        for (int dw = 0; dw < 32; ++dw) {
+            uint32_t x, y;
+            memcpy(&x, a + offsetof(pw__block_q6_K, ql) + 4 * dw, 4);
+            memcpy(&y, b + offsetof(pw__block_q6_K, ql) + 4 * dw, 4);
+            const uint32_t lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
+            const uint32_t hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+            const int c = dw / 4, sb = 8 * (c / 4) + 2 * (c / 2 % 2) + c % 2;
+            memcpy(rec + PW__Q6KX_SUB * sb + 64 * (dw % 4) + 4 * r, &lo, 4);
+            memcpy(rec + PW__Q6KX_SUB * (sb + 4) + 64 * (dw % 4) + 4 * r, &hi, 4);
+        }
+        for (int q = 0; q < 4; ++q) {
+            for (int p = 0; p < 2; ++p) {
+                uint32_t x0, x1, y0, y1;
+                memcpy(&x0, a + offsetof(pw__block_q6_K, qh) + 16 * q + 8 * p, 4);
+                memcpy(&x1, a + offsetof(pw__block_q6_K, qh) + 16 * q + 8 * p + 4, 4);
+                memcpy(&y0, b + offsetof(pw__block_q6_K, qh) + 16 * q + 8 * p, 4);
+                memcpy(&y1, b + offsetof(pw__block_q6_K, qh) + 16 * q + 8 * p + 4, 4);
+                for (int g = 0; g < 4; ++g) {
+                    const uint32_t t0 = (x0 >> 2 * g & 0x03030303u) | (y0 >> 2 * g & 0x03030303u) << 2;
+                    const uint32_t t1 = (x1 >> 2 * g & 0x03030303u) | (y1 >> 2 * g & 0x03030303u) << 2;
+                    const uint32_t v = t0 << 4 | t1;
+                    const int sb = 8 * (q / 2) + 2 * g + q % 2;
+                    memcpy(rec + PW__Q6KX_SUB * sb + PW__Q6KX_HIGH + 64 * p + 4 * r, &v, 4);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 32; ++r) {
+        const uint8_t *a = src + r * bb;
+        for (int s = 0; s < 16; ++s) rec[PW__Q6KX_SCALES + 32 * s + r] = a[offsetof(pw__block_q6_K, scales) + s];
+        memcpy(rec + PW__Q6KX_D + 2 * r, a + offsetof(pw__block_q6_K, d), 2);
+    }
+}

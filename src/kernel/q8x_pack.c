@@ -75,3 +75,18 @@ static void q8x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
 
 const pw__kernel pw__k_q8_0_q8x32k4_scalar =
     PW__Q8X_KERNEL("scalar", 0, q8x_run_scalar, PW__PRIO_SCALAR - 1);
+
+/* Record-making (q8x.h): dword s of row r's qs, XOR 0x80 in each byte, at step s. */
+void pw__q8x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q8_0);
+    for (int r = 0; r < 32; ++r) {
+        const uint8_t *a = src + r * bb;
+        for (int s = 0; s < 8; ++s) {
+            uint32_t x;
+            memcpy(&x, a + offsetof(pw__block_q8_0, qs) + 4 * s, 4);
+            x ^= 0x80808080u;
+            memcpy(rec + PW__Q8X_STEP * s + 64 * (r / 16) + 4 * (r % 16), &x, 4);
+        }
+        memcpy(rec + PW__Q8X_SCALES + 2 * r, a, 2);
+    }
+}

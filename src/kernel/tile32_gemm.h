@@ -36,7 +36,7 @@ typedef void (*pw__t32l_block_fn)(const uint8_t *rec, const uint8_t *const *x,
 
 /* One panel of mr rows (a constant) over records [b1, b2) of a tile; the sums start
  * from Y (from_y) or zero and end in the first `live` outputs of each row of Y. */
-PW__T32L_INLINE void pw__t32l_panel(const uint8_t *tile, uint64_t record_bytes, int64_t b1,
+PW__T32L_INLINE void pw__t32l_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1,
                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
                                     size_t xb_bytes, float *y, int64_t ldy, int live, int from_y,
                                     pw__tile32_next nx, pw__t32l_block_fn block, const int mr) {
@@ -47,7 +47,7 @@ PW__T32L_INLINE void pw__t32l_panel(const uint8_t *tile, uint64_t record_bytes, 
         memset(acc[r], 0, sizeof acc[r]);
         if (from_y) memcpy(acc[r], y + r * ldy, sizeof(float) * (size_t)live);
     }
-    const uint8_t *rec = tile + (uint64_t)b1 * record_bytes;
+    const uint8_t *rec = recs;
     for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
         block(rec, x, acc, mr);
         for (int l = 0; l < nx.lines && nx.pf < nx.end; ++l, nx.pf += 64)
@@ -57,28 +57,38 @@ PW__T32L_INLINE void pw__t32l_panel(const uint8_t *tile, uint64_t record_bytes, 
     for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
 }
 
-/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per activation
- * block of xb_bytes (block_values k values each), read once per panel; a row block's
- * activations per pass within budget bytes; prefetch (a constant) as above. */
-PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                                  int64_t i1, int64_t block_values, uint64_t record_bytes,
-                                  size_t xb_bytes, uint64_t budget, const int prefetch,
-                                  pw__t32l_block_fn block) {
+/* The loop of pw__t32l_run and pw__t32l_run_fill: with fill NULL the records are the
+ * packed form's, else fill writes each tile's records of a pass to scratch (max_kb
+ * records at most) and the panels read them there. */
+PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                   size_t xb_bytes, uint64_t budget, const int prefetch,
+                                   pw__t32l_block_fn block, pw__tile32_fill_fn fill,
+                                   uint8_t *scratch, int64_t max_kb) {
     const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
+    const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32L_MB) {
         const int64_t rows = i1 - ib < PW__T32L_MB ? i1 - ib : PW__T32L_MB;
         const int64_t panels = (rows + PW__T32L_MR - 1) / PW__T32L_MR;
-        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, budget);
+        const uint64_t fits = (uint64_t)max_kb * (uint64_t)rows * xb_bytes;
+        const int64_t kb =
+            pw__tile32_pass_blocks(rows, xb_bytes, nb, fill != NULL && fits < budget ? fits : budget);
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-                const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes;
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
                 pw__tile32_next nx = {NULL, NULL, 0};
-                if (prefetch)
-                    nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                              record_bytes);
+                const uint8_t *recs;
+                if (fill != NULL) {
+                    fill(c, t0, b1, b2, scratch);
+                    recs = scratch;
+                } else {
+                    recs = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes +
+                           (uint64_t)b1 * record_bytes;
+                    if (prefetch)
+                        nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb,
+                                                  panels, record_bytes);
+                }
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     /* near-equal panels: the first rows % panels are one row taller */
@@ -88,7 +98,7 @@ PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
                     switch (h) {
 #define PW__T32L_CASE(h_)                                                                        \
     case h_:                                                                                   \
-        pw__t32l_panel(tile, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
+        pw__t32l_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
                        live, b1 > 0, nx, block, h_);                                           \
         break;
                         PW__T32L_CASE(1)
@@ -103,6 +113,30 @@ PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
             }
         }
     }
+}
+
+/* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per activation
+ * block of xb_bytes (block_values k values each), read once per panel; a row block's
+ * activations per pass within budget bytes; prefetch (a constant) as above. */
+PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                  int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                  size_t xb_bytes, uint64_t budget, const int prefetch,
+                                  pw__t32l_block_fn block) {
+    pw__t32l_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, budget, prefetch, block,
+                  NULL, NULL, 0);
+}
+
+/* The same over records that fill makes from another layout (the input-block-major
+ * GEMM kernels), at most PW__T32L_FILL_BYTES of them per tile and pass, made once per
+ * tile and pass and read by every panel from L1/L2. */
+#define PW__T32L_FILL_BYTES (36u << 10)
+PW__T32L_INLINE void pw__t32l_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                                       int64_t i1, int64_t block_values, uint64_t record_bytes,
+                                       size_t xb_bytes, uint64_t budget, pw__t32l_block_fn block,
+                                       pw__tile32_fill_fn fill) {
+    _Alignas(64) uint8_t scratch[PW__T32L_FILL_BYTES];
+    pw__t32l_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, budget, 0, block, fill,
+                  scratch, (int64_t)(PW__T32L_FILL_BYTES / record_bytes));
 }
 
 #endif

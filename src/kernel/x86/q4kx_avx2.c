@@ -389,3 +389,19 @@ const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4) =
 const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4_gemm) = PW__Q4KX_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
+
+/* GEMM over input-block-major Q4_K bytes as they are: the loop above over records made
+ * one at a time from a column's blocks (pw__q4kx_record_from_blocks, portable C). */
+static void q4kxa_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q4_K), PW__Q4KX_RECORD,
+                        pw__q4kx_record_from_blocks, 1);
+}
+
+static void q4kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
+                      q4kxa_panel_any, q4kxa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q4_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q4_k", PW_FORMAT_Q4_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);

@@ -98,6 +98,7 @@
  *   no change); the loads are part of it (the weight vectors held in registers,
  *   wrong sums, 243-272 against 223-227 GOP/s).
  */
+#include "format/blocks.h"
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
 #include "kernel/tile32_kgemm.h"
@@ -392,4 +393,20 @@ const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4) =
 
 const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4_gemm) = PW__Q6KX_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q6kxa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
+
+/* GEMM over input-block-major Q6_K bytes as they are: the loop above over records made
+ * one at a time from a column's blocks (pw__q6kx_record_from_blocks, portable C). */
+static void q6kxa_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) {
+    pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(pw__block_q6_K), PW__Q6KX_RECORD,
+                        pw__q6kx_record_from_blocks, 1);
+}
+
+static void q6kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any,
+                      q6kxa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q6_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q6_k", PW_FORMAT_Q6_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q6kxa_ibm_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
