@@ -125,6 +125,34 @@ pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, ui
     }
 }
 
+/* The records [b1, b2) of the tile at output t0 that a GEMM pass reads: the packed
+ * form's, or (fill not NULL) those fill makes in scratch. */
+static inline const uint8_t *pw__tile32_pass_records(const pw__mm_call *c, int64_t t0, int64_t b1,
+                                                     int64_t b2, uint64_t record_bytes,
+                                                     pw__tile32_fill_fn fill, uint8_t *scratch) {
+    if (fill != NULL) {
+        fill(c, t0, b1, b2, scratch);
+        return scratch;
+    }
+    return c->packed + (uint64_t)(t0 / PW__TILE32_NR) * c->pack_desc->tile_bytes +
+           (uint64_t)b1 * record_bytes;
+}
+
+/* A GEMM pass's activation budget where fill makes at most max_kb records a pass. */
+static inline uint64_t pw__tile32_fill_budget(uint64_t budget, pw__tile32_fill_fn fill,
+                                              int64_t max_kb, int64_t rows, size_t xb_bytes) {
+    const uint64_t fits = (uint64_t)max_kb * (uint64_t)rows * xb_bytes;
+    return fill != NULL && fits < budget ? fits : budget;
+}
+
+/* A fill function of an IBM GEMM kernel: fill_ makes records of record_bytes_ with
+ * make_ from blocks of type block_t_ (pw__tile32_fill_ibm). */
+#define PW__TILE32_IBM_FILL(fill_, block_t_, record_bytes_, make_, next_column_)                 \
+    static void fill_(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst) { \
+        pw__tile32_fill_ibm(c, t0, b1, b2, dst, sizeof(block_t_), record_bytes_, make_,        \
+                            next_column_);                                                     \
+    }
+
 /* GEMM loops of the tilings (tile32_gemm_avx512.h, x86/tile32_avx2.h, arm/tile32_neon.h):
  * the blocks of k per pass of a row block of `rows` rows of X, passes of near-equal
  * length whose activations (rows x xb_bytes a block) fit in budget bytes, at least

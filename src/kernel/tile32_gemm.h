@@ -65,30 +65,22 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
                                    size_t xb_bytes, uint64_t budget, const int prefetch,
                                    pw__t32l_block_fn block, pw__tile32_fill_fn fill,
                                    uint8_t *scratch, int64_t max_kb) {
-    const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32L_MB) {
         const int64_t rows = i1 - ib < PW__T32L_MB ? i1 - ib : PW__T32L_MB;
         const int64_t panels = (rows + PW__T32L_MR - 1) / PW__T32L_MR;
-        const uint64_t fits = (uint64_t)max_kb * (uint64_t)rows * xb_bytes;
-        const int64_t kb =
-            pw__tile32_pass_blocks(rows, xb_bytes, nb, fill != NULL && fits < budget ? fits : budget);
+        const int64_t kb = pw__tile32_pass_blocks(
+            rows, xb_bytes, nb, pw__tile32_fill_budget(budget, fill, max_kb, rows, xb_bytes));
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+                const uint8_t *recs =
+                    pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
                 pw__tile32_next nx = {NULL, NULL, 0};
-                const uint8_t *recs;
-                if (fill != NULL) {
-                    fill(c, t0, b1, b2, scratch);
-                    recs = scratch;
-                } else {
-                    recs = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes +
-                           (uint64_t)b1 * record_bytes;
-                    if (prefetch)
-                        nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb,
-                                                  panels, record_bytes);
-                }
+                if (prefetch && fill == NULL)
+                    nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                              record_bytes);
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     /* near-equal panels: the first rows % panels are one row taller */

@@ -77,15 +77,13 @@ pw__t32k_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
         for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
             memset(yb, 0, sizeof(float) * 32 * (size_t)rows);
             for (int64_t b = 0; b < nb; ++b) {
-                const uint8_t *rec, *pf = NULL;
-                if (fill != NULL) {
-                    fill(c, t0, b, b + 1, made); /* it prefetches the next column itself */
-                    rec = made;
-                } else {
+                /* a fill prefetches the next column itself */
+                const uint8_t *rec = pw__tile32_pass_records(c, t0, b, b + 1, record_bytes, fill, made);
+                const uint8_t *pf = NULL;
+                if (fill == NULL) {
                     const uint64_t rb =
                         (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes + (uint64_t)b * record_bytes;
-                    rec = c->packed + rb;
-                    pf = rb + 2 * record_bytes <= d->bytes ? rec + record_bytes : NULL;
+                    if (rb + 2 * record_bytes <= d->bytes) pf = rec + record_bytes;
                 }
                 decode(rec, rs);
                 int64_t i = 0;

@@ -95,36 +95,28 @@ static inline __attribute__((always_inline)) void
 pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
               int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
               pw__t32g_block_fn block, pw__tile32_fill_fn fill, uint8_t *scratch, int64_t max_kb) {
-    const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32G_MB) {
         const int64_t rows = i1 - ib < PW__T32G_MB ? i1 - ib : PW__T32G_MB;
         const int64_t panels = (rows + PW__T32G_MR - 1) / PW__T32G_MR;
         /* passes of near-equal length whose activations fit in PW__T32G_XL2 (and
          * whose records fit in the scratch) */
-        const uint64_t budget = fill != NULL && (uint64_t)max_kb * rows * xb_bytes < PW__T32G_XL2
-                                    ? (uint64_t)max_kb * rows * xb_bytes
-                                    : PW__T32G_XL2;
-        const int64_t kb = pw__tile32_pass_blocks(rows, xb_bytes, nb, budget);
+        const int64_t kb = pw__tile32_pass_blocks(
+            rows, xb_bytes, nb, pw__tile32_fill_budget(PW__T32G_XL2, fill, max_kb, rows, xb_bytes));
         for (int64_t b1 = 0; b1 < nb; b1 += kb) {
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
             for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
                 const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
                 const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
                 const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
-                const uint8_t *recs;
+                const uint8_t *recs =
+                    pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
+                /* the packed records read after these come from memory: fetched into L2 a
+                 * few lines per record read, spread over every panel of this tile */
                 pw__tile32_next nx = {NULL, NULL, 0};
-                if (fill != NULL) {
-                    fill(c, t0, b1, b2, scratch);
-                    recs = scratch;
-                } else {
-                    recs = c->packed + (uint64_t)(t0 / PW__TILE32_NR) * d->tile_bytes +
-                           (uint64_t)b1 * record_bytes;
-                    /* the records read after these come from memory: fetched into L2 a
-                     * few lines per record read, spread over every panel of this tile */
+                if (fill == NULL)
                     nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
                                               record_bytes);
-                }
                 int64_t i = ib;
                 for (int64_t p = 0; p < panels; ++p) {
                     /* near-equal panels: the first rows % panels are one row taller */
