@@ -34,6 +34,20 @@ typedef struct pw__tile32_family {
 pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format format,
                           int64_t out, int64_t in, pw__pack_desc *d);
 
+/* The descriptor fields every 32-row tiling kernel shares (packed or input-block-major). */
+#define PW__TILE32_INFO(name_, fmt_, layout_key_, format_, layout_, family_, act_, isa_,       \
+                        features_, mr_)                                                        \
+    {.name = name_,                                                                            \
+     .key = PW__KEY(fmt_, layout_key_, act_, isa_),                                            \
+     .format = format_,                                                                        \
+     .layout = layout_,                                                                        \
+     .family = family_,                                                                        \
+     .tile_rows = PW__TILE32_NR,                                                               \
+     .tile_batch = mr_,                                                                        \
+     .activation = PW_ACT_##act_,                                                              \
+     .features = features_,                                                                    \
+     .isa = isa_}
+
 /* A kernel descriptor of a 32-row tiling: fmt_ the format's lower-case name (a
  * string literal), act_ the activation form's token (Q8_32 for PW_ACT_Q8_32),
  * plan_ and pack_ the family's packer (declared with PW__VIEW_PACKER).
@@ -42,16 +56,8 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
  * X (chosen from n = 2, named <fmt>_<family>_gemm_<isa>). Both read the same bytes. */
 #define PW__TILE32_DESC(name_, fmt_, family_, format_, act_, plan_, pack_, isa_, features_,      \
                         run_, priority_, mr_, min_n_)                                           \
-    {.info = {.name = name_,                                                                    \
-              .key = PW__KEY(fmt_, "packed(" family_ ")", act_, isa_),                          \
-              .format = format_,                                                                \
-              .layout = PW_LAYOUT_PACKED,                                                       \
-              .family = family_,                                                                \
-              .tile_rows = PW__TILE32_NR,                                                       \
-              .tile_batch = mr_,                                                                \
-              .activation = PW_ACT_##act_,                                                      \
-              .features = features_,                                                            \
-              .isa = isa_},                                                                     \
+    {.info = PW__TILE32_INFO(name_, fmt_, "packed(" family_ ")", format_, PW_LAYOUT_PACKED,      \
+                             family_, act_, isa_, features_, mr_),                             \
      .run = run_,                                                                               \
      .pack_plan = plan_##_desc,                                                                 \
      .pack = pack_##_desc,                                                                      \
@@ -69,18 +75,11 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
                     isa_, features_, run_, priority_, mr_, 2)
 
 /* A GEMM kernel that reads input-block-major blocks as they are and makes a family's
- * records from them as it goes (x86/tile32_gemm_avx512.h, pw__t32g_run_fill); named
- * <fmt>_ibm_gemm_<isa>, chosen from n = 2. */
+ * records from them as it goes (pw__tile32_fill_ibm below; the loops' *_run_fill);
+ * named <fmt>_ibm_gemm_<isa>, chosen from n = 2. */
 #define PW__TILE32_IBM_GEMM_KERNEL(fmt_, format_, act_, isa_, features_, run_, priority_, mr_)   \
-    {.info = {.name = fmt_ "_ibm_gemm_" isa_,                                                   \
-              .key = PW__KEY(fmt_, "input_block_major", act_, isa_),                            \
-              .format = format_,                                                                \
-              .layout = PW_LAYOUT_BLOCKED_INPUT_MAJOR,                                          \
-              .tile_rows = PW__TILE32_NR,                                                       \
-              .tile_batch = mr_,                                                                \
-              .activation = PW_ACT_##act_,                                                      \
-              .features = features_,                                                            \
-              .isa = isa_},                                                                     \
+    {.info = PW__TILE32_INFO(fmt_ "_ibm_gemm_" isa_, fmt_, "input_block_major", format_,         \
+                             PW_LAYOUT_BLOCKED_INPUT_MAJOR, NULL, act_, isa_, features_, mr_),  \
      .run = run_,                                                                               \
      .priority = priority_,                                                                     \
      .min_n = 2}
