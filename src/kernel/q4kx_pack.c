@@ -109,8 +109,8 @@ void pw__q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
             uint32_t x, y;
             memcpy(&x, a + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
             memcpy(&y, b + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
-            const uint32_t lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
-            const uint32_t hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+            uint32_t lo, hi;
+            pw__tile32_nibble_pair(x, y, &lo, &hi);
             const int s = 16 * (dw / 8) + dw % 8;
             memcpy(rec + 64 * s + 4 * r, &lo, 4);
             memcpy(rec + 64 * (s + 8) + 4 * r, &hi, 4);

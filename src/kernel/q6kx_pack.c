@@ -111,8 +111,8 @@ void pw__q6kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
             uint32_t x, y;
             memcpy(&x, a + offsetof(pw__block_q6_K, ql) + 4 * dw, 4);
             memcpy(&y, b + offsetof(pw__block_q6_K, ql) + 4 * dw, 4);
-            const uint32_t lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
-            const uint32_t hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+            uint32_t lo, hi;
+            pw__tile32_nibble_pair(x, y, &lo, &hi);
             const int c = dw / 4, sb = 8 * (c / 4) + 2 * (c / 2 % 2) + c % 2;
             memcpy(rec + PW__Q6KX_SUB * sb + 64 * (dw % 4) + 4 * r, &lo, 4);
             memcpy(rec + PW__Q6KX_SUB * (sb + 4) + 64 * (dw % 4) + 4 * r, &hi, 4);

@@ -93,6 +93,14 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
  * blocks of the column into L2 (next_column 0: a pass of columns per fill, tens of
  * KiB), or the next column of this tile into L1 (next_column 1: one record per fill;
  * L1 and L2 measured alike, Q4_K and Q6_K at n = 128). */
+/* The portable record makers' nibble merge (q4x32k4, q4kx32k4, q6kx32k4): from a dword
+ * x of row r's nibble bytes and y of row r + 16's, *lo = their low nibbles (r's below)
+ * and *hi = their high nibbles, each a record step's lane r. */
+static inline void pw__tile32_nibble_pair(uint32_t x, uint32_t y, uint32_t *lo, uint32_t *hi) {
+    *lo = (x & 0x0F0F0F0Fu) | (y & 0x0F0F0F0Fu) << 4;
+    *hi = (x >> 4 & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+}
+
 typedef void (*pw__tile32_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2,
                                    uint8_t *dst);
 #define PW__TILE32_FILL_BLOCK_MAX 216 /* bytes of the largest block a fill reads (Q6_K: 210) */

@@ -200,18 +200,10 @@ const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
  */
 Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q4_K);
-    const __m512i m = _mm512_set1_epi8(0x0F);
     for (int ch = 0; ch < 8; ++ch) {
-        const uint8_t *qs = src + offsetof(pw__block_q4_K, qs) + 16 * ch;
-        __m512i e[4], f[4];
-        for (int g = 0; g < 4; ++g) {
-            const __m512i a = pw__t32f_rows4(qs, bb, g), b = pw__t32f_rows4(qs + 16 * bb, bb, g);
-            e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
-            f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
-        }
         const int s0 = 16 * (ch / 2) + 4 * (ch % 2);
-        pw__t32f_transpose4_store(e, rec + 64 * s0, 64);
-        pw__t32f_transpose4_store(f, rec + 64 * (s0 + 8), 64);
+        pw__t32f_nibble_steps(src + offsetof(pw__block_q4_K, qs) + 16 * ch, bb, rec + 64 * s0,
+                              rec + 64 * (s0 + 8));
     }
     /* in each 128-bit lane (rows 4L..4L+3): byte j of the four rows together */
     const __m512i bytes = _mm512_broadcast_i32x4(

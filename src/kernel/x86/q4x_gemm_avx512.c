@@ -63,6 +63,7 @@
 #include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define Q4XG_INLINE static inline __attribute__((always_inline))
@@ -126,15 +127,7 @@ const pw__kernel pw__k_q4_0_q4x32k4_gemm_avx512vnni = PW__Q4X_GEMM_KERNEL(
  */
 Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q4_0);
-    const __m512i m = _mm512_set1_epi8(0x0F);
-    __m512i e[4], f[4];
-    for (int g = 0; g < 4; ++g) {
-        const __m512i a = pw__t32f_rows4(src + 2, bb, g), b = pw__t32f_rows4(src + 2 + 16 * bb, bb, g);
-        e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
-        f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
-    }
-    pw__t32f_transpose4_store(e, rec, 64);
-    pw__t32f_transpose4_store(f, rec + 256, 64);
+    pw__t32f_nibble_steps(src + offsetof(pw__block_q4_0, qs), bb, rec, rec + 256);
     pw__t32f_d_from_blocks(src, (int)bb, rec + PW__Q4X_SCALES);
 }
 

@@ -218,16 +218,9 @@ Q6KXG_INLINE void q6kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q6_K);
     const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
     for (int ch = 0; ch < 8; ++ch) {
-        const uint8_t *ql = src + offsetof(pw__block_q6_K, ql) + 16 * ch;
-        __m512i e[4], f[4];
-        for (int g = 0; g < 4; ++g) {
-            const __m512i a = pw__t32f_rows4(ql, bb, g), b = pw__t32f_rows4(ql + 16 * bb, bb, g);
-            e[g] = _mm512_ternarylogic_epi32(m4, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
-            f[g] = _mm512_ternarylogic_epi32(m4, _mm512_srli_epi16(a, 4), b, 0xCA);
-        }
         const int sb = 8 * (ch / 4) + 2 * (ch / 2 % 2) + ch % 2;
-        pw__t32f_transpose4_store(e, rec + PW__Q6KX_SUB * sb, 64);
-        pw__t32f_transpose4_store(f, rec + PW__Q6KX_SUB * (sb + 4), 64);
+        pw__t32f_nibble_steps(src + offsetof(pw__block_q6_K, ql) + 16 * ch, bb,
+                              rec + PW__Q6KX_SUB * sb, rec + PW__Q6KX_SUB * (sb + 4));
     }
     for (int q = 0; q < 4; ++q) {
         const uint8_t *qh = src + offsetof(pw__block_q6_K, qh) + 16 * q;

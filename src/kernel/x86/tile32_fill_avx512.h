@@ -35,6 +35,22 @@ PW__T32F_INLINE void pw__t32f_transpose4_store(const __m512i z[4], uint8_t *dst,
     _mm512_store_si512((__m512i *)(dst + 3 * step), _mm512_unpackhi_epi64(t1, t3));
 }
 
+/* 16 nibble-packed bytes at p of rows 0..15 (a) and 16..31 (b), rows rs bytes apart, as
+ * two groups of four 64-byte steps of a record: at lo, steps whose lane r holds a's low
+ * nibbles (row r) below b's (row r + 16); at hi, the same of their high nibbles. The
+ * nibble merge of the q4x32k4 family, which q4kx32k4 and q6kx32k4 share. */
+PW__T32F_INLINE void pw__t32f_nibble_steps(const uint8_t *p, size_t rs, uint8_t *lo, uint8_t *hi) {
+    const __m512i m = _mm512_set1_epi8(0x0F);
+    __m512i e[4], f[4];
+    for (int g = 0; g < 4; ++g) {
+        const __m512i a = pw__t32f_rows4(p, rs, g), b = pw__t32f_rows4(p + 16 * rs, rs, g);
+        e[g] = _mm512_ternarylogic_epi32(m, a, _mm512_slli_epi16(b, 4), 0xCA); /* m ? a : b << 4 */
+        f[g] = _mm512_ternarylogic_epi32(m, _mm512_srli_epi16(a, 4), b, 0xCA);
+    }
+    pw__t32f_transpose4_store(e, lo, 64);
+    pw__t32f_transpose4_store(f, hi, 64);
+}
+
 /* The dword at p of 16 rows, row r's at p + r * bytes, in lane r. */
 PW__T32F_INLINE __m512i pw__t32f_gather16(const uint8_t *p, int bytes) {
     const __m512i idx = _mm512_mullo_epi32(
