@@ -84,15 +84,6 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
      .priority = priority_,                                                                     \
      .min_n = 2}
 
-/* Records [b1, b2) of the tile at output t0 made from the input-block-major view c->w
- * (the IBM GEMM kernels' fill): record(src, rec) makes one record from the 32 blocks
- * of a column, row r's at src + r * bb (bb at most PW__TILE32_FILL_BLOCK_MAX). Rows
- * adjacent in a whole tile are read where they lie; a last part tile, or rows apart
- * (a view narrowed along its blocks), are copied first, the rows past `out` as zero
- * blocks. Each column read prefetches what the next fill reads: the next tile's
- * blocks of the column into L2 (next_column 0: a pass of columns per fill, tens of
- * KiB), or the next column of this tile into L1 (next_column 1: one record per fill;
- * L1 and L2 measured alike, Q4_K and Q6_K at n = 128). */
 /* The portable record makers' nibble merge (q4x32k4, q4kx32k4, q6kx32k4): from a dword
  * x of row r's nibble bytes and y of row r + 16's, *lo = their low nibbles (r's below)
  * and *hi = their high nibbles, each a record step's lane r. */
@@ -103,7 +94,19 @@ static inline void pw__tile32_nibble_pair(uint32_t x, uint32_t y, uint32_t *lo, 
 
 typedef void (*pw__tile32_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2,
                                    uint8_t *dst);
+/* Bytes of the records a GEMM pass makes at most (a stack scratch of the loops). */
+#define PW__TILE32_FILL_BYTES (36u << 10)
 #define PW__TILE32_FILL_BLOCK_MAX 216 /* bytes of the largest block a fill reads (Q6_K: 210) */
+
+/* Records [b1, b2) of the tile at output t0 made from the input-block-major view c->w
+ * (the IBM GEMM kernels' fill): record(src, rec) makes one record from the 32 blocks
+ * of a column, row r's at src + r * bb (bb at most PW__TILE32_FILL_BLOCK_MAX). Rows
+ * adjacent in a whole tile are read where they lie; a last part tile, or rows apart
+ * (a view narrowed along its blocks), are copied first, the rows past `out` as zero
+ * blocks. Each column read prefetches what the next fill reads: the next tile's
+ * blocks of the column into L2 (next_column 0: a pass of columns per fill, tens of
+ * KiB), or the next column of this tile into L1 (next_column 1: one record per fill;
+ * L1 and L2 measured alike, Q4_K and Q6_K at n = 128). */
 static inline __attribute__((always_inline)) void
 pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,
                     size_t bb, uint64_t record_bytes, void (*record)(const uint8_t *, uint8_t *),

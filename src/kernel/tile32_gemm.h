@@ -119,16 +119,15 @@ PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 }
 
 /* The same over records that fill makes from another layout (the input-block-major
- * GEMM kernels), at most PW__T32L_FILL_BYTES of them per tile and pass, made once per
+ * GEMM kernels), at most PW__TILE32_FILL_BYTES of them per tile and pass, made once per
  * tile and pass and read by every panel from L1/L2. */
-#define PW__T32L_FILL_BYTES (36u << 10)
 PW__T32L_INLINE void pw__t32l_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                        int64_t i1, int64_t block_values, uint64_t record_bytes,
                                        size_t xb_bytes, uint64_t budget, pw__t32l_block_fn block,
                                        pw__tile32_fill_fn fill) {
-    _Alignas(64) uint8_t scratch[PW__T32L_FILL_BYTES];
+    _Alignas(64) uint8_t scratch[PW__TILE32_FILL_BYTES];
     pw__t32l_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, budget, 0, block, fill,
-                  scratch, (int64_t)(PW__T32L_FILL_BYTES / record_bytes));
+                  scratch, (int64_t)(PW__TILE32_FILL_BYTES / record_bytes));
 }
 
 #endif

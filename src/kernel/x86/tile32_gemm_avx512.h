@@ -155,16 +155,15 @@ pw__t32g_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i
 }
 
 /* The same over records that fill makes from another layout (the input-block-major
- * kernels), PW__T32G_FILL_BYTES of them at most per tile and pass: they are made
+ * kernels), PW__TILE32_FILL_BYTES of them at most per tile and pass: they are made
  * once per tile and pass and read by every panel of the pass from L1/L2. */
-#define PW__T32G_FILL_BYTES (36u << 10)
 static inline __attribute__((always_inline)) void
 pw__t32g_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                   int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
                   pw__t32g_block_fn block, pw__tile32_fill_fn fill) {
-    _Alignas(64) uint8_t scratch[PW__T32G_FILL_BYTES];
+    _Alignas(64) uint8_t scratch[PW__TILE32_FILL_BYTES];
     pw__t32g_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, block, fill, scratch,
-                  (int64_t)(PW__T32G_FILL_BYTES / record_bytes));
+                  (int64_t)(PW__TILE32_FILL_BYTES / record_bytes));
 }
 
 #endif
