@@ -15,14 +15,16 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Batch 1 streams the packed weights once: every line is prefetched into L2
- * PW__GEMV_AHEAD bytes ahead and into L1 PW__GEMV_AHEAD_L1 bytes ahead (measured on a
- * cold 4096 x 4096 QC4W GEMV, as a fraction of a prefetched streaming read: none ~80%,
- * 4 KiB into L1 ~85%, 8 KiB into L2 ~96%; then on [11008, 4096] against the bench's
- * huge-page read bandwidth, L2 8 KiB 1.47-1.52 ms on 1 thread, L2 16 KiB + L1 2 KiB
- * 1.41-1.44 ms, as in the 32-row tilings of kernel/x86/tile32_avx512.h). */
-#define PW__GEMV_AHEAD 16384
-#define PW__GEMV_AHEAD_L1 2048
+/* Batch 1 streams the packed weights once, every line prefetched into L1 (hint T0,
+ * nothing into L2) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
+ * 32-row tilings do (tile32_prefetch.h); QB4W, whose tiles are three streams (data,
+ * scales, zero points), each prefetched where it is read, PW__QB4W_PF bytes of tiles.
+ * Measured with packwise bench --shapes 11008x4096 --batch 1 --threads 1, three runs
+ * each, fraction of the same run's read of the same bytes: the earlier pair (L2 16 KiB
+ * + L1 2 KiB) QC4W 73-78%, QB4W 63-74%; L1 8 KiB QC4W 84-93%; L1 4 KiB QC4W 86-90%,
+ * QB4W 81-88% (B = 32 and 128); QB4W at 2, 3, 8 and 12 KiB 71-79%, 77-84%, 74-81%,
+ * 72-78%. */
+#define PW__QB4W_PF 4096
 #define PW__INLINE static inline __attribute__((always_inline))
 
 /* Four bytes of activations, in every dword. */

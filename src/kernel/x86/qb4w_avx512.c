@@ -76,7 +76,7 @@ typedef struct tile_ctx {
  * they are and the zero points cost one multiply per block instead of a subtraction per
  * weight vector. QS is computed once per call (pw__qb4w_row_sums). Four chains.
  */
-/* Where GEMV prefetches: block b of the tile at t, about PW__GEMV_AHEAD bytes of tiles
+/* Where GEMV prefetches: block b of the tile at t, about PW__QB4W_PF bytes of tiles
  * ahead, moved on one block per block (as the AVX2 kernel does, kernel/x86/qb4w_avx2.c):
  * a tile's data, scales and zero points are three streams, each prefetched where it is
  * read. */
@@ -88,9 +88,9 @@ typedef struct ahead {
 PW__INLINE void prefetch_block(ahead *pf, const tile_ctx *t, const int CH) {
     const uint8_t *p = pf->t + 64 * (uint64_t)(pf->b * CH);
 #pragma GCC unroll 32
-    for (int i = 0; i < CH; ++i) _mm_prefetch((const char *)(p + 64 * i), _MM_HINT_T1);
-    _mm_prefetch((const char *)(pf->t + t->scale_at + 64 * (uint64_t)pf->b), _MM_HINT_T1);
-    _mm_prefetch((const char *)(pf->t + t->zero_at + 16 * (uint64_t)pf->b), _MM_HINT_T1);
+    for (int i = 0; i < CH; ++i) _mm_prefetch((const char *)(p + 64 * i), _MM_HINT_T0);
+    _mm_prefetch((const char *)(pf->t + t->scale_at + 64 * (uint64_t)pf->b), _MM_HINT_T0);
+    _mm_prefetch((const char *)(pf->t + t->zero_at + 16 * (uint64_t)pf->b), _MM_HINT_T0);
     if (++pf->b == t->nb) {
         pf->b = 0;
         pf->t += t->d->tile_bytes;
@@ -144,7 +144,7 @@ PW__INLINE void gemv_tile_sums(const tile_ctx *t, ahead *pf, const uint8_t *lhs,
                                                             int f16, __m512 vmin, __m512 vmax) {   \
         const size_t esz = f16 ? 2 : 4;                                                             \
         const int64_t per_block = (int64_t)(t->d->tile_bytes / (uint64_t)t->nb) + 1;               \
-        const int64_t ahead_blocks = PW__GEMV_AHEAD / per_block + 1;                                \
+        const int64_t ahead_blocks = PW__QB4W_PF / per_block + 1;                                   \
         ahead pf = {c->packed + (uint64_t)(n0 / 16 + ahead_blocks / t->nb) * t->d->tile_bytes,      \
                     ahead_blocks % t->nb};                                                          \
         for (int64_t t0 = n0; t0 < n1; t0 += 16) {                                                  \
@@ -193,10 +193,8 @@ static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t
         const uint8_t *wb = w + 64 * (uint64_t)(b * t->chunks_per_block);
         const uint8_t *ub = u + 8 * b * t->chunks_per_block;
         for (int64_t j = 0; j < chunks; j += 2) {
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
-            _mm_prefetch((const char *)(wb + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__QB4W_PF), _MM_HINT_T0);
+            _mm_prefetch((const char *)(wb + 64 * j + PW__QB4W_PF + 64), _MM_HINT_T0);
             const __m512i r0 = _mm512_load_si512(wb + 64 * j);
             const __m512i r1 = _mm512_load_si512(wb + 64 * j + 64);
             const __m512i l0 = _mm512_sub_epi8(_mm512_and_si512(r0, m4), zv);

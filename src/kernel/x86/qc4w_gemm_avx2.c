@@ -44,6 +44,7 @@
  */
 #include "kernel/qc4w.h"
 #include "kernel/x86/avx2_level.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -105,9 +106,13 @@ PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, s
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     for (int r = 0; r < 2; ++r) acc_hi[r][0] = acc_hi[r][1] = _mm256_setzero_si256();
     for (int64_t j = 0; j < chunks; ++j) {
-        /* Tiles are contiguous: fetch 8 KiB ahead into L2, as the AVX-512 kernel's batch-1
-         * path does (past the end it is a no-op). */
-        _mm_prefetch((const char *)(tile + 64 * j + 8192), _MM_HINT_T1);
+        /* Tiles are contiguous: batch 1 streams them into L1 PW__TILE32_PF bytes ahead, as
+         * every GEMV kernel does (tile32_prefetch.h); GEMM fetches 8 KiB ahead into L2
+         * (past the end either is a no-op). */
+        if (MR == 1)
+            pw__tile32_prefetch(tile + 64 * j, 64);
+        else
+            _mm_prefetch((const char *)(tile + 64 * j + 8192), _MM_HINT_T1);
         if (split) {
             /* both halves' weights, then row by row */
             __m256i wl[2], wh[2];

@@ -40,6 +40,7 @@
 #include "kernel/qc4w.h"
 
 #include "kernel/x86/int4_avx512.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -112,10 +113,7 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
     for (int64_t j = 0; j < chunks; j += 2) {
-        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD), _MM_HINT_T1);
-        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD + 64), _MM_HINT_T1);
-        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD_L1), _MM_HINT_T0);
-        _mm_prefetch((const char *)(tile + 64 * j + PW__GEMV_AHEAD_L1 + 64), _MM_HINT_T0);
+        pw__tile32_prefetch(tile + 64 * j, 128);
         const __m512i r0 = _mm512_load_si512(tile + 64 * j);
         const __m512i r1 = _mm512_load_si512(tile + 64 * j + 64);
         a0 = _mm512_dpbusd_epi32(a0, bcast32(u + 8 * j), _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));

@@ -1,6 +1,7 @@
 /*
  * The GEMV stream's software prefetch, shared by the AVX-512, AVX-VNNI and AVX2
- * kernels of the 32-row tilings (tile32_avx512.h, tile32_avx2.h): each part of a
+ * kernels of the 32-row tilings (tile32_avx512.h, tile32_avx2.h) and of QC4W
+ * (qc4w_gemm_avx512.c, qc4w_gemm_avx2.c; int4_avx512.h has its figures): each part of a
  * record fetches the same bytes PW__TILE32_PF further on into L1 (one stream, hint
  * T0), nothing into L2. A thread's range of tiles is one linear stream, so the bytes
  * that far on are the ones it reads next.
