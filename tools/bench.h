@@ -66,7 +66,8 @@ typedef struct pw_bench_result {
     int ceiling_invalid;   /* fraction above PW_BENCH_CEILING_SLACK: the ceiling is wrong (GEMV:
                               the case's read; GEMM: the int8 peak loop) */
     int reps;
-    int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0 */
+    int clean_reps;        /* undisturbed reps (pw_bench_sampler); the median is over these when > 0
+                            * (GEMV: when it and its ceiling both have PW_BENCH_CLEAN_MIN) */
     int cold;              /* the weight (and any packed copy) was flushed before each run */
     uint64_t weight_bytes; /* row-major bytes of the weight */
     pw_memory_policy policy; /* the weight's memory policy */
@@ -125,6 +126,8 @@ void pw_bench_sample_stop(pw_bench_sampler *s);
 int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget);
 /* Median over the undisturbed samples, or over all when none was (sorts in place). */
 double pw_bench_sample_median(pw_bench_sampler *s);
+/* Median over the undisturbed samples when `clean`, else over all (sorts in place). */
+double pw_bench_sample_median_of(pw_bench_sampler *s, int clean);
 /* The q-quantile (0 = fastest) of the same samples; for ceilings such as the
  * machine's bandwidth and peak, which a disturbance only ever lowers. */
 double pw_bench_sample_quantile(pw_bench_sampler *s, double q);
@@ -158,7 +161,11 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * thread, taken by whichever thread is free) and in one contiguous range per
  * thread; the ceiling is the faster way's median. The caller takes one
  * sample after each of the kernel's, so both see the same moments of a shared
- * machine; both figures are medians of their undisturbed samples. A kernel
+ * machine, and both figures are medians of the same kind of sample: the
+ * undisturbed ones when the kernel and both ways have PW_BENCH_CLEAN_MIN of
+ * them, else all (short multi-thread runs, where a worker's wake-up alone can
+ * fail the undisturbed test, would otherwise compare the kernel's median of
+ * several samples with a ceiling of one or two). A kernel
  * above PW_BENCH_CEILING_SLACK of it means the ceiling was mismeasured, and the
  * case is flagged, never reported as a result.
  */
@@ -169,12 +176,17 @@ typedef struct pw_bench_ceiling {
     size_t chunk, chunks;
     size_t range;      /* the other way: one range of this many bytes per thread */
     pw_bench_sampler s, s_range;
+    int clean;         /* the basis pw_bench_ceiling_kernel_median chose (-1: not yet) */
 } pw_bench_ceiling;
+#define PW_BENCH_CLEAN_MIN 5
 /* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
 /* Flush the buffer, then time one read of it on ctx's threads. */
 void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c);
-/* GB/s of the faster way's median undisturbed sample (0 when none was taken). */
+/* The kernel's median (seconds) on the basis its samples share with the ceiling's
+ * (undisturbed, or all), which the ceiling keeps for its own figure. */
+double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel);
+/* GB/s of the faster way's median on that basis (0 when no sample was taken). */
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
@@ -188,7 +200,11 @@ void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_b
  * int8 loops run `iters` iterations of independent register-only chains and
  * return the int8 ops done (2 per multiply-accumulate); read loops sum `bytes`
  * (a multiple of 256) from 64-byte aligned p. */
-#define PW_BENCH_PREFETCH_BYTES 8192 /* read loops: one software prefetch this far ahead per 256 bytes */
+/* Read loops: every line software-prefetched (hint T0) this far ahead, as the GEMV kernels
+ * stream their weights (kernel/x86/tile32_prefetch.h). On this project's machine the 1 GiB
+ * read is the same as with one prefetch per 256 bytes (27.1-29.5 against 28.8-29.2 GB/s on
+ * 1 thread, 54.0-57.7 against 55.9-56.5 on 2); the ceiling is the kernels' own way. */
+#define PW_BENCH_PREFETCH_BYTES 8192
 double pw_bench_int8_scalar(uint64_t iters);
 uint64_t pw_bench_read_scalar(const void *p, size_t bytes);
 #if defined(__x86_64__)

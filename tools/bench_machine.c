@@ -49,7 +49,7 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes) {
     const uint64_t *v = (const uint64_t *)p;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (size_t i = 0; i < bytes / 8; i += 8) {
-        if ((i & 31) == 0) __builtin_prefetch((const char *)(v + i) + PW_BENCH_PREFETCH_BYTES, 0, 3);
+        __builtin_prefetch((const char *)(v + i) + PW_BENCH_PREFETCH_BYTES, 0, 3);
         s0 += v[i] + v[i + 1];
         s1 += v[i + 2] + v[i + 3];
         s2 += v[i + 4] + v[i + 5];
@@ -305,6 +305,7 @@ int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads) {
         return pw_cli_fail("bench", "out of memory for a %zu-byte ceiling buffer", c->bytes);
     for (size_t i = 0; i < c->bytes; i += 4096) memset(c->buffer + i, (int)(i >> 12) & 0xff, 4096);
     c->range = c->bytes / (size_t)threads / 4096 * 4096;
+    c->clean = -1;
     pw_bench_sampler_init(&c->s, threads);
     pw_bench_sampler_init(&c->s_range, threads);
     return PW_EXIT_OK;
@@ -324,12 +325,19 @@ void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c) {
     pw_bench_sample_stop(&c->s_range);
 }
 
+double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel) {
+    c->clean = kernel->nclean >= PW_BENCH_CLEAN_MIN && c->s.nclean >= PW_BENCH_CLEAN_MIN &&
+               (c->s_range.nall == 0 || c->s_range.nclean >= PW_BENCH_CLEAN_MIN);
+    return pw_bench_sample_median_of(kernel, c->clean);
+}
+
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
     if (c->s.nall == 0) return 0;
-    const double chunks = (double)c->bytes / pw_bench_sample_median(&c->s) * 1e-9;
+    const int clean = c->clean != 0; /* -1 (no kernel median asked for): undisturbed when any */
+    const double chunks = (double)c->bytes / pw_bench_sample_median_of(&c->s, clean) * 1e-9;
     if (c->s_range.nall == 0) return chunks;
     const double ranges = (double)c->range * (double)c->s_range.threads /
-                          pw_bench_sample_median(&c->s_range) * 1e-9;
+                          pw_bench_sample_median_of(&c->s_range, clean) * 1e-9;
     return ranges > chunks ? ranges : chunks;
 }
 

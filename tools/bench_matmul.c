@@ -349,7 +349,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     }
     c->reps = s.nall;
     c->clean_reps = s.nclean;
-    c->median_s = pw_bench_sample_median(&s);
+    c->median_s = gemm ? pw_bench_sample_median(&s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
     c->weight_bytes = w->size;
     c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
     c->weight_gbps = (double)w->size / c->median_s * 1e-9;

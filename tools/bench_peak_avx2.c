@@ -79,7 +79,8 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes) {
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t i = 0; i < bytes / 32; i += 8) {
         /* 256 bytes a step: four whole cache lines, two loads each. */
-        _mm_prefetch((const char *)(v + i) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+        for (int l = 0; l < 4; ++l)
+            _mm_prefetch((const char *)(v + i + 2 * l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
         s0 = _mm256_add_epi64(s0, _mm256_add_epi64(_mm256_load_si256(v + i), _mm256_load_si256(v + i + 1)));
         s1 = _mm256_add_epi64(s1, _mm256_add_epi64(_mm256_load_si256(v + i + 2), _mm256_load_si256(v + i + 3)));
         s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_load_si256(v + i + 4), _mm256_load_si256(v + i + 5)));

@@ -54,7 +54,8 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes) {
     const __m512i *v = (const __m512i *)p;
     __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t i = 0; i < bytes / 64; i += 4) {
-        _mm_prefetch((const char *)(v + i) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+        for (int l = 0; l < 4; ++l)
+            _mm_prefetch((const char *)(v + i + l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
         s0 = _mm512_add_epi64(s0, _mm512_load_si512(v + i));
         s1 = _mm512_add_epi64(s1, _mm512_load_si512(v + i + 1));
         s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + i + 2));

@@ -196,7 +196,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         }
         c->reps = s.nall;
         c->clean_reps = s.nclean;
-        c->median_s = pw_bench_sample_median(&s);
+        c->median_s = c->gemm ? pw_bench_sample_median(&s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
         if (c->median_s < 1e-9) c->median_s = 1e-9;
         c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
         c->weight_gbps = (double)c->weight_bytes / c->median_s * 1e-9;

@@ -60,10 +60,12 @@ int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double bud
     return s->nall < 3 * max && s->spent < 4 * budget;
 }
 
-double pw_bench_sample_median(pw_bench_sampler *s) {
-    if (s->nclean > 0) return pw_bench_median(s->clean, s->nclean);
+double pw_bench_sample_median_of(pw_bench_sampler *s, int clean) {
+    if (clean && s->nclean > 0) return pw_bench_median(s->clean, s->nclean);
     return s->nall > 0 ? pw_bench_median(s->all, s->nall) : 1e-9;
 }
+
+double pw_bench_sample_median(pw_bench_sampler *s) { return pw_bench_sample_median_of(s, 1); }
 
 double pw_bench_sample_quantile(pw_bench_sampler *s, double q) {
     double *v = s->nclean > 0 ? s->clean : s->all;
