@@ -124,6 +124,15 @@ void pw_bench_sample_stop(pw_bench_sampler *s);
  * samples or `budget` seconds; without enough undisturbed ones, up to 3 * max
  * samples or 4 * budget seconds (never more than PW_BENCH_MAX_SAMPLES). */
 int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget);
+/* How many samples a case takes (pw_bench_sample_more's min, max, budget in seconds of
+ * samples). GEMM: 3 undisturbed, then up to 11 or 1 s. GEMV: 5 undisturbed, then up to
+ * 101 or 20 ms, so that a short case (0.2 ms at 2 threads, where a worker's wake-up
+ * varies by tens of microseconds) takes about 100 samples and a long one about 20. */
+typedef struct pw_bench_reps {
+    int min, max;
+    double budget;
+} pw_bench_reps;
+pw_bench_reps pw_bench_case_reps(int gemm, int quick);
 /* Median over the undisturbed samples, or over all when none was (sorts in place). */
 double pw_bench_sample_median(pw_bench_sampler *s);
 /* Median over the undisturbed samples when `clean`, else over all (sorts in place). */

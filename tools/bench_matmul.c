@@ -297,9 +297,7 @@ static int append(pw_bench_results *r, const pw_bench_result *c) {
 static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, float *y,
                      pw_bench_result *c) {
     const int gemm = c->n >= 2;
-    const int min_reps = b->o->quick ? 2 : gemm ? 3 : 5;
-    const int max_reps = b->o->quick ? 3 : gemm ? 11 : 21;
-    const double budget = gemm ? 1.0 : 0.5;
+    const pw_bench_reps reps = pw_bench_case_reps(gemm, b->o->quick);
     b->hk.kernel[0] = '\0';
     b->hk.adapter_at = 0;
     const double t0 = pw_bench_now();
@@ -333,7 +331,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
         const int rc = pw_bench_ceiling_init(&ceiling, (size_t)w->size, c->threads);
         if (rc != PW_EXIT_OK) return rc;
     }
-    while (pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
+    while (pw_bench_sample_more(&s, reps.min, reps.max, reps.budget)) {
         if (!gemm) {
             c->cold &= pw_bench_flush(w->bytes, (size_t)w->size);
             flush_library(&b->hk);

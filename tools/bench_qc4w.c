@@ -171,9 +171,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         c->weight_bytes = t->block ? pw_weight_bytes(op) : (uint64_t)t->w.out * (uint64_t)((t->w.in + 1) / 2);
         /* The first run sizes the scratch and is not timed. */
         st = pw_matmul_wt(ctx, x, c->n, op, y);
-        const int min_reps = o->quick ? 2 : c->gemm ? 3 : 5;
-        const int max_reps = o->quick ? 3 : c->gemm ? 11 : 21;
-        const double budget = c->gemm ? 1.0 : 0.5;
+        const pw_bench_reps reps = pw_bench_case_reps(c->gemm, o->quick);
         pw_bench_sampler s;
         pw_bench_sampler_init(&s, threads);
         pw_bench_ceiling ceiling;
@@ -182,7 +180,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
             break;
         c->cold = !c->gemm;
         /* GEMV: one sample of the same bytes streamed after each of the kernel's (A, B, A, B) */
-        while (st == PW_OK && pw_bench_sample_more(&s, min_reps, max_reps, budget)) {
+        while (st == PW_OK && pw_bench_sample_more(&s, reps.min, reps.max, reps.budget)) {
             if (!c->gemm) c->cold &= pw_weight_evict(op);
             pw_bench_sample_start(&s);
             st = pw_matmul_wt(ctx, x, c->n, op, y);

@@ -60,6 +60,12 @@ int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double bud
     return s->nall < 3 * max && s->spent < 4 * budget;
 }
 
+pw_bench_reps pw_bench_case_reps(int gemm, int quick) {
+    pw_bench_reps r = {gemm ? 3 : 5, gemm ? 11 : 101, gemm ? 1.0 : 0.02};
+    if (quick) r.min = 2, r.max = 3;
+    return r;
+}
+
 double pw_bench_sample_median_of(pw_bench_sampler *s, int clean) {
     if (clean && s->nclean > 0) return pw_bench_median(s->clean, s->nclean);
     return s->nall > 0 ? pw_bench_median(s->all, s->nall) : 1e-9;
