@@ -162,42 +162,52 @@ int pw_bench_ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench
 size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
 
 /*
- * A GEMV case's own ceiling: a streaming read of a buffer of the case's bytes,
- * allocated as the library allocates packed weights (2 MiB aligned, huge pages
- * asked for, from 4 MiB), flushed from the caches before each sample as the
- * weight is, read on the context's threads with the widest loads and the read
- * loops' prefetch two ways, each sample both: in contiguous chunks (8 per
- * thread, taken by whichever thread is free) and in one contiguous range per
- * thread; the ceiling is the faster way's median. The caller takes one
- * sample after each of the kernel's, so both see the same moments of a shared
- * machine, and both figures are medians of the same kind of sample: the
- * undisturbed ones when the kernel and both ways have PW_BENCH_CLEAN_MIN of
- * them, else all (short multi-thread runs, where a worker's wake-up alone can
- * fail the undisturbed test, would otherwise compare the kernel's median of
- * several samples with a ceiling of one or two). A kernel
- * above PW_BENCH_CEILING_SLACK of it means the ceiling was mismeasured, and the
- * case is flagged, never reported as a result.
+ * A GEMV case's (or a decode step's) own ceiling: a streaming read of a buffer of
+ * the case's bytes, allocated as the library allocates packed weights (2 MiB
+ * aligned, huge pages asked for, from 4 MiB), in contiguous chunks (8 per thread,
+ * taken by whichever thread is free) on the context's threads with the widest
+ * loads, PW_BENCH_CEILING_WAYS ways, each sample all of them: each chunk as one
+ * stream with the read loops' software prefetch (the kernels' way) and without it,
+ * as 4 interleaved streams with it and as 8 without. None is always the fastest on
+ * this project's machine (a VM on AMD Zen 5), so the ceiling is the fastest way's
+ * median: a 22 MiB buffer just flushed reads 42-49 GB/s on 1 thread as one
+ * prefetched stream, 29-40 as 4 or 8; 900 MiB read again (its translations in the
+ * TLB) 30-33 GB/s as one stream, 38-39 as 8.
+ * The caller takes one sample after each of the kernel's, so both see the same
+ * moments of a shared machine, and both figures are medians of the same kind of
+ * sample: the undisturbed ones when the kernel and every way have
+ * PW_BENCH_CLEAN_MIN of them, else all (short multi-thread runs, where a worker's
+ * wake-up alone can fail the undisturbed test, would otherwise compare the
+ * kernel's median of several samples with a ceiling of one or two). A kernel above
+ * PW_BENCH_CEILING_SLACK of it means the ceiling was mismeasured, and the case is
+ * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
+#define PW_BENCH_CEILING_WAYS 4
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;
-    size_t bytes;      /* read per sample: chunks x chunk */
+    size_t bytes;      /* read per sample and way: chunks x chunk */
     size_t chunk, chunks;
-    size_t range;      /* the other way: one range of this many bytes per thread */
-    pw_bench_sampler s, s_range;
+    pw_bench_sampler way[PW_BENCH_CEILING_WAYS];
     int clean;         /* the basis pw_bench_ceiling_kernel_median chose (-1: not yet) */
 } pw_bench_ceiling;
 #define PW_BENCH_CLEAN_MIN 5
 /* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
-/* Flush the buffer, then time one read of it on ctx's threads. */
-void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c);
+/* Time one read of the buffer each way on ctx's threads. `flush` (a GEMV case, whose
+ * weights are flushed): each read after flushing the buffer from the caches. Otherwise
+ * (a decode step, whose weights are several times the last-level cache but were all
+ * read one token ago, their pages' translations still in the TLB): after one untimed
+ * read of the whole buffer, so that its translations are as recent as the weights'. */
+void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c, int flush);
 /* The kernel's median (seconds) on the basis its samples share with the ceiling's
  * (undisturbed, or all), which the ceiling keeps for its own figure. */
 double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel);
-/* GB/s of the faster way's median on that basis (0 when no sample was taken). */
+/* GB/s of the fastest way's median on that basis (0 when no sample was taken). */
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
+/* Free the buffer and keep the samples (for a ceiling measured before its case). */
+void pw_bench_ceiling_release(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
  * *invalid (fraction above PW_BENCH_CEILING_SLACK) and *machine_fraction (of m's read
  * bandwidth; m may be NULL). */
@@ -208,20 +218,19 @@ void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_b
 /* Per-ISA loops (bench_peak_<isa>.c; only the ones of this architecture are built).
  * int8 loops run `iters` iterations of independent register-only chains and
  * return the int8 ops done (2 per multiply-accumulate); read loops sum `bytes`
- * (a multiple of 256) from 64-byte aligned p. */
-/* Read loops: every line software-prefetched (hint T0) this far ahead, as the GEMV kernels
- * stream their weights (kernel/x86/tile32_prefetch.h). On this project's machine the 1 GiB
- * read is the same as with one prefetch per 256 bytes (27.1-29.5 against 28.8-29.2 GB/s on
- * 1 thread, 54.0-57.7 against 55.9-56.5 on 2); the ceiling is the kernels' own way. */
+ * (a multiple of 256 x streams) from 64-byte aligned p as `streams` contiguous parts
+ * read a few lines of each in turn, with `prefetch`: every line software-prefetched (hint
+ * T0) PW_BENCH_PREFETCH_BYTES ahead, as the GEMV kernels stream their weights
+ * (kernel/x86/tile32_prefetch.h), or without: the hardware prefetcher alone. */
 #define PW_BENCH_PREFETCH_BYTES 8192
 double pw_bench_int8_scalar(uint64_t iters);
-uint64_t pw_bench_read_scalar(const void *p, size_t bytes);
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams);
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);
 double pw_bench_int8_avxvnni(uint64_t iters);
 double pw_bench_int8_avx512(uint64_t iters);
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes);
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes);
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams);
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams);
 #endif
 #if defined(__aarch64__)
 double pw_bench_int8_neon(uint64_t iters);

@@ -343,7 +343,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
             pw_bench_ceiling_free(&ceiling);
             return pw_cli_fail_status("bench", b->ctx, st, w->name);
         }
-        if (!gemm) pw_bench_ceiling_sample(b->ctx, &ceiling);
+        if (!gemm) pw_bench_ceiling_sample(b->ctx, &ceiling, 1);
     }
     c->reps = s.nall;
     c->clean_reps = s.nclean;

@@ -74,18 +74,20 @@ double pw_bench_int8_avx2(uint64_t iters) {
 
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes) {
-    const __m256i *v = (const __m256i *)p;
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams) {
+    const size_t part = bytes / (size_t)streams;
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
-    for (size_t i = 0; i < bytes / 32; i += 8) {
-        /* 256 bytes a step: four whole cache lines, two loads each. */
-        for (int l = 0; l < 4; ++l)
-            _mm_prefetch((const char *)(v + i + 2 * l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
-        s0 = _mm256_add_epi64(s0, _mm256_add_epi64(_mm256_load_si256(v + i), _mm256_load_si256(v + i + 1)));
-        s1 = _mm256_add_epi64(s1, _mm256_add_epi64(_mm256_load_si256(v + i + 2), _mm256_load_si256(v + i + 3)));
-        s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_load_si256(v + i + 4), _mm256_load_si256(v + i + 5)));
-        s3 = _mm256_add_epi64(s3, _mm256_add_epi64(_mm256_load_si256(v + i + 6), _mm256_load_si256(v + i + 7)));
-    }
+    for (size_t o = 0; o < part; o += 256)
+        for (int k = 0; k < streams; ++k) {
+            /* 256 bytes a step: four whole cache lines, two loads each. */
+            const __m256i *v = (const __m256i *)((const uint8_t *)p + (size_t)k * part + o);
+            for (int l = 0; prefetch && l < 4; ++l)
+                _mm_prefetch((const char *)(v + 2 * l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+            s0 = _mm256_add_epi64(s0, _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1)));
+            s1 = _mm256_add_epi64(s1, _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3)));
+            s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5)));
+            s3 = _mm256_add_epi64(s3, _mm256_add_epi64(_mm256_load_si256(v + 6), _mm256_load_si256(v + 7)));
+        }
     const __m256i s = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
     const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
     return (uint64_t)_mm_cvtsi128_si64(h) + (uint64_t)_mm_extract_epi64(h, 1);

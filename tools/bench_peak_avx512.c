@@ -50,17 +50,19 @@ double pw_bench_int8_avx512(uint64_t iters) {
 }
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes) {
-    const __m512i *v = (const __m512i *)p;
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams) {
+    const size_t part = bytes / (size_t)streams;
     __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
-    for (size_t i = 0; i < bytes / 64; i += 4) {
-        for (int l = 0; l < 4; ++l)
-            _mm_prefetch((const char *)(v + i + l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
-        s0 = _mm512_add_epi64(s0, _mm512_load_si512(v + i));
-        s1 = _mm512_add_epi64(s1, _mm512_load_si512(v + i + 1));
-        s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + i + 2));
-        s3 = _mm512_add_epi64(s3, _mm512_load_si512(v + i + 3));
-    }
+    for (size_t o = 0; o < part; o += 256)
+        for (int k = 0; k < streams; ++k) {
+            const __m512i *v = (const __m512i *)((const uint8_t *)p + (size_t)k * part + o);
+            for (int l = 0; prefetch && l < 4; ++l)
+                _mm_prefetch((const char *)(v + l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+            s0 = _mm512_add_epi64(s0, _mm512_load_si512(v));
+            s1 = _mm512_add_epi64(s1, _mm512_load_si512(v + 1));
+            s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + 2));
+            s3 = _mm512_add_epi64(s3, _mm512_load_si512(v + 3));
+        }
     uint64_t lanes[8], sum = 0;
     _mm512_storeu_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
     for (int i = 0; i < 8; ++i) sum += lanes[i];

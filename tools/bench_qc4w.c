@@ -185,7 +185,7 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
             pw_bench_sample_start(&s);
             st = pw_matmul_wt(ctx, x, c->n, op, y);
             pw_bench_sample_stop(&s);
-            if (!c->gemm) pw_bench_ceiling_sample(ctx, &ceiling);
+            if (!c->gemm) pw_bench_ceiling_sample(ctx, &ceiling, 1);
         }
         if (st != PW_OK) {
             pw_bench_ceiling_free(&ceiling);

@@ -9,12 +9,18 @@
  *
  * Each sample is one token through every layer; the same run also times the token
  * with the seven products called one by one (interleaved, A B A B), so the saving of
- * the batched call per layer is measured under the same conditions. The fraction is
- * the weight bytes read per token (the packed forms the weights hold) over the time,
- * against the read bandwidth measured in the same run at that thread count.
+ * the batched call per layer is measured under the same conditions. Just before, on
+ * the same threads, the case measures its ceiling: a streaming read of a buffer of
+ * the step's weight bytes (pw_bench_ceiling, not flushed: like the weights, it is
+ * several times the last-level cache, and read once untimed before each sample, as
+ * the weights were one token before). The fraction is the weight bytes read per
+ * token (the packed forms the weights hold) over the time, against that ceiling;
+ * above 1.02 it is flagged ('!', "ceiling_valid":false) as a mismeasured ceiling.
+ * "machine_fraction" is the same against the machine section's read.
  *
  * JSON: {"kind":"step","format":F,"layers":L,"threads":T,"tokens_per_s":..,
- *        "weight_gbps":..,"fraction":..,"layer_us":..,"separate_layer_us":..,
+ *        "weight_gbps":..,"ceiling_gbps":..,"fraction":..,"ceiling_valid":..,
+ *        "machine_fraction":..,"layer_us":..,"separate_layer_us":..,
  *        "saving_us_per_layer":..,"weight_bytes":..,"clean_reps":..}
  */
 #include "bench.h"
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 enum { NPROD = 7, MIX = PW_FORMAT_COUNT + 1, QC4W = PW_FORMAT_COUNT };
+#define PW_STEP_CEILING_SAMPLES 9 /* reads of the step's bytes (each three ways) per case */
 
 typedef struct step_model {
     int layers;
@@ -62,9 +69,14 @@ static pw_weight *block_weight(pw_context *ctx, pw_format f, int64_t out, int64_
     pw_bench_gaussian(src, (size_t)(distinct * in), 0xabcull + (uint64_t)(out * 7 + in));
     pw_status st = pw_format_quantize(ctx, f, src, (size_t)(distinct * (in / fi->block_size)), b);
     free(src);
-    for (int64_t r = distinct; st == PW_OK && r < out; r += distinct) {
-        const int64_t rows = out - r < distinct ? out - r : distinct;
-        memcpy(b + (uint64_t)r * row, b, (size_t)((uint64_t)rows * row));
+    /* The other rows are copies of those, each of one picked at random: rows repeated in
+     * a period would make whole pages of the packed form repeat, which a host that
+     * merges equal pages (KSM) may serve from one copy, from the cache (Q4_K read 20%
+     * above a plain read of as many bytes in a trial). */
+    uint64_t pick = 0x2545f4914f6cdd1dull ^ (uint64_t)(out * 31 + in);
+    for (int64_t r = distinct; st == PW_OK && r < out; ++r) {
+        pick = pick * 6364136223846793005ull + 1442695040888963407ull;
+        memcpy(b + (uint64_t)r * row, b + (pick >> 33) % (uint64_t)distinct * row, (size_t)row);
     }
     pw_view v;
     const int64_t shape[2] = {out, in};
@@ -219,9 +231,9 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
     if (rc == PW_EXIT_OK && !o->json)
         printf("\ndecode step: %d layers of a %" PRId64 "/%" PRId64 " layer, one token at a time "
                "(Q/K/V and gate/up batched; 'separate': the 7 products one by one, same run)\n"
-               "%-7s %2s %12s %10s %10s %9s %12s %12s\n",
-               layers, d, f, "format", "T", "tokens/s", "layer_us", "GB/s", "fraction", "separate_us",
-               "saving_us");
+               "%-7s %2s %12s %10s %10s %10s %9s %12s %12s\n",
+               layers, d, f, "format", "T", "tokens/s", "layer_us", "GB/s", "ceil_GB/s", "fraction",
+               "separate_us", "saving_us");
     for (int vi = 0; rc == PW_EXIT_OK && vi < nvariants; ++vi) {
         step_model m;
         pw_context_set_threads(ctx, threads[nthreads - 1]); /* pack on every thread */
@@ -234,8 +246,17 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
             pw_bench_sampler sa, sb;
             pw_bench_sampler_init(&sa, t);
             pw_bench_sampler_init(&sb, t);
+            /* The ceiling first, then the step: interleaved with the step's samples, the
+             * ceiling's reads slowed the sample after them by up to 2x on one thread. */
+            pw_bench_ceiling ceiling;
+            rc = pw_bench_ceiling_init(&ceiling, (size_t)m.weight_bytes, t);
+            if (rc != PW_EXIT_OK) break;
             const int min = o->quick ? 2 : 5, max = o->quick ? 3 : 31;
             const double budget = o->quick ? 0.05 : 2.0;
+            for (int k = 0; k < (o->quick ? 2 : PW_STEP_CEILING_SAMPLES); ++k)
+                pw_bench_ceiling_sample(ctx, &ceiling, 0);
+            pw_bench_ceiling_release(&ceiling);
+            if (st == PW_OK) st = token(ctx, &m, x, xf, 1); /* the weights' pages warm again */
             while (st == PW_OK && pw_bench_sample_more(&sa, min, max, budget)) {
                 pw_bench_sample_start(&sa);
                 st = token(ctx, &m, x, xf, 1);
@@ -246,24 +267,31 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
                 pw_bench_sample_stop(&sb);
             }
             if (st != PW_OK) {
+                pw_bench_ceiling_free(&ceiling);
                 rc = pw_cli_fail_status("bench", ctx, st, "--step");
                 break;
             }
-            const double ta = pw_bench_sample_median(&sa), tb = pw_bench_sample_median(&sb);
+            const double ta = pw_bench_ceiling_kernel_median(&ceiling, &sa);
+            const double tb = pw_bench_sample_median_of(&sb, ceiling.clean);
             const pw_bench_machine *mach = pw_bench_machine_for(r, t);
             const double gbps = (double)m.weight_bytes / ta * 1e-9;
-            const double frac = mach && mach->read_gbps > 0 ? gbps / mach->read_gbps : 0;
+            double ceil_gbps, frac, mfrac;
+            int invalid;
+            pw_bench_ceiling_finish(&ceiling, gbps, mach, &ceil_gbps, &frac, &invalid, &mfrac);
             const double layer_us = ta / layers * 1e6, sep_us = tb / layers * 1e6;
             if (o->json)
                 printf("{\"kind\":\"step\",\"format\":\"%s\",\"layers\":%d,\"threads\":%d,"
-                       "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"fraction\":%.6g,\"layer_us\":%.6g,"
+                       "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction\":%.6g,"
+                       "\"ceiling_valid\":%s,\"machine_fraction\":%.6g,\"layer_us\":%.6g,"
                        "\"separate_layer_us\":%.6g,\"saving_us_per_layer\":%.6g,\"weight_bytes\":%" PRIu64
                        ",\"clean_reps\":%d,\"spin_wait\":%d}\n",
-                       variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, frac, layer_us, sep_us,
-                       sep_us - layer_us, m.weight_bytes, sa.nclean, o->spin_wait);
+                       variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, ceil_gbps, frac,
+                       invalid ? "false" : "true", mfrac, layer_us, sep_us, sep_us - layer_us,
+                       m.weight_bytes, sa.nclean, o->spin_wait);
             else
-                printf("%-7s %2d %12.2f %10.1f %10.2f %8.1f%% %12.1f %12.1f\n", variant_name(variants[vi]),
-                       t, 1.0 / ta, layer_us, gbps, 100.0 * frac, sep_us, sep_us - layer_us);
+                printf("%-7s %2d %12.2f %10.1f %10.2f %10.2f %8.1f%%%s %12.1f %12.1f\n",
+                       variant_name(variants[vi]), t, 1.0 / ta, layer_us, gbps, ceil_gbps, 100.0 * frac,
+                       invalid ? "!" : " ", sep_us, sep_us - layer_us);
             fflush(stdout);
         }
         model_free(&m);
