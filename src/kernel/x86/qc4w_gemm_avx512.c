@@ -127,6 +127,63 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
                _mm512_load_ps(meta + 128), vmin, vmax, y, f16, mask);
 }
 
+/*
+ * Batch 1 over the tiles [n0, n1), read as PW__QC4W_STREAMS contiguous parts at once (a
+ * tile of each, chunk pair by chunk pair, two chains per tile): one core streams a large
+ * weight faster as several streams than as one (kernel/x86/tile32_avx512.h). A last
+ * part shorter than the others ends on gemv_tile.
+ */
+#define PW__QC4W_STREAMS 4
+static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs, uint8_t *y0,
+                       int f16, __m512 vmin, __m512 vmax) {
+    enum { S = PW__QC4W_STREAMS };
+    const pw__pack_desc *d = c->pack_desc;
+    const int64_t kp = d->in_padded, chunks = kp / 8;
+    const size_t esz = f16 ? 2 : 4;
+    const int64_t first = n0 / 16, n = (n1 - n0 + 15) / 16, per = (n + S - 1) / S;
+    const __m512i m4 = _mm512_set1_epi8((char)0xF0);
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
+    for (int64_t j = 0; j < per; ++j) {
+        if ((S - 1) * per + j >= n) { /* the last part has no tile j: one tile at a time */
+            for (int s = 0; s < S && s * per + j < n; ++s) {
+                const int64_t t0 = n0 + (s * per + j) * 16, cols = n1 - t0 < 16 ? n1 - t0 : 16;
+                gemv_tile(c->packed + (uint64_t)(first + s * per + j) * d->tile_bytes, chunks, lhs, kp,
+                          y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u), vmin, vmax);
+            }
+            continue;
+        }
+        const uint8_t *tile[S];
+        __m512i lo[S], hi[S];
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s) {
+            tile[s] = c->packed + (uint64_t)(first + s * per + j) * d->tile_bytes;
+            lo[s] = hi[s] = _mm512_setzero_si512();
+        }
+        for (int64_t k = 0; k < chunks; k += 2) {
+            const __m512i u0 = bcast32(u + 8 * k), u1 = bcast32(u + 8 * k + 4);
+            const __m512i u2 = bcast32(u + 8 * k + 8), u3 = bcast32(u + 8 * k + 12);
+#pragma GCC unroll 4
+            for (int s = 0; s < S; ++s) {
+                const uint8_t *w = tile[s] + 64 * k;
+                pw__tile32_prefetch(w, 128);
+                const __m512i r0 = _mm512_load_si512(w), r1 = _mm512_load_si512(w + 64);
+                lo[s] = _mm512_dpbusd_epi32(lo[s], u0, _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
+                hi[s] = _mm512_dpbusd_epi32(hi[s], u1, _mm512_and_si512(r0, m4));
+                lo[s] = _mm512_dpbusd_epi32(lo[s], u2, _mm512_and_si512(_mm512_slli_epi32(r1, 4), m4));
+                hi[s] = _mm512_dpbusd_epi32(hi[s], u3, _mm512_and_si512(r1, m4));
+            }
+        }
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s) {
+            const int64_t t0 = n0 + (s * per + j) * 16, cols = n1 - t0 < 16 ? n1 - t0 : 16;
+            const uint8_t *meta = tile[s] + 64 * chunks;
+            finish_row(_mm512_add_epi32(lo[s], hi[s]), lhs, _mm512_load_si512(meta),
+                       _mm512_load_ps(meta + 64), _mm512_load_ps(meta + 128), vmin, vmax,
+                       y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u));
+        }
+    }
+}
+
 static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     const pw__pack_desc *d = c->pack_desc;
     const int f16 = c->y16 != NULL;
@@ -134,16 +191,16 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const size_t panel_bytes = (size_t)PW__QC4W_MR * (size_t)kp;
     const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
+    if (m1 - m0 == 1) {
+        gemv_range(c, n0, n1, c->xq + (size_t)m0 * ldl,
+                   (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)m0 * ldy_bytes, f16, vmin, vmax);
+        return;
+    }
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
         const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
         uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-        if (m1 - m0 == 1) {
-            gemv_tile(tile, chunks, c->xq + (size_t)m0 * ldl, kp, y + (size_t)m0 * ldy_bytes,
-                      f16, mask, vmin, vmax);
-            continue;
-        }
         /* m0 is a multiple of mr (the contract), so panels start at whole panels. */
         for (int64_t m = m0; m < m1; m += PW__QC4W_MR) {
             const uint8_t *a = c->xq_panels + (size_t)(m / PW__QC4W_MR) * panel_bytes;
