@@ -222,7 +222,8 @@ static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffe
         pw_bench_sample_start(&s);
         pw_context_parallel_for(ctx, run_read, &part, slice);
         pw_bench_sample_stop(&s);
-        part.prefetch = 0;
+        part.prefetch = 0; /* another slice: this one may still be in the last-level cache */
+        part.base = rt.base + ((k + slices / 2) % slices) * slice * rt.chunk;
         pw_bench_sample_start(&s_plain);
         pw_context_parallel_for(ctx, run_read, &part, slice);
         pw_bench_sample_stop(&s_plain);
