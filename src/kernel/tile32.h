@@ -211,4 +211,81 @@ static inline pw__tile32_next pw__tile32_gemm_next(const pw__mm_call *c, int64_t
     return n;
 }
 
+/* ---- A GEMV range read as several streams ----
+ * A thread's outputs [o0, o1) cover n tiles of nr rows, from tile o0 / nr of the packed
+ * buffer. The batch-1 loops read them as S contiguous parts of per = ceil(n / S) tiles
+ * (the last part may be shorter), tile j of every part in step j: S streams through
+ * the buffer at once, which one core of this project's machine reads faster than one
+ * (figures in x86/tile32_avx512.h). pw__streams_at gives step j's tiles; the loops keep
+ * their own accumulators and stores. */
+#define PW__STREAMS_MAX 4
+
+typedef struct {
+    const uint8_t *packed;
+    uint64_t tile_bytes, bytes; /* one tile; the whole packed buffer */
+    int64_t o0, o1, first, n, per;
+    int nr, S;
+} pw__streams;
+
+typedef struct {
+    const uint8_t *tile[PW__STREAMS_MAX];
+    uint64_t left[PW__STREAMS_MAX]; /* bytes from the tile to the buffer's end */
+    int64_t t0[PW__STREAMS_MAX];    /* the tile's first output */
+    int rows[PW__STREAMS_MAX];      /* its outputs inside [o0, o1): 1 to nr */
+    int live;                       /* parts that have a tile j: S but in the last part's tail */
+} pw__streams_step;
+
+static inline pw__streams pw__streams_plan(const pw__mm_call *c, int64_t o0, int64_t o1, int nr,
+                                           int S) {
+    pw__streams p;
+    p.packed = c->packed;
+    p.tile_bytes = c->pack_desc->tile_bytes;
+    p.bytes = c->pack_desc->bytes;
+    p.o0 = o0;
+    p.o1 = o1;
+    p.first = o0 / nr;
+    p.n = (o1 - o0 + nr - 1) / nr;
+    p.per = (p.n + S - 1) / S;
+    p.nr = nr;
+    p.S = S;
+    return p;
+}
+
+static inline __attribute__((always_inline)) void pw__streams_at(const pw__streams *p, int64_t j,
+                                                                 pw__streams_step *st) {
+    st->live = 0;
+    for (int s = 0; s < p->S && s * p->per + j < p->n; ++s, ++st->live) {
+        const int64_t t = s * p->per + j;
+        const uint64_t at = (uint64_t)(p->first + t) * p->tile_bytes;
+        st->tile[s] = p->packed + at;
+        st->left[s] = p->bytes - at;
+        st->t0[s] = p->o0 + t * p->nr;
+        st->rows[s] = p->o1 - st->t0[s] < p->nr ? (int)(p->o1 - st->t0[s]) : p->nr;
+    }
+}
+
+/* Step st's nb records of record_bytes for one activation row x (blocks of xb_bytes),
+ * part s into acc[s]: record b of every part in turn when all S parts are live, part
+ * after part in the last part's tail, so the common loop has no branch per record.
+ * block(rec, xb, pf, acc) is the ISA loop's record function; pf says whether
+ * rec + pf_ahead + a record is still inside the buffer. */
+#define PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, pf_ahead, block, acc)          \
+    do {                                                                                        \
+        if ((st).live == (S)) {                                                                 \
+            for (int64_t b_ = 0; b_ < (nb); ++b_) {                                             \
+                const uint64_t rb_ = (uint64_t)b_ * (record_bytes);                             \
+                _Pragma("GCC unroll 8") for (int s_ = 0; s_ < (S); ++s_)                        \
+                    block((st).tile[s_] + rb_, (x) + (size_t)b_ * (xb_bytes),                   \
+                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_], (acc)[s_]);       \
+            }                                                                                   \
+        } else {                                                                                \
+            for (int s_ = 0; s_ < (st).live; ++s_)                                              \
+                for (int64_t b_ = 0; b_ < (nb); ++b_) {                                         \
+                    const uint64_t rb_ = (uint64_t)b_ * (record_bytes);                         \
+                    block((st).tile[s_] + rb_, (x) + (size_t)b_ * (xb_bytes),                   \
+                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_], (acc)[s_]);       \
+                }                                                                               \
+        }                                                                                       \
+    } while (0)
+
 #endif

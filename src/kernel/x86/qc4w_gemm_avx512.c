@@ -38,6 +38,7 @@
  * tile's first panel does not wait on memory.
  */
 #include "kernel/qc4w.h"
+#include "kernel/tile32.h"
 
 #include "kernel/x86/int4_avx512.h"
 #include "kernel/x86/tile32_prefetch.h"
@@ -137,34 +138,29 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
 static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs, uint8_t *y0,
                        int f16, __m512 vmin, __m512 vmax) {
     enum { S = PW__QC4W_STREAMS };
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t kp = d->in_padded, chunks = kp / 8;
+    const int64_t kp = c->pack_desc->in_padded, chunks = kp / 8;
     const size_t esz = f16 ? 2 : 4;
-    const int64_t first = n0 / 16, n = (n1 - n0 + 15) / 16, per = (n + S - 1) / S;
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
-    for (int64_t j = 0; j < per; ++j) {
-        if ((S - 1) * per + j >= n) { /* the last part has no tile j: one tile at a time */
-            for (int s = 0; s < S && s * per + j < n; ++s) {
-                const int64_t t0 = n0 + (s * per + j) * 16, cols = n1 - t0 < 16 ? n1 - t0 : 16;
-                gemv_tile(c->packed + (uint64_t)(first + s * per + j) * d->tile_bytes, chunks, lhs, kp,
-                          y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u), vmin, vmax);
-            }
+    const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
+    pw__streams_step st;
+    for (int64_t j = 0; j < p.per; ++j) {
+        pw__streams_at(&p, j, &st);
+        if (st.live < S) { /* the last part has no tile j: one tile at a time */
+            for (int s = 0; s < st.live; ++s)
+                gemv_tile(st.tile[s], chunks, lhs, kp, y0 + (size_t)st.t0[s] * esz, f16,
+                          (__mmask16)((1u << st.rows[s]) - 1u), vmin, vmax);
             continue;
         }
-        const uint8_t *tile[S];
         __m512i lo[S], hi[S];
 #pragma GCC unroll 4
-        for (int s = 0; s < S; ++s) {
-            tile[s] = c->packed + (uint64_t)(first + s * per + j) * d->tile_bytes;
-            lo[s] = hi[s] = _mm512_setzero_si512();
-        }
+        for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
         for (int64_t k = 0; k < chunks; k += 2) {
             const __m512i u0 = bcast32(u + 8 * k), u1 = bcast32(u + 8 * k + 4);
             const __m512i u2 = bcast32(u + 8 * k + 8), u3 = bcast32(u + 8 * k + 12);
 #pragma GCC unroll 4
             for (int s = 0; s < S; ++s) {
-                const uint8_t *w = tile[s] + 64 * k;
+                const uint8_t *w = st.tile[s] + 64 * k;
                 pw__tile32_prefetch(w, 128);
                 const __m512i r0 = _mm512_load_si512(w), r1 = _mm512_load_si512(w + 64);
                 lo[s] = _mm512_dpbusd_epi32(lo[s], u0, _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
@@ -175,11 +171,10 @@ static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8
         }
 #pragma GCC unroll 4
         for (int s = 0; s < S; ++s) {
-            const int64_t t0 = n0 + (s * per + j) * 16, cols = n1 - t0 < 16 ? n1 - t0 : 16;
-            const uint8_t *meta = tile[s] + 64 * chunks;
+            const uint8_t *meta = st.tile[s] + 64 * chunks;
             finish_row(_mm512_add_epi32(lo[s], hi[s]), lhs, _mm512_load_si512(meta),
                        _mm512_load_ps(meta + 64), _mm512_load_ps(meta + 128), vmin, vmax,
-                       y0 + (size_t)t0 * esz, f16, (__mmask16)((1u << cols) - 1u));
+                       y0 + (size_t)st.t0[s] * esz, f16, (__mmask16)((1u << st.rows[s]) - 1u));
         }
     }
 }

@@ -83,47 +83,19 @@ typedef void (*pw__t32a_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf,
 PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
                                   size_t xb_bytes, pw__t32a_block_fn block, const int S) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
-    const int64_t first = o0 / PW__TILE32_NR, n = (o1 - o0 + PW__TILE32_NR - 1) / PW__TILE32_NR;
-    const int64_t per = (n + S - 1) / S; /* tiles per part; the last part may be shorter */
-    for (int s = 0; s < S && s * per < n; ++s) {
-        const uint64_t at = (uint64_t)(first + s * per) * d->tile_bytes;
-        pw__tile32_prefetch_start(c->packed + at, d->bytes - at);
-    }
-    for (int64_t j = 0; j < per; ++j) {
-        const uint8_t *tile[2];
-        uint64_t pf_left[2];
-        int64_t t0[2];
-        int rows[2], live = 0;
-        for (int s = 0; s < S && s * per + j < n; ++s, ++live) {
-            const uint64_t at = (uint64_t)(first + s * per + j) * d->tile_bytes;
-            tile[s] = c->packed + at;
-            pf_left[s] = d->bytes - at; /* bytes from the tile to the buffer's end */
-            t0[s] = o0 + (s * per + j) * PW__TILE32_NR;
-            rows[s] = o1 - t0[s] < PW__TILE32_NR ? (int)(o1 - t0[s]) : PW__TILE32_NR;
-        }
+    const int64_t nb = c->pack_desc->in / block_values;
+    const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
+    for (int64_t j = 0; j < p.per; ++j) {
+        pw__streams_step st;
+        pw__streams_at(&p, j, &st);
         for (int64_t i = i0; i < i1; ++i) {
             const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
             __m256 acc[2][4];
             for (int s = 0; s < 2; ++s)
                 for (int q = 0; q < 4; ++q) acc[s][q] = _mm256_setzero_ps();
-            if (live == S) {
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint64_t rb = (uint64_t)b * record_bytes;
-                    for (int s = 0; s < S; ++s)
-                        block(tile[s] + rb, x + (size_t)b * xb_bytes,
-                              rb + PW__TILE32_PF + record_bytes <= pf_left[s], acc[s]);
-                }
-            } else {
-                for (int s = 0; s < live; ++s)
-                    for (int64_t b = 0; b < nb; ++b) {
-                        const uint64_t rb = (uint64_t)b * record_bytes;
-                        block(tile[s] + rb, x + (size_t)b * xb_bytes,
-                              rb + PW__TILE32_PF + record_bytes <= pf_left[s], acc[s]);
-                    }
-            }
-            for (int s = 0; s < live; ++s) pw__t32a_store(c->y + i * c->ldy + t0[s], acc[s], rows[s]);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, PW__TILE32_PF, block, acc);
+            for (int s = 0; s < st.live; ++s)
+                pw__t32a_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }
     }
 }

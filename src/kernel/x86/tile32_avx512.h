@@ -44,69 +44,32 @@ pw__tile32_scale_add(__m512 acc[2], __m512i lo, __m512i hi, const uint8_t *d, fl
 
 /* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
  * activation block of xb_bytes (block_values k values each). The range's tiles are
- * read as `streams` (1 to PW__TILE32_MAX_STREAMS, a constant) contiguous parts at
+ * read as `streams` (1 to PW__STREAMS_MAX, a constant) contiguous parts at
  * once, a record of each in turn: on this project's machine one core streams a large
  * weight faster as several streams than as one (a decode step, packwise bench --step,
  * 1 thread: Q4_0 23 -> 34 GB/s, Q8_0 26 -> 37 GB/s at 4 streams; a plain read of 900
  * MiB 30-33 -> 38-39 GB/s at 8), while K-quant records (4.6 and 6.6 KiB, prefetched in
  * parts) lose (Q4_K 30 -> 21 GB/s at 4): each family passes its own count. */
-#define PW__TILE32_MAX_STREAMS 4
 static inline __attribute__((always_inline)) void
 pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
                pw__tile32_block_fn block, const int S) {
-    enum { MS = PW__TILE32_MAX_STREAMS };
-    const pw__pack_desc *d = c->pack_desc;
-    const int64_t nb = d->in / block_values;
-    const int64_t first = o0 / PW__TILE32_NR, n = (o1 - o0 + PW__TILE32_NR - 1) / PW__TILE32_NR;
-    const int64_t per = (n + S - 1) / S; /* tiles per part; the last part may be shorter */
-    for (int s = 0; s < S && s * per < n; ++s) {
-        const uint64_t at = (uint64_t)(first + s * per) * d->tile_bytes;
-        pw__tile32_prefetch_start(c->packed + at, d->bytes - at);
-    }
-    for (int64_t j = 0; j < per; ++j) {
-        const uint8_t *tile[MS];
-        uint64_t pf_left[MS];
-        uint32_t keep[MS];
-        int64_t t0[MS];
-        int live = 0;
-#pragma GCC unroll 8
-        for (int s = 0; s < S; ++s) {
-            const int64_t t = s * per + j;
-            if (t >= n) break;
-            ++live;
-            const uint64_t at = (uint64_t)(first + t) * d->tile_bytes;
-            tile[s] = c->packed + at;
-            pf_left[s] = d->bytes - at;
-            t0[s] = o0 + t * PW__TILE32_NR;
-            const int rows = o1 - t0[s] < PW__TILE32_NR ? (int)(o1 - t0[s]) : PW__TILE32_NR;
-            keep[s] = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
-        }
+    const int64_t nb = c->pack_desc->in / block_values;
+    const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
+    for (int64_t j = 0; j < p.per; ++j) {
+        pw__streams_step st;
+        pw__streams_at(&p, j, &st);
         for (int64_t i = i0; i < i1; ++i) {
             const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
-            __m512 acc[MS][2];
+            __m512 acc[PW__STREAMS_MAX][2];
 #pragma GCC unroll 8
             for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = _mm512_setzero_ps();
-            if (live == S) {
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint64_t rb = (uint64_t)b * record_bytes;
-#pragma GCC unroll 8
-                    for (int s = 0; s < S; ++s)
-                        block(tile[s] + rb, x + (size_t)b * xb_bytes,
-                              rb + PW__TILE32_PF + record_bytes <= pf_left[s], acc[s]);
-                }
-            } else {
-                for (int s = 0; s < live; ++s)
-                    for (int64_t b = 0; b < nb; ++b) {
-                        const uint64_t rb = (uint64_t)b * record_bytes;
-                        block(tile[s] + rb, x + (size_t)b * xb_bytes,
-                              rb + PW__TILE32_PF + record_bytes <= pf_left[s], acc[s]);
-                    }
-            }
-            for (int s = 0; s < live; ++s) {
-                float *y = c->y + i * c->ldy + t0[s];
-                _mm512_mask_storeu_ps(y, (__mmask16)keep[s], acc[s][0]);
-                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep[s] >> 16), acc[s][1]);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, PW__TILE32_PF, block, acc);
+            for (int s = 0; s < st.live; ++s) {
+                float *y = c->y + i * c->ldy + st.t0[s];
+                const uint32_t keep = st.rows[s] == 32 ? 0xFFFFFFFFu : (1u << st.rows[s]) - 1;
+                _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[s][0]);
+                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[s][1]);
             }
         }
     }

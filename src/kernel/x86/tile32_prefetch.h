@@ -28,6 +28,8 @@
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 
+#include "kernel/tile32.h"
+
 #include <stdint.h>
 #include <xmmintrin.h>
 
@@ -43,6 +45,17 @@ static inline __attribute__((always_inline)) void pw__tile32_prefetch_start(cons
                                                                             uint64_t left) {
     const uint64_t n = left < PW__TILE32_PF ? left : PW__TILE32_PF;
     for (uint64_t l = 0; l + 64 <= n; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+}
+
+/* The S streams of a 32-row GEMV range [o0, o1) (kernel/tile32.h), the first bytes of each
+ * prefetched. */
+static inline __attribute__((always_inline)) pw__streams
+pw__tile32_streams_begin(const pw__mm_call *c, int64_t o0, int64_t o1, int S) {
+    const pw__streams p = pw__streams_plan(c, o0, o1, PW__TILE32_NR, S);
+    pw__streams_step st;
+    pw__streams_at(&p, 0, &st);
+    for (int s = 0; s < st.live; ++s) pw__tile32_prefetch_start(st.tile[s], st.left[s]);
+    return p;
 }
 
 #endif
