@@ -262,6 +262,12 @@ static inline __attribute__((always_inline)) void pw__streams_at(const pw__strea
         st->t0[s] = p->o0 + t * p->nr;
         st->rows[s] = p->o1 - st->t0[s] < p->nr ? (int)(p->o1 - st->t0[s]) : p->nr;
     }
+    for (int s = st->live; s < p->S; ++s) { /* defined, never read */
+        st->tile[s] = p->packed;
+        st->left[s] = 0;
+        st->t0[s] = p->o1;
+        st->rows[s] = 0;
+    }
 }
 
 /* Step st's nb records of record_bytes for one activation row x (blocks of xb_bytes),

@@ -36,11 +36,16 @@
  * same bound: |(w + 8) q| <= 15 * 128 per k, K <= 65536), low and high
  * nibbles in separate sums: a sum carried over all of K is a chain of
  * vpdpbusd (several cycles each), and one chain per 8 channels ran batch 1 at
- * 25-27 GB/s against AVX2's 35 (two chains: 34-37). Panels of 4 rows keep the
- * AVX2 sequence: with 8 vpdpbusd sums, GCC 12 spills them (store forwarding
- * in every chain) and measured 189-203 GFLOP/s against 211-228 for the AVX2
- * sequence, [11008, 4096] n = 128, 1 thread. The packed tiles are the
- * family's (qc4w_pack.c), the same at both levels.
+ * 25-27 GB/s against AVX2's 35 (two chains: 34-37). Batches are cut into panels
+ * of PW__QC4W_MRV = 5 rows (panel_wide: 10 sums, the weights unpacked once per
+ * half-chunk, all low-nibble steps before the high ones); the rows left over
+ * take the AVX2 sequence (4 rows) and the 1-3 row panels above. The first
+ * avxvnni GEMM ran 4-row panels through the shared loop below, and GCC 12
+ * spilled its sums to the stack: packwise bench --formats QC4W --shapes
+ * 11008x4096 --batch 128 --threads 1, PACKWISE_ISA=avxvnni, 236 GOP/s (51.7% of
+ * the level's int8 peak) against 370-373 (79-81%) for panel_wide; 6 rows
+ * spill again (296, 65%). The packed tiles are the family's (qc4w_pack.c), the
+ * same at both levels.
  */
 #include "kernel/qc4w.h"
 #include "kernel/x86/avx2_level.h"
@@ -158,6 +163,85 @@ PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, s
         finish_row(acc[r][0], acc[r][1], lhs + r * ldl, meta, vmin, vmax, y + r * ldy_bytes, f16, cols);
 }
 
+/* Wide panels of MR rows (PW__QC4W_MRV at avxvnni, PW__QC4W_MR2 at avx2), the weights of a
+ * chunk unpacked once for all of them, into 2 x MR int32 sums of 8 channels.
+ *   AVX-VNNI: a vpdpbusd per row and nibble, the low nibbles of every row before the
+ *   high ones, so that each chain's two steps are MR instructions apart.
+ *   AVX2: per row and half, the vpmaddubsw pair sums are added in int16 over
+ *   PW__QC4W_SUM16 chunks before one vpmaddwd widens them into the int32 sum: 16
+ *   products of |(w + 8) q| <= 15 * 128 are at most 30720 < 2^15, exact. One vpmaddubsw
+ *   and one vpaddw per 32 products, as the level's peak loop (bench_peak_avx2.c);
+ *   widening every chunk took a multiplier slot each time.
+ * Written as one loop for both levels (the AVX2 shape at avxvnni, or the reverse), GCC 12
+ * spilled sums again: avxvnni 236-241 GOP/s against 370-392. */
+#define PW__QC4W_MRV 5
+#define PW__QC4W_SUM16 4
+PW__INLINE void panel_wide(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, size_t ldl,
+                           uint8_t *y, size_t ldy_bytes, int f16, int64_t cols, __m256 vmin,
+                           __m256 vmax, const int MR) {
+    enum { MAXR = PW__QC4W_MRV > PW__QC4W_MR2 ? PW__QC4W_MRV : PW__QC4W_MR2 };
+    const __m256i bias8 = _mm256_set1_epi8((char)0x88), m4 = _mm256_set1_epi8(0x0F);
+    const int8_t *q = (const int8_t *)(lhs + sizeof(pw__qd8_header));
+    __m256i a0[MAXR], a1[MAXR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) a0[r] = a1[r] = _mm256_setzero_si256();
+    if (PW__VNNI) {
+        for (int64_t j = 0; j < chunks; ++j) {
+            _mm_prefetch((const char *)(tile + 64 * j + 8192), _MM_HINT_T1);
+            const __m256i r0 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(tile + 64 * j)), bias8);
+            const __m256i r1 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(tile + 64 * j + 32)), bias8);
+            const __m256i l0 = _mm256_and_si256(r0, m4), l1 = _mm256_and_si256(r1, m4);
+#pragma GCC unroll 8
+            for (int r = 0; r < MR; ++r) {
+                const __m256i a = bcast32(q + r * ldl + 8 * j);
+                a0[r] = pw__dpbusd(a0[r], l0, a);
+                a1[r] = pw__dpbusd(a1[r], l1, a);
+            }
+            const __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(r0, 4), m4);
+            const __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4);
+#pragma GCC unroll 8
+            for (int r = 0; r < MR; ++r) {
+                const __m256i a = bcast32(q + r * ldl + 8 * j + 4);
+                a0[r] = pw__dpbusd(a0[r], h0, a);
+                a1[r] = pw__dpbusd(a1[r], h1, a);
+            }
+        }
+    } else {
+        for (int64_t j0 = 0; j0 < chunks; j0 += PW__QC4W_SUM16) {
+            const int64_t j1 = chunks - j0 < PW__QC4W_SUM16 ? chunks : j0 + PW__QC4W_SUM16;
+            __m256i s0[MAXR], s1[MAXR];
+#pragma GCC unroll 8
+            for (int r = 0; r < MR; ++r) s0[r] = s1[r] = _mm256_setzero_si256();
+            for (int64_t j = j0; j < j1; ++j) {
+                _mm_prefetch((const char *)(tile + 64 * j + 8192), _MM_HINT_T1);
+                const __m256i r0 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(tile + 64 * j)), bias8);
+                const __m256i r1 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(tile + 64 * j + 32)), bias8);
+                const __m256i l0 = _mm256_and_si256(r0, m4), l1 = _mm256_and_si256(r1, m4);
+                const __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(r0, 4), m4);
+                const __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4);
+#pragma GCC unroll 8
+                for (int r = 0; r < MR; ++r) {
+                    const __m256i alo = bcast32(q + r * ldl + 8 * j), ahi = bcast32(q + r * ldl + 8 * j + 4);
+                    s0[r] = _mm256_add_epi16(s0[r], _mm256_maddubs_epi16(l0, alo));
+                    s1[r] = _mm256_add_epi16(s1[r], _mm256_maddubs_epi16(l1, alo));
+                    s0[r] = _mm256_add_epi16(s0[r], _mm256_maddubs_epi16(h0, ahi));
+                    s1[r] = _mm256_add_epi16(s1[r], _mm256_maddubs_epi16(h1, ahi));
+                }
+            }
+            const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+            for (int r = 0; r < MR; ++r) {
+                a0[r] = _mm256_add_epi32(a0[r], _mm256_madd_epi16(s0[r], ones));
+                a1[r] = _mm256_add_epi32(a1[r], _mm256_madd_epi16(s1[r], ones));
+            }
+        }
+    }
+    const uint8_t *meta = tile + 64 * chunks;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+        finish_row(a0[r], a1[r], lhs + r * ldl, meta, vmin, vmax, y + r * ldy_bytes, f16, cols);
+}
+
 static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     const pw__pack_desc *d = c->pack_desc;
     const int f16 = c->y16 != NULL;
@@ -169,9 +253,13 @@ static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, i
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
         uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
         int64_t m = m0;
+        if (PW__VNNI)
+            for (; m + PW__QC4W_MRV <= m1; m += PW__QC4W_MRV)
+                panel_wide(tile, chunks, c->xq + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes,
+                           ldy_bytes, f16, cols, vmin, vmax, PW__QC4W_MRV);
         for (; m + PW__QC4W_MR2 <= m1; m += PW__QC4W_MR2)
-            panel(tile, chunks, c->xq + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes, ldy_bytes,
-                  f16, cols, vmin, vmax, PW__QC4W_MR2);
+            panel_wide(tile, chunks, c->xq + (size_t)m * ldl, ldl, y + (size_t)m * ldy_bytes,
+                       ldy_bytes, f16, cols, vmin, vmax, PW__QC4W_MR2);
         const uint8_t *a = c->xq + (size_t)m * ldl;
         uint8_t *yy = y + (size_t)m * ldy_bytes;
         switch (m1 - m) {
@@ -186,4 +274,4 @@ static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, i
 /* Name, key, isa, features and priority are the build's level (avx2_level.h). */
 const pw__kernel PW__AVX2_SYM(pw__k_qc4w_n16k8s2) =
     PW__QC4W_KERNEL(16, 8, 2, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_F16C), run_avx2,
-                    PW__AVX2_PRIO, PW__QC4W_MR2, 65536, 0);
+                    PW__AVX2_PRIO, PW__VNNI ? PW__QC4W_MRV : PW__QC4W_MR2, 65536, 0);
