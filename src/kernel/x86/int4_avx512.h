@@ -23,7 +23,12 @@
  * each, fraction of the same run's read of the same bytes: the earlier pair (L2 16 KiB
  * + L1 2 KiB) QC4W 73-78%, QB4W 63-74%; L1 8 KiB QC4W 84-93%; L1 4 KiB QC4W 86-90%,
  * QB4W 81-88% (B = 32 and 128); QB4W at 2, 3, 8 and 12 KiB 71-79%, 77-84%, 74-81%,
- * 72-78%. */
+ * 72-78%. The three streams are not what holds QB4W/32 below QC4W: a timing-only build
+ * that read no scales or zero points (wrong sums) streamed the data at the rate the
+ * whole tiles stream (B = 32, [11008, 4096]: 23.6 MB in 0.67-0.71 ms against 29.7 MB in
+ * 0.82-0.87 ms, 34-35 GB/s either way), so interleaving them with the data would not
+ * raise it. Prefetching the data linearly as QC4W does (every 128 bytes, 3 or 8 KiB
+ * ahead) with only the scales and zero points by blocks: 75-82% against 80-84%. */
 #define PW__QB4W_PF 4096
 #define PW__INLINE static inline __attribute__((always_inline))
 
