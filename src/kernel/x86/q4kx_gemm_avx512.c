@@ -53,6 +53,7 @@
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
 #include "kernel/x86/q4kx_avx512.h"
+#include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/tile32_kgemm.h"
 
@@ -225,6 +226,10 @@ Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
 }
 
 PW__TILE32_IBM_FILL(q4kxg_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, q4kx_record_from_blocks, 1)
+
+void pw__q4kx_record_avx512(const uint8_t *src, uint8_t *rec) {
+    q4kx_record_from_blocks(src, rec);
+}
 
 static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any,

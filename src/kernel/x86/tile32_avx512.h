@@ -75,4 +75,78 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
     }
 }
 
+/* ---- GEMV over input-block-major views (the spec's kernel order) ----
+ * y[i, o] for o in [o0, o1) from c->w as it is: the rows of one block column lie side by
+ * side there, so the loop reads a column at a time over up to PW__TILE32_IBM_RB rows,
+ * one sequential stream, makes each tile's record of the column in an L1 scratch
+ * (record: the family's record maker, from 32 blocks of bb bytes; pw__tile32_fill_ibm
+ * copies rows that do not lie side by side first) and hands it to the family's record
+ * function, the tiles' sums (2 zmm each) kept in memory between columns. The stream is
+ * prefetched into L1 PW__TILE32_IBM_PF bytes ahead in whole tiles (a tile's source at a
+ * time), on into the next column's first tiles at the end of one.
+ *
+ * Q4_K and Q6_K use it (their row-major-style IBM kernels, rm_kquant_avx512.c, decode
+ * each block's scales per row). packwise bench --layout kernel --policy in_place
+ * --kernel K --formats F --shapes 11008x4096 --batch 1 --threads 1, the two kernels in
+ * turn, two rounds: Q4_K 54-59% -> 63-71% of the read, Q6_K 48-52% -> 65-67%. Q4_0 and
+ * Q8_0 keep theirs (rm_q32_avx512.c: 81-90% against 53-58% and 73-77% here, their
+ * 576- and 1088-byte records cost a maker and a record function each). Prefetch
+ * distance: no software prefetch 41-55% (Q4_K), 16 KiB 47-50%, 4 KiB (one K-quant tile)
+ * as above; half a tile before the maker and half before the record function 50-52%. */
+#define PW__TILE32_IBM_RB 2048 /* rows per pass: their sums 8 KiB */
+#define PW__TILE32_IBM_PF 4096  /* bytes of the stream prefetched ahead, in whole tiles */
+
+/* The IBM GEMM kernels' AVX-512 record makers (x86/q*_gemm_avx512.c), which the IBM GEMV
+ * kernels call: one record from the 32 blocks of a column, row r's at src + r * bb. */
+void pw__q4kx_record_avx512(const uint8_t *src, uint8_t *rec);
+void pw__q6kx_record_avx512(const uint8_t *src, uint8_t *rec);
+static inline __attribute__((always_inline)) void
+pw__tile32_ibm_gemv_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                        int64_t block_values, size_t bb, uint64_t record_bytes, size_t xb_bytes,
+                        void (*record)(const uint8_t *, uint8_t *), pw__tile32_block_fn block) {
+    const pw_view *w = c->w;
+    const int64_t nb = c->in / block_values;
+    const size_t src = PW__TILE32_NR * bb; /* a tile's blocks of one column */
+    const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
+    const int64_t ahead = (int64_t)((PW__TILE32_IBM_PF + src - 1) / src); /* tiles */
+    _Alignas(64) uint8_t rec[PW__TILE32_NR * PW__TILE32_FILL_BLOCK_MAX];
+    __m512 acc[PW__TILE32_IBM_RB / PW__TILE32_NR][2];
+    for (int64_t i = i0; i < i1; ++i) {
+        const uint8_t *x = c->xq + (uint64_t)i * c->xq_row_bytes;
+        for (int64_t ob = o0; ob < o1; ob += PW__TILE32_IBM_RB) {
+            const int64_t oe = o1 - ob < PW__TILE32_IBM_RB ? o1 : ob + PW__TILE32_IBM_RB;
+            const int64_t nt = (oe - ob + PW__TILE32_NR - 1) / PW__TILE32_NR;
+            const uint8_t *first = w->data + (size_t)(w->offset + ob * w->strides[0]) * bb;
+            for (int64_t t = 0; t < nt; ++t) acc[t][0] = acc[t][1] = _mm512_setzero_ps();
+            for (int64_t t = 0; t < ahead && t < nt; ++t)
+                for (size_t l = 0; l < src; l += 64)
+                    _mm_prefetch((const char *)(first + (size_t)t * PW__TILE32_NR * rs + l), _MM_HINT_T0);
+            for (int64_t b = 0; b < nb; ++b) {
+                const uint8_t *xb = x + (size_t)b * xb_bytes;
+                for (int64_t t = 0; t < nt; ++t) {
+                    int64_t pt = t + ahead, pb = b;
+                    if (pt >= nt) {
+                        pt -= nt;
+                        ++pb;
+                    }
+                    if (pb < nb && pt < nt) {
+                        const uint8_t *p = first + (size_t)pb * bs + (size_t)pt * PW__TILE32_NR * rs;
+                        for (size_t l = 0; l < src; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+                    }
+                    pw__tile32_fill_ibm(c, ob + t * PW__TILE32_NR, b, b + 1, rec, bb, record_bytes, record, -1);
+                    block(rec, xb, 0, acc[t]);
+                }
+            }
+            for (int64_t t = 0; t < nt; ++t) {
+                const int64_t t0 = ob + t * PW__TILE32_NR;
+                const int rows = oe - t0 < PW__TILE32_NR ? (int)(oe - t0) : PW__TILE32_NR;
+                const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+                float *y = c->y + i * c->ldy + t0;
+                _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[t][0]);
+                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[t][1]);
+            }
+        }
+    }
+}
+
 #endif
