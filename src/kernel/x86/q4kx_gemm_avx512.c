@@ -193,11 +193,13 @@ const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
  * (pw__t32k_run_fill), as q4_0_ibm_gemm_avx512vnni does for Q4_0 (q4x_gemm_avx512.c,
  * whose comment derives the nibble merge). Each 16 qs bytes of a row (chunk C: the
  * 64-value chunk C / 2, half C % 2) give steps 16 (C / 2) + 4 (C % 2) + 0..3 from their
- * low nibbles and 8 steps later from their high ones; d and dmin come from one dword
- * gather, and each 4 scale bytes of 16 rows from a gather, an in-lane byte transpose
- * and a dword permute (record byte 4224 + 192 h + 16 i + r % 16 = scale byte i of row
- * 16 h + r % 16). About 700 instructions a record, against the 64 rows of X of a row
- * block that read it.
+ * low nibbles and 8 steps later from their high ones. The first 16 bytes of each block
+ * (d, dmin and the 12 scale bytes) of 16 rows are transposed in registers: a 4 x 4
+ * dword transpose per lane, then per dword column an in-lane byte shuffle and a dword
+ * permute (record byte 4224 + 192 h + 16 i + r % 16 = scale byte i of row 16 h + r % 16),
+ * or for d and dmin a word shuffle and a qword permute. The first maker gathered them
+ * (8 vpgatherdd a record); the IBM GEMV (q4_k_ibm_gemv_avx512vnni), which makes a
+ * record for one row of X, spent most of its time in them.
  */
 Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q4_K);
@@ -211,17 +213,28 @@ Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
         _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     /* then dword j of every lane together: dword k takes lane k % 4's dword k / 4 */
     const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    /* the first 16 bytes of each block (d, dmin, the 12 scale bytes), 16 rows at a time:
+     * four rows per register (lane L: row 4L + g), then the 4 x 4 dword transpose of
+     * every lane, which makes col[c] lane L the dword c of rows 4L .. 4L+3 */
+    const __m512i words = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
     for (int h = 0; h < 2; ++h) {
         const uint8_t *rows = src + (size_t)16 * h * bb;
-        const __m512i dd = pw__t32f_gather16(rows, (int)bb); /* d | dmin << 16 */
-        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_D + 32 * h), _mm512_cvtepi32_epi16(dd));
-        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_DMIN + 32 * h),
-                           _mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
-        for (int i4 = 0; i4 < 3; ++i4) {
-            const __m512i v = pw__t32f_gather16(rows + offsetof(pw__block_q4_K, scales) + 4 * i4, (int)bb);
+        __m512i z[4];
+        for (int g = 0; g < 4; ++g) z[g] = pw__t32f_rows4(rows, bb, g);
+        const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+        const __m512i col[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                                _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+        /* col[0]: the d and dmin words of each lane's rows together, then the lanes' d
+         * (qwords 0, 2, 4, 6) before their dmin */
+        const __m512i dd = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                                    _mm512_shuffle_epi8(col[0], words));
+        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_D + 32 * h), _mm512_castsi512_si256(dd));
+        _mm256_store_si256((__m256i *)(rec + PW__Q4KX_DMIN + 32 * h), _mm512_extracti64x4_epi64(dd, 1));
+        for (int i4 = 0; i4 < 3; ++i4)
             _mm512_store_si512((__m512i *)(rec + PW__Q4KX_SCALES + 192 * h + 64 * i4),
-                               _mm512_permutexvar_epi32(dwords, _mm512_shuffle_epi8(v, bytes)));
-        }
+                               _mm512_permutexvar_epi32(dwords, _mm512_shuffle_epi8(col[1 + i4], bytes)));
     }
 }
 
