@@ -111,42 +111,39 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
         for (int64_t u = 0; u < npass * ntile; ++u) {
             const int64_t b1 = (fill != NULL ? u % npass : u / ntile) * kb;
             const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
-            {
-                const int64_t t0 = o0 + (fill != NULL ? u / npass : u % ntile) * PW__TILE32_NR;
-                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-                const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
-                const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
-                const uint8_t *recs =
-                    pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
-                /* the packed records read after these come from memory: fetched into L2 a
-                 * few lines per record read, spread over every panel of this tile */
-                pw__tile32_next nx = {NULL, NULL, 0};
-                if (fill == NULL)
-                    nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                              record_bytes);
-                int64_t i = ib;
-                for (int64_t p = 0; p < panels; ++p) {
-                    /* near-equal panels: the first rows % panels are one row taller */
-                    const int h = (int)(rows / panels + (p < rows % panels));
-                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
-                    float *y = c->y + i * c->ldy + t0;
-                    switch (h) {
+            const int64_t t0 = o0 + (fill != NULL ? u / npass : u % ntile) * PW__TILE32_NR;
+            const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+            const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
+            const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
+            const uint8_t *recs = pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
+            /* the packed records read after these come from memory: fetched into L2 a
+             * few lines per record read, spread over every panel of this tile */
+            pw__tile32_next nx = {NULL, NULL, 0};
+            if (fill == NULL)
+                nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                          record_bytes);
+            int64_t i = ib;
+            for (int64_t p = 0; p < panels; ++p) {
+                /* near-equal panels: the first rows % panels are one row taller */
+                const int h = (int)(rows / panels + (p < rows % panels));
+                const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
+                float *y = c->y + i * c->ldy + t0;
+                switch (h) {
 #define PW__T32G_CASE(h_)                                                                        \
     case h_:                                                                                   \
         pw__t32g_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
                        m0, m1, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                       \
         break;
-                        PW__T32G_CASE(1)
-                        PW__T32G_CASE(2)
-                        PW__T32G_CASE(3)
-                        PW__T32G_CASE(4)
-                        PW__T32G_CASE(5)
-                        PW__T32G_CASE(6) /* PW__T32G_MR */
+                    PW__T32G_CASE(1)
+                    PW__T32G_CASE(2)
+                    PW__T32G_CASE(3)
+                    PW__T32G_CASE(4)
+                    PW__T32G_CASE(5)
+                    PW__T32G_CASE(6) /* PW__T32G_MR */
 #undef PW__T32G_CASE
-                    }
-                    i += h;
-                    nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
                 }
+                i += h;
+                nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
             }
         }
     }
