@@ -71,37 +71,38 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
         const int64_t panels = (rows + PW__T32L_MR - 1) / PW__T32L_MR;
         const int64_t kb = pw__tile32_pass_blocks(
             rows, xb_bytes, nb, pw__tile32_fill_budget(budget, fill, max_kb, rows, xb_bytes));
-        for (int64_t b1 = 0; b1 < nb; b1 += kb) {
-            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
-            for (int64_t t0 = o0; t0 < o1; t0 += PW__TILE32_NR) {
-                const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
-                const uint8_t *recs =
-                    pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
-                pw__tile32_next nx = {NULL, NULL, 0};
-                if (prefetch && fill == NULL)
-                    nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                              record_bytes);
-                int64_t i = ib;
-                for (int64_t p = 0; p < panels; ++p) {
-                    /* near-equal panels: the first rows % panels are one row taller */
-                    const int h = (int)(rows / panels + (p < rows % panels));
-                    const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
-                    float *y = c->y + i * c->ldy + t0;
-                    switch (h) {
+        const int64_t npass = (nb + kb - 1) / kb, ntile = (o1 - o0 + PW__TILE32_NR - 1) / PW__TILE32_NR;
+        for (int64_t u = 0; u < npass * ntile; ++u) { /* pw__tile32_pass_tile: the order */
+            int64_t pass, tile;
+            pw__tile32_pass_tile(u, npass, ntile, fill != NULL, &pass, &tile);
+            const int64_t b1 = pass * kb, b2 = nb - b1 < kb ? nb : b1 + kb;
+            const int64_t t0 = o0 + tile * PW__TILE32_NR;
+            const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
+            const uint8_t *recs = pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
+            pw__tile32_next nx = {NULL, NULL, 0};
+            if (prefetch && fill == NULL)
+                nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
+                                          record_bytes);
+            int64_t i = ib;
+            for (int64_t p = 0; p < panels; ++p) {
+                /* near-equal panels: the first rows % panels are one row taller */
+                const int h = (int)(rows / panels + (p < rows % panels));
+                const uint8_t *xrow = c->xq + (uint64_t)i * c->xq_row_bytes;
+                float *y = c->y + i * c->ldy + t0;
+                switch (h) {
 #define PW__T32L_CASE(h_)                                                                        \
     case h_:                                                                                   \
         pw__t32l_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
                        live, b1 > 0, nx, block, h_);                                           \
         break;
-                        PW__T32L_CASE(1)
-                        PW__T32L_CASE(2)
-                        PW__T32L_CASE(3)
-                        PW__T32L_CASE(4) /* PW__T32L_MR */
+                    PW__T32L_CASE(1)
+                    PW__T32L_CASE(2)
+                    PW__T32L_CASE(3)
+                    PW__T32L_CASE(4) /* PW__T32L_MR */
 #undef PW__T32L_CASE
-                    }
-                    i += h;
-                    nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
                 }
+                i += h;
+                nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
             }
         }
     }

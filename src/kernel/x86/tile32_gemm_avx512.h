@@ -103,15 +103,12 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
          * whose records fit in the scratch) */
         const int64_t kb = pw__tile32_pass_blocks(
             rows, xb_bytes, nb, pw__tile32_fill_budget(PW__T32G_XL2, fill, max_kb, rows, xb_bytes));
-        /* packed records: a pass over every tile, the pass's activations staying in L2
-         * while the tiles stream; made records (fill): a tile's passes in turn, so that
-         * its sums in y stay in L1 from pass to pass (pass over tiles, Q8_0 [11008, 4096]
-         * n = 128: 4 passes of 33 records, y read and written again each pass) */
         const int64_t npass = (nb + kb - 1) / kb, ntile = (o1 - o0 + PW__TILE32_NR - 1) / PW__TILE32_NR;
-        for (int64_t u = 0; u < npass * ntile; ++u) {
-            const int64_t b1 = (fill != NULL ? u % npass : u / ntile) * kb;
-            const int64_t b2 = nb - b1 < kb ? nb : b1 + kb;
-            const int64_t t0 = o0 + (fill != NULL ? u / npass : u % ntile) * PW__TILE32_NR;
+        for (int64_t u = 0; u < npass * ntile; ++u) { /* kernel/tile32.h: the order */
+            int64_t pass, tile;
+            pw__tile32_pass_tile(u, npass, ntile, fill != NULL, &pass, &tile);
+            const int64_t b1 = pass * kb, b2 = nb - b1 < kb ? nb : b1 + kb;
+            const int64_t t0 = o0 + tile * PW__TILE32_NR;
             const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
             const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
             const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
