@@ -39,7 +39,7 @@
  * 25-27 GB/s against AVX2's 35 (two chains: 34-37). Batches are cut into panels
  * of PW__QC4W_MRV = 5 rows (panel_wide: 10 sums, the weights unpacked once per
  * half-chunk, all low-nibble steps before the high ones); the rows left over
- * take the AVX2 sequence (4 rows) and the 1-3 row panels above. The first
+ * take a 4-row panel_wide and the 1-3 row panels above. The first
  * avxvnni GEMM ran 4-row panels through the shared loop below, and GCC 12
  * spilled its sums to the stack: packwise bench --formats QC4W --shapes
  * 11008x4096 --batch 128 --threads 1, PACKWISE_ISA=avxvnni, 236 GOP/s (51.7% of

@@ -42,6 +42,14 @@ pw__tile32_scale_add(__m512 acc[2], __m512i lo, __m512i hi, const uint8_t *d, fl
                              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1)), x), acc[1]);
 }
 
+/* Store the first `rows` (1..32) of a tile's 32 sums acc[0] (rows 0..15), acc[1] at y. */
+static inline __attribute__((always_inline)) void pw__tile32_store(float *y, const __m512 acc[2],
+                                                                   int rows) {
+    const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
+    _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[0]);
+    _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[1]);
+}
+
 /* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per
  * activation block of xb_bytes (block_values k values each). The range's tiles are
  * read as `streams` (1 to PW__STREAMS_MAX, a constant) contiguous parts at
@@ -65,12 +73,8 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
 #pragma GCC unroll 8
             for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = _mm512_setzero_ps();
             PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, PW__TILE32_PF, block, acc);
-            for (int s = 0; s < st.live; ++s) {
-                float *y = c->y + i * c->ldy + st.t0[s];
-                const uint32_t keep = st.rows[s] == 32 ? 0xFFFFFFFFu : (1u << st.rows[s]) - 1;
-                _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[s][0]);
-                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[s][1]);
-            }
+            for (int s = 0; s < st.live; ++s)
+                pw__tile32_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }
     }
 }
@@ -139,11 +143,8 @@ pw__tile32_ibm_gemv_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
             }
             for (int64_t t = 0; t < nt; ++t) {
                 const int64_t t0 = ob + t * PW__TILE32_NR;
-                const int rows = oe - t0 < PW__TILE32_NR ? (int)(oe - t0) : PW__TILE32_NR;
-                const uint32_t keep = rows == 32 ? 0xFFFFFFFFu : (1u << rows) - 1;
-                float *y = c->y + i * c->ldy + t0;
-                _mm512_mask_storeu_ps(y, (__mmask16)keep, acc[t][0]);
-                _mm512_mask_storeu_ps(y + 16, (__mmask16)(keep >> 16), acc[t][1]);
+                pw__tile32_store(c->y + i * c->ldy + t0, acc[t],
+                                 oe - t0 < PW__TILE32_NR ? (int)(oe - t0) : PW__TILE32_NR);
             }
         }
     }
