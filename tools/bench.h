@@ -12,6 +12,7 @@
 #include "packwise.h"
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #define PW_BENCH_MAX_LIST 16 /* entries of --shapes, --batch, --threads */
@@ -144,6 +145,36 @@ double pw_bench_sample_quantile(pw_bench_sampler *s, double q);
 void pw_bench_gaussian(float *dst, size_t count, uint64_t seed);
 /* Allocate bytes aligned to 64 (rounded up to a whole cache line); NULL when out of memory. */
 void *pw_bench_alloc(size_t bytes);
+/* A tracking allocator: the library's allocator (pw_allocator_default), with every live
+ * block listed, so that a bench can flush or read the library's memory (packed forms,
+ * scratch, handles) without reaching inside the library. */
+typedef struct pw_bench_block {
+    void *p;
+    size_t bytes;
+} pw_bench_block;
+typedef struct pw_bench_tracker {
+    pthread_mutex_t mu;
+    pw_bench_block *live;
+    size_t count, capacity;
+} pw_bench_tracker;
+void pw_bench_tracker_init(pw_bench_tracker *t);
+/* The allocator to give pw_context_options (t outlives the context). */
+pw_allocator pw_bench_tracker_allocator(pw_bench_tracker *t);
+/* Evict every live block from the caches (pw_bench_flush). */
+void pw_bench_tracker_flush(pw_bench_tracker *t);
+/* Append {p, bytes} to *out (count *n, room *cap; grown with realloc): 0, or -1 when out
+ * of memory. */
+int pw_bench_block_push(pw_bench_block **out, size_t *n, size_t *cap, void *p, size_t bytes);
+/* The live blocks of at least min_bytes, appended to *out (count *n, room *cap; grown
+ * with realloc). Returns 0, or -1 when out of memory. */
+int pw_bench_tracker_blocks(pw_bench_tracker *t, size_t min_bytes, pw_bench_block **out, size_t *n,
+                            size_t *cap);
+void pw_bench_tracker_free(pw_bench_tracker *t);
+
+/* Fill [p, p + bytes) (8-byte aligned) with words that never repeat, so that no two
+ * pages of a bench buffer are alike: a host that merges equal pages (KSM) or backs
+ * repeated content specially would otherwise read them at another speed than weights. */
+void pw_bench_fill_distinct(void *p, size_t bytes);
 /* Evict [p, p + bytes) from every cache level; returns 0 where the CPU offers no way. */
 int pw_bench_flush(const void *p, size_t bytes);
 
@@ -164,7 +195,9 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
 /*
  * A GEMV case's (or a decode step's) own ceiling: a streaming read of a buffer of
  * the case's bytes, allocated as the library allocates packed weights (2 MiB
- * aligned, huge pages asked for, from 4 MiB), in contiguous chunks (8 per thread,
+ * aligned, huge pages asked for, from 4 MiB; a decode step reads its weights' packed
+ * forms themselves instead, pw_bench_ceiling_init_regions and bench_step.c), in
+ * contiguous chunks (8 per thread,
  * taken by whichever thread is free) on the context's threads with the widest
  * loads, PW_BENCH_CEILING_WAYS ways, each sample all of them: each chunk as one
  * stream with the read loops' software prefetch (the kernels' way) and without it,
@@ -185,29 +218,38 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
 #define PW_BENCH_CEILING_SLACK 1.02
 #define PW_BENCH_CEILING_WAYS 4
 typedef struct pw_bench_ceiling {
-    uint8_t *buffer;
-    size_t bytes;      /* read per sample and way: chunks x chunk */
-    size_t chunk, chunks;
+    uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
+    size_t bytes;      /* read per sample and way: the pieces' bytes */
+    const uint8_t **piece; /* what a task reads: a chunk of the buffer or of a block */
+    size_t *piece_bytes;
+    size_t pieces;
     pw_bench_sampler way[PW_BENCH_CEILING_WAYS];
     int clean;         /* the basis pw_bench_ceiling_kernel_median chose (-1: not yet) */
 } pw_bench_ceiling;
 #define PW_BENCH_CLEAN_MIN 5
 /* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
+/* The same over n regions of memory that others hold (a decode step: the packed forms
+ * its weights hold, the very bytes its tokens read), live while c is used; read in
+ * address order, each from its first 64-byte boundary in whole 2 KiB (what is left out
+ * is left out of c->bytes too). */
+int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, size_t n,
+                                  int threads);
 /* Time one read of the buffer each way on ctx's threads. `flush` (a GEMV case, whose
  * weights are flushed): each read after flushing the buffer from the caches. Otherwise
  * (a decode step, whose weights are several times the last-level cache but were all
  * read one token ago, their pages' translations still in the TLB): after one untimed
  * read of the whole buffer, so that its translations are as recent as the weights'. */
 void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c, int flush);
+/* The same for one way (way modulo PW_BENCH_CEILING_WAYS): a caller that spreads the ways
+ * over its samples in turn (a decode step, whose every read of the buffer is long). */
+void pw_bench_ceiling_sample_way(pw_context *ctx, pw_bench_ceiling *c, int way, int flush);
 /* The kernel's median (seconds) on the basis its samples share with the ceiling's
  * (undisturbed, or all), which the ceiling keeps for its own figure. */
 double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel);
 /* GB/s of the fastest way's median on that basis (0 when no sample was taken). */
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
-/* Free the buffer and keep the samples (for a ceiling measured before its case). */
-void pw_bench_ceiling_release(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
  * *invalid (fraction above PW_BENCH_CEILING_SLACK) and *machine_fraction (of m's read
  * bandwidth; m may be NULL). */

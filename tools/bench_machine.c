@@ -289,27 +289,82 @@ int pw_bench_machine_measure(pw_context *ctx, const pw_bench_options *o, void *b
 
 /* --- a GEMV case's own ceiling (bench.h) --- */
 
+/* Room for `pieces` pieces; 0 or an exit code after a message. */
+static int ceiling_pieces(pw_bench_ceiling *c, size_t pieces, int threads) {
+    c->piece = calloc(pieces ? pieces : 1, sizeof *c->piece);
+    c->piece_bytes = calloc(pieces ? pieces : 1, sizeof *c->piece_bytes);
+    if (c->piece == NULL || c->piece_bytes == NULL)
+        return pw_cli_fail("bench", "out of memory for a ceiling of %zu pieces", pieces);
+    c->clean = -1;
+    for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) pw_bench_sampler_init(&c->way[w], threads);
+    return PW_EXIT_OK;
+}
+
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads) {
     memset(c, 0, sizeof *c);
     if (threads < 1) threads = 1;
     /* 8 contiguous chunks per thread, taken in order by whichever thread is free (so a
      * thread that starts late does not hold the others up, as a kernel's row ranges
      * even out), each a multiple of 4 KiB (the read loops step by 256 bytes) */
-    c->chunks = 8 * (size_t)threads;
-    c->chunk = bytes / c->chunks / 4096 * 4096;
-    if (c->chunk == 0) {
-        c->chunk = 4096;
-        c->chunks = bytes / 4096 ? bytes / 4096 : 1;
+    size_t chunks = 8 * (size_t)threads, chunk = bytes / chunks / 4096 * 4096;
+    if (chunk == 0) {
+        chunk = 4096;
+        chunks = bytes / 4096 ? bytes / 4096 : 1;
     }
-    c->bytes = c->chunk * c->chunks;
+    c->bytes = chunk * chunks;
     const pw_allocator lib = pw_allocator_default();
     c->buffer = lib.alloc(lib.user, c->bytes, c->bytes >= ((size_t)4 << 20) ? (size_t)2 << 20 : 64);
     if (c->buffer == NULL)
         return pw_cli_fail("bench", "out of memory for a %zu-byte ceiling buffer", c->bytes);
-    for (size_t i = 0; i < c->bytes; i += 4096) memset(c->buffer + i, (int)(i >> 12) & 0xff, 4096);
-    c->clean = -1;
-    for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) pw_bench_sampler_init(&c->way[w], threads);
+    pw_bench_fill_distinct(c->buffer, c->bytes);
+    const int rc = ceiling_pieces(c, chunks, threads);
+    if (rc != PW_EXIT_OK) return rc;
+    for (size_t i = 0; i < chunks; ++i) {
+        c->piece[i] = c->buffer + i * chunk;
+        c->piece_bytes[i] = chunk;
+    }
+    c->pieces = chunks;
     return PW_EXIT_OK;
+}
+
+int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, size_t n,
+                                  int threads) {
+    memset(c, 0, sizeof *c);
+    if (threads < 1) threads = 1;
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += r[i].bytes;
+    /* pieces of about an eighth of a thread's share (as the buffer's chunks), whole 4 KiB
+     * pages, the read loops' 2 KiB steps (256 bytes x 8 streams) of each */
+    size_t piece = total / (8 * (size_t)threads) / 4096 * 4096;
+    if (piece < 4096) piece = 4096;
+    size_t pieces = 0;
+    for (size_t i = 0; i < n; ++i) pieces += (r[i].bytes + piece - 1) / piece;
+    const int rc = ceiling_pieces(c, pieces, threads);
+    for (size_t i = 0; rc == PW_EXIT_OK && i < n; ++i) {
+        /* from the first 64-byte boundary: the read loops' loads are aligned */
+        const size_t skip = (64 - ((uintptr_t)r[i].p & 63)) & 63;
+        if (r[i].bytes <= skip) continue;
+        const uint8_t *p = (const uint8_t *)r[i].p + skip;
+        const size_t bytes = r[i].bytes - skip;
+        for (size_t o = 0; o < bytes; o += piece) {
+            const size_t left = bytes - o, m = (left < piece ? left : piece) / 2048 * 2048;
+            if (m == 0) continue;
+            c->piece[c->pieces] = p + o;
+            c->piece_bytes[c->pieces++] = m;
+            c->bytes += m;
+        }
+    }
+    /* in address order, as a step's weights lie */
+    for (size_t i = 1; i < c->pieces; ++i)
+        for (size_t j = i; j > 0 && c->piece[j - 1] > c->piece[j]; --j) {
+            const uint8_t *p = c->piece[j];
+            const size_t m = c->piece_bytes[j];
+            c->piece[j] = c->piece[j - 1];
+            c->piece_bytes[j] = c->piece_bytes[j - 1];
+            c->piece[j - 1] = p;
+            c->piece_bytes[j - 1] = m;
+        }
+    return rc;
 }
 
 /* The ceiling's ways of reading (bench.h): one stream with the read loops' software
@@ -318,17 +373,39 @@ static const struct {
     int prefetch, streams;
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {{1, 1}, {0, 1}, {1, 4}, {0, 8}};
 
+typedef struct piece_task {
+    read_fn fn;
+    const pw_bench_ceiling *c;
+    int prefetch, streams;
+    uint64_t sink;
+} piece_task;
+
+static void run_piece(void *p, size_t i) {
+    piece_task *t = p;
+    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->streams),
+                       __ATOMIC_RELAXED);
+}
+
+/* One timed read of the pieces way w: after a flush of them, or (flush 0) of a buffer
+ * of its own after one untimed read (the blocks of a tracker: no read first; the caller
+ * read them just before, bench.h). */
+static void ceiling_read(pw_context *ctx, pw_bench_ceiling *c, int w, int flush) {
+    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].streams, 0};
+    if (flush)
+        for (size_t i = 0; i < c->pieces; ++i) pw_bench_flush(c->piece[i], c->piece_bytes[i]);
+    else if (c->buffer != NULL)
+        pw_context_parallel_for(ctx, run_piece, &t, c->pieces);
+    pw_bench_sample_start(&c->way[w]);
+    pw_context_parallel_for(ctx, run_piece, &t, c->pieces);
+    pw_bench_sample_stop(&c->way[w]);
+}
+
 void pw_bench_ceiling_sample(pw_context *ctx, pw_bench_ceiling *c, int flush) {
-    read_task t = {pick_read(ctx), c->buffer, c->chunk, 1, 1, 0};
-    if (!flush) pw_context_parallel_for(ctx, run_read, &t, c->chunks);
-    for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) {
-        t.prefetch = ceiling_ways[w].prefetch;
-        t.streams = ceiling_ways[w].streams;
-        if (flush) pw_bench_flush(c->buffer, c->bytes);
-        pw_bench_sample_start(&c->way[w]);
-        pw_context_parallel_for(ctx, run_read, &t, c->chunks);
-        pw_bench_sample_stop(&c->way[w]);
-    }
+    for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) ceiling_read(ctx, c, w, flush);
+}
+
+void pw_bench_ceiling_sample_way(pw_context *ctx, pw_bench_ceiling *c, int way, int flush) {
+    ceiling_read(ctx, c, way % PW_BENCH_CEILING_WAYS, flush);
 }
 
 double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel) {
@@ -348,16 +425,21 @@ double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
     return best;
 }
 
-void pw_bench_ceiling_release(pw_bench_ceiling *c) {
+static void ceiling_release(pw_bench_ceiling *c) {
     if (c->buffer != NULL) {
         const pw_allocator lib = pw_allocator_default();
         lib.free(lib.user, c->buffer);
     }
+    free(c->piece);
+    free(c->piece_bytes);
     c->buffer = NULL;
+    c->piece = NULL;
+    c->piece_bytes = NULL;
+    c->pieces = 0;
 }
 
 void pw_bench_ceiling_free(pw_bench_ceiling *c) {
-    pw_bench_ceiling_release(c);
+    ceiling_release(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -386,7 +468,7 @@ int pw_bench_ensure_machine(pw_context *ctx, const pw_bench_options *o, pw_bench
     const size_t bytes = pw_bench_read_buffer_bytes(o);
     uint8_t *buf = pw_bench_alloc(bytes);
     if (buf == NULL) return pw_cli_fail("bench", "out of memory for a %zu-byte read buffer", bytes);
-    for (size_t i = 0; i < bytes; i += 4096) memset(buf + i, (int)(i >> 12) & 0xff, 4096);
+    pw_bench_fill_distinct(buf, bytes);
     pw_bench_machine *m = &r->machine[r->nmachine];
     const int rc = pw_bench_machine_measure(ctx, o, buf, bytes, m);
     free(buf);

@@ -36,56 +36,13 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct live_block {
-    void *p;
-    size_t bytes;
-} live_block;
-
-/* User data of the context's allocator and trace hooks. */
+/* User data of the context's allocator (a tracker: bench.h) and trace hooks. The
+ * tracker comes first, so that the allocator's user pointer is the hooks' too. */
 typedef struct hooks {
-    pthread_mutex_t mu;
-    live_block *live;
-    size_t count, capacity;
+    pw_bench_tracker tr;
     char kernel[64];   /* from the last kernel or fallback event */
     double adapter_at; /* time of the last adapter event (a weight packed), 0 = none */
 } hooks;
-
-static void *hook_alloc(void *user, size_t bytes, size_t alignment) {
-    hooks *h = user;
-    const pw_allocator lib = pw_allocator_default(); /* as the library allocates */
-    void *p = lib.alloc(lib.user, bytes, alignment);
-    if (p == NULL) return NULL;
-    pthread_mutex_lock(&h->mu);
-    if (h->count == h->capacity) {
-        const size_t cap = h->capacity ? 2 * h->capacity : 64;
-        live_block *grown = realloc(h->live, cap * sizeof *grown);
-        if (grown == NULL) {
-            pthread_mutex_unlock(&h->mu);
-            free(p);
-            return NULL;
-        }
-        h->live = grown;
-        h->capacity = cap;
-    }
-    h->live[h->count++] = (live_block){p, bytes};
-    pthread_mutex_unlock(&h->mu);
-    return p;
-}
-
-static void hook_free(void *user, void *p) {
-    hooks *h = user;
-    if (p == NULL) return;
-    pthread_mutex_lock(&h->mu);
-    for (size_t i = 0; i < h->count; ++i) {
-        if (h->live[i].p == p) {
-            h->live[i] = h->live[--h->count];
-            break;
-        }
-    }
-    pthread_mutex_unlock(&h->mu);
-    const pw_allocator lib = pw_allocator_default();
-    lib.free(lib.user, p);
-}
 
 static void hook_trace(void *user, const pw_trace_event *e) {
     hooks *h = user;
@@ -93,13 +50,6 @@ static void hook_trace(void *user, const pw_trace_event *e) {
         snprintf(h->kernel, sizeof h->kernel, "%s", e->kernel);
     else if (e->kind == PW_TRACE_ADAPTER)
         h->adapter_at = pw_bench_now();
-}
-
-/* Flush every block the library holds: packed copies, scratch, handles. */
-static void flush_library(hooks *h) {
-    pthread_mutex_lock(&h->mu);
-    for (size_t i = 0; i < h->count; ++i) pw_bench_flush(h->live[i].p, h->live[i].bytes);
-    pthread_mutex_unlock(&h->mu);
 }
 
 /* The F32 path's speed for one (shape, n, threads), shared by every format. */
@@ -334,7 +284,7 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
     while (pw_bench_sample_more(&s, reps.min, reps.max, reps.budget)) {
         if (!gemm) {
             c->cold &= pw_bench_flush(w->bytes, (size_t)w->size);
-            flush_library(&b->hk);
+            pw_bench_tracker_flush(&b->hk.tr);
         }
         pw_bench_sample_start(&s);
         st = pw_matmul_wt(b->ctx, x, c->n, h, y);
@@ -486,16 +436,16 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
     double load[1];
     r->load_average = getloadavg(load, 1) == 1 ? load[0] : -1.0;
     b.progress = isatty(STDERR_FILENO);
-    pthread_mutex_init(&b.hk.mu, NULL);
+    pw_bench_tracker_init(&b.hk.tr);
     pw_context_options co;
     pw_context_options_init(&co);
     co.threads = 1;
     co.trace = hook_trace;
     co.trace_user = &b.hk;
-    co.allocator = (pw_allocator){hook_alloc, hook_free, &b.hk};
+    co.allocator = pw_bench_tracker_allocator(&b.hk.tr);
     pw_status st = pw_context_create(&co, &b.ctx);
     if (st != PW_OK) {
-        pthread_mutex_destroy(&b.hk.mu);
+        pw_bench_tracker_free(&b.hk.tr);
         return pw_cli_fail("bench", "%s: %s", pw_status_str(st), pw_last_create_message());
     }
     int rc = PW_EXIT_OK;
@@ -523,7 +473,6 @@ int pw_bench_matmul(const pw_bench_options *o, pw_bench_results *r) {
         fprintf(stderr, "bench: %zu cases in %.1f s\n", b.done, r->elapsed_s);
     free(b.f32);
     pw_context_destroy(b.ctx);
-    free(b.hk.live);
-    pthread_mutex_destroy(&b.hk.mu);
+    pw_bench_tracker_free(&b.hk.tr);
     return rc;
 }

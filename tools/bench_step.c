@@ -9,11 +9,12 @@
  *
  * Each sample is one token through every layer; the same run also times the token
  * with the seven products called one by one (interleaved, A B A B), so the saving of
- * the batched call per layer is measured under the same conditions. Just before, on
- * the same threads, the case measures its ceiling: a streaming read of a buffer of
- * the step's weight bytes (pw_bench_ceiling, not flushed: like the weights, it is
- * several times the last-level cache, and read once untimed before each sample, as
- * the weights were one token before). The fraction is the weight bytes read per
+ * the batched call per layer is measured under the same conditions. Before each
+ * pair, on the same threads, the case measures its ceiling: a streaming read of the
+ * very bytes a token reads, the packed forms the weights hold (the library allocates
+ * through a tracker here; pw_bench_ceiling_init_blocks), one way a round, the ways in
+ * turn, not flushed (like the weights, they are several times the last-level cache,
+ * and were all read one token before). The fraction is the weight bytes read per
  * token (the packed forms the weights hold) over the time, against that ceiling;
  * above 1.02 it is flagged ('!', "ceiling_valid":false) as a mismeasured ceiling.
  * "machine_fraction" is the same against the machine section's read.
@@ -33,7 +34,6 @@
 #include <unistd.h>
 
 enum { NPROD = 7, MIX = PW_FORMAT_COUNT + 1, QC4W = PW_FORMAT_COUNT };
-#define PW_STEP_CEILING_SAMPLES 9 /* reads of the step's bytes (each three ways) per case */
 
 typedef struct step_model {
     int layers;
@@ -42,6 +42,9 @@ typedef struct step_model {
     void **bytes;      /* the sources (a plan may read them in place) */
     float **y;         /* 7 outputs, reused by every layer */
     uint64_t weight_bytes;
+    uint64_t min_form;        /* bytes of the smallest packed form (UINT64_MAX: none) */
+    pw_bench_block *sources;  /* the sources that kernels read as they are (no form) */
+    size_t nsources, sources_cap;
 } step_model;
 
 static const char *variant_name(int v) {
@@ -131,12 +134,14 @@ static void model_free(step_model *m) {
     free(m->w);
     free(m->bytes);
     free(m->y);
+    free(m->sources);
     memset(m, 0, sizeof *m);
 }
 
 static int model_make(pw_context *ctx, int variant, int layers, int64_t d, int64_t f, step_model *m) {
     memset(m, 0, sizeof *m);
     m->layers = layers;
+    m->min_form = UINT64_MAX;
     m->d = d;
     m->f = f;
     m->w = calloc((size_t)(layers * NPROD), sizeof *m->w);
@@ -170,6 +175,12 @@ static int model_make(pw_context *ctx, int variant, int layers, int64_t d, int64
             info.struct_size = sizeof info;
             (void)pw_weight_info_get(w, &info);
             m->weight_bytes += info.forms > 0 ? info.packed_bytes : info.source_bytes;
+            if (info.forms > 0 && info.packed_bytes / (uint64_t)info.forms < m->min_form)
+                m->min_form = info.packed_bytes / (uint64_t)info.forms;
+            if (info.forms == 0 && m->bytes[l * NPROD + p] != NULL &&
+                pw_bench_block_push(&m->sources, &m->nsources, &m->sources_cap,
+                                    m->bytes[l * NPROD + p], (size_t)info.source_bytes) != 0)
+                return pw_cli_fail("bench", "--step: out of memory");
         }
     return PW_EXIT_OK;
 }
@@ -212,8 +223,18 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
         memcpy(threads, o->threads, sizeof threads);
         nthreads = o->nthreads;
     }
-    pw_context *ctx = pw_cli_context("bench", 0, 1);
-    if (ctx == NULL) return PW_EXIT_USAGE;
+    /* the library's memory from a tracker: the ceiling reads the weights' packed forms */
+    pw_bench_tracker tr;
+    pw_bench_tracker_init(&tr);
+    pw_context_options co;
+    pw_context_options_init(&co);
+    co.threads = 1;
+    co.allocator = pw_bench_tracker_allocator(&tr);
+    pw_context *ctx = NULL;
+    if (pw_context_create(&co, &ctx) != PW_OK) {
+        pw_bench_tracker_free(&tr);
+        return pw_cli_fail("bench", "--step: %s", pw_last_create_message());
+    }
     float *x = pw_bench_alloc(sizeof(float) * (size_t)d), *xf = pw_bench_alloc(sizeof(float) * (size_t)f);
     int rc = x && xf ? PW_EXIT_OK : pw_cli_fail("bench", "--step: out of memory");
     if (rc == PW_EXIT_OK) {
@@ -246,18 +267,35 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
             pw_bench_sampler sa, sb;
             pw_bench_sampler_init(&sa, t);
             pw_bench_sampler_init(&sb, t);
-            /* The ceiling first, then the step: interleaved with the step's samples, the
-             * ceiling's reads slowed the sample after them by up to 2x on one thread. */
+            /* Rounds of: one read of the weights' packed forms (the ceiling, its ways in
+             * turn), then the timed token batched (a) and one by one (b). The ceiling
+             * reads the very bytes the tokens read, just read by the token before, so
+             * both see the same pages in the same state and the same minutes of a shared
+             * machine. A buffer of its own (the GEMV cases' ceiling) measured this
+             * project's VM wrong here: read between tokens, its reads took 10-30x
+             * longer than the tokens' reads of as many bytes (fractions up to 19), and
+             * the tokens after them up to 2x longer, as if the two working sets could
+             * not be mapped at once; measured before the step instead, it gave fractions
+             * of 0.6-1.4 for the same code as the machine's load moved. */
             pw_bench_ceiling ceiling;
-            rc = pw_bench_ceiling_init(&ceiling, (size_t)m.weight_bytes, t);
+            /* the packed forms: the library's blocks as large as the smallest form (its
+             * scratch and handles are far smaller), and the sources read in place */
+            pw_bench_block *regions = NULL;
+            size_t nregions = 0, cap = 0;
+            int fail = 0;
+            for (size_t i = 0; i < m.nsources && !fail; ++i)
+                fail = pw_bench_block_push(&regions, &nregions, &cap, m.sources[i].p, m.sources[i].bytes);
+            if (!fail && m.min_form != UINT64_MAX)
+                fail = pw_bench_tracker_blocks(&tr, (size_t)m.min_form, &regions, &nregions, &cap);
+            rc = fail ? pw_cli_fail("bench", "--step: out of memory")
+                      : pw_bench_ceiling_init_regions(&ceiling, regions, nregions, t);
+            free(regions);
             if (rc != PW_EXIT_OK) break;
-            const int min = o->quick ? 2 : 5, max = o->quick ? 3 : 31;
-            const double budget = o->quick ? 0.05 : 2.0;
-            for (int k = 0; k < (o->quick ? 2 : PW_STEP_CEILING_SAMPLES); ++k)
-                pw_bench_ceiling_sample(ctx, &ceiling, 0);
-            pw_bench_ceiling_release(&ceiling);
-            if (st == PW_OK) st = token(ctx, &m, x, xf, 1); /* the weights' pages warm again */
-            while (st == PW_OK && pw_bench_sample_more(&sa, min, max, budget)) {
+            const int min = o->quick ? 2 : PW_BENCH_CEILING_WAYS * PW_BENCH_CLEAN_MIN;
+            const int max = o->quick ? 3 : 2 * PW_BENCH_CEILING_WAYS * PW_BENCH_CLEAN_MIN;
+            const double budget = o->quick ? 0.05 : 3.0;
+            for (int k = 0; st == PW_OK && pw_bench_sample_more(&sa, min, max, budget); ++k) {
+                pw_bench_ceiling_sample_way(ctx, &ceiling, k, 0);
                 pw_bench_sample_start(&sa);
                 st = token(ctx, &m, x, xf, 1);
                 pw_bench_sample_stop(&sa);
@@ -299,5 +337,6 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
     free(x);
     free(xf);
     pw_context_destroy(ctx);
+    pw_bench_tracker_free(&tr);
     return rc;
 }

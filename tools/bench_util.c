@@ -1,6 +1,8 @@
 /* Helpers shared by the bench sections: clock, median, test data, aligned buffers, cache flush. */
 #include "bench.h"
 
+#include <pthread.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,3 +111,97 @@ void *pw_bench_alloc(size_t bytes) {
 }
 
 int pw_bench_flush(const void *p, size_t bytes) { return pw_memory_evict(p, bytes); }
+
+void pw_bench_fill_distinct(void *p, size_t bytes) {
+    uint64_t *w = p;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < bytes / 8; ++i) {
+        x += 0x9e3779b97f4a7c15ull; /* a Weyl sequence, mixed: no two words alike */
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        w[i] = z ^ (z >> 27);
+    }
+    memset((uint8_t *)p + bytes / 8 * 8, 0x5a, bytes % 8);
+}
+
+/* --- the tracking allocator (bench.h) --- */
+
+static void *tracker_alloc(void *user, size_t bytes, size_t alignment) {
+    pw_bench_tracker *t = user;
+    const pw_allocator lib = pw_allocator_default(); /* as the library allocates */
+    void *p = lib.alloc(lib.user, bytes, alignment);
+    if (p == NULL) return NULL;
+    pthread_mutex_lock(&t->mu);
+    if (t->count == t->capacity) {
+        const size_t cap = t->capacity ? 2 * t->capacity : 64;
+        pw_bench_block *grown = realloc(t->live, cap * sizeof *grown);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&t->mu);
+            lib.free(lib.user, p);
+            return NULL;
+        }
+        t->live = grown;
+        t->capacity = cap;
+    }
+    t->live[t->count++] = (pw_bench_block){p, bytes};
+    pthread_mutex_unlock(&t->mu);
+    return p;
+}
+
+static void tracker_release(void *user, void *p) {
+    pw_bench_tracker *t = user;
+    if (p == NULL) return;
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->count; ++i) {
+        if (t->live[i].p == p) {
+            t->live[i] = t->live[--t->count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    const pw_allocator lib = pw_allocator_default();
+    lib.free(lib.user, p);
+}
+
+void pw_bench_tracker_init(pw_bench_tracker *t) {
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->mu, NULL);
+}
+
+pw_allocator pw_bench_tracker_allocator(pw_bench_tracker *t) {
+    return (pw_allocator){tracker_alloc, tracker_release, t};
+}
+
+void pw_bench_tracker_flush(pw_bench_tracker *t) {
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->count; ++i) pw_bench_flush(t->live[i].p, t->live[i].bytes);
+    pthread_mutex_unlock(&t->mu);
+}
+
+int pw_bench_block_push(pw_bench_block **out, size_t *n, size_t *cap, void *p, size_t bytes) {
+    if (*n == *cap) {
+        const size_t grow = *cap ? 2 * *cap : 64;
+        pw_bench_block *g = realloc(*out, grow * sizeof *g);
+        if (g == NULL) return -1;
+        *out = g;
+        *cap = grow;
+    }
+    (*out)[(*n)++] = (pw_bench_block){p, bytes};
+    return 0;
+}
+
+int pw_bench_tracker_blocks(pw_bench_tracker *t, size_t min_bytes, pw_bench_block **out, size_t *n,
+                            size_t *cap) {
+    int rc = 0;
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; rc == 0 && i < t->count; ++i)
+        if (t->live[i].bytes >= min_bytes) rc = pw_bench_block_push(out, n, cap, t->live[i].p, t->live[i].bytes);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+void pw_bench_tracker_free(pw_bench_tracker *t) {
+    free(t->live);
+    pthread_mutex_destroy(&t->mu);
+    memset(t, 0, sizeof *t);
+}
