@@ -68,6 +68,8 @@ void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_d
 #if defined(__x86_64__)
 /* AVX-512 F+BW form of pw__act_quantize_row (quant/x86/act_avx512.c). */
 void pw__act_quantize_row_avx512(pw_activation a, const float *x, int64_t in, void *dst);
+/* AVX2 form of the same (quant/x86/act_avx2.c): the AVX2 and AVX-VNNI levels. */
+void pw__act_quantize_row_avx2(pw_activation a, const float *x, int64_t in, void *dst);
 #endif
 
 /* Decode one quantized row back to floats (d * qs): the values kernels really see. */
