@@ -85,11 +85,9 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
     }
 }
 
-typedef void (*quantize_row_fn)(pw_activation, const float *, int64_t, void *);
-
 typedef struct quantize_job {
-    quantize_row_fn row;
-    pw__qd8_row_fn qd8; /* QD8 rows: this quantizer instead of row */
+    const pw__act_forms *forms; /* the ISA's block quantizers, or NULL: the scalar ones */
+    pw__qd8_row_fn qd8; /* QD8 rows: this quantizer */
     pw_activation a;
     const float *x;
     int64_t ldx, n, in, rows_per_task;
@@ -98,6 +96,17 @@ typedef struct quantize_job {
     const uint16_t *xh; /* f16 or bf16 rows instead of x (x NULL), of type t */
     pw_dtype t;
 } quantize_job;
+
+/* One row of `in` values in block form q->a: the ISA's quantizer of that form, else
+ * the scalar one (the same bytes either way). */
+static void quantize_blocks(const quantize_job *q, const float *x, int64_t in, void *dst) {
+    if (q->forms != NULL && q->a == PW_ACT_Q8_32)
+        q->forms->q8_32(x, in, dst);
+    else if (q->forms != NULL && q->a == PW_ACT_Q8_256)
+        q->forms->q8_256(x, in, dst);
+    else
+        pw__act_quantize_row(q->a, x, in, dst);
+}
 
 /* f16 or bf16 values as f32 (exact). */
 static void half_to_f32(const uint16_t *h, pw_dtype t, int64_t n, float *out) {
@@ -118,7 +127,7 @@ static void quantize_half_row(const quantize_job *q, const uint16_t *x, uint8_t 
         for (int64_t c = 0; c < q->in; c += PW__ACT_CHUNK) {
             const int64_t m = q->in - c < PW__ACT_CHUNK ? q->in - c : PW__ACT_CHUNK;
             half_to_f32(x + c, q->t, m, tmp);
-            q->row(q->a, tmp, m, dst + (size_t)(c / bs) * bb);
+            quantize_blocks(q, tmp, m, dst + (size_t)(c / bs) * bb);
         }
         return;
     }
@@ -157,21 +166,21 @@ static void quantize_task(void *p, size_t t) {
             q->qd8(q->x + i * q->ldx, q->in, kp, q->dst + (size_t)i * q->row_bytes);
         return;
     }
-    for (int64_t i = i0; i < i1; ++i) q->row(q->a, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
+    for (int64_t i = i0; i < i1; ++i) quantize_blocks(q, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
 }
 
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes) {
-    quantize_job q = {pw__act_quantize_row, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a,
+    quantize_job q = {NULL, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a,
                       t == PW_DTYPE_F32 ? x : NULL, ldx, n, in, n, dst, row_bytes,
                       t == PW_DTYPE_F32 ? NULL : x, t};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
     if ((pw_context_usable_features(ctx) & need) == need) {
-        q.row = pw__act_quantize_row_avx512;
+        q.forms = &pw__act_forms_avx512;
         if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx512;
     } else if (pw_context_usable_features(ctx) & PW_CPU_AVX2) {
-        q.row = pw__act_quantize_row_avx2;
+        q.forms = &pw__act_forms_avx2;
     }
 #endif
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */

@@ -65,11 +65,15 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes);
 
+/* One ISA's quantizers of the block forms: the bytes pw__act_quantize_row writes for
+ * that form, `in` a multiple of its block. */
+typedef struct pw__act_forms {
+    void (*q8_32)(const float *x, int64_t in, pw__q8_32 *dst);
+    void (*q8_256)(const float *x, int64_t in, pw__q8_256 *dst);
+} pw__act_forms;
 #if defined(__x86_64__)
-/* AVX-512 F+BW form of pw__act_quantize_row (quant/x86/act_avx512.c). */
-void pw__act_quantize_row_avx512(pw_activation a, const float *x, int64_t in, void *dst);
-/* AVX2 form of the same (quant/x86/act_avx2.c): the AVX2 and AVX-VNNI levels. */
-void pw__act_quantize_row_avx2(pw_activation a, const float *x, int64_t in, void *dst);
+extern const pw__act_forms pw__act_forms_avx512; /* AVX-512 F+BW: quant/x86/act_avx512.c */
+extern const pw__act_forms pw__act_forms_avx2;   /* AVX2 and AVX-VNNI levels: act_avx2.c */
 #endif
 
 /* Decode one quantized row back to floats (d * qs): the values kernels really see. */

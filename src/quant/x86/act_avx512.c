@@ -74,11 +74,4 @@ static void quantize_q8_256(const float *x, int64_t in, pw__q8_256 *b) {
     }
 }
 
-void pw__act_quantize_row_avx512(pw_activation a, const float *x, int64_t in, void *dst) {
-    if (a == PW_ACT_Q8_32)
-        quantize_q8_32(x, in, dst);
-    else if (a == PW_ACT_Q8_256)
-        quantize_q8_256(x, in, dst);
-    else
-        pw__act_quantize_row(a, x, in, dst);
-}
+const pw__act_forms pw__act_forms_avx512 = {quantize_q8_32, quantize_q8_256};
