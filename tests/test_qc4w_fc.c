@@ -486,45 +486,49 @@ static void bad_input(pw_context *ctx) {
 /* Every SIMD QD8 quantizer gives the portable one's bytes (header, q, u). */
 static void quantizers(pw_context *ctx) {
     pw_rng g = {21};
-    const int64_t ks[] = {1, 3, 15, 16, 17, 31, 33, 64, 100, 4099};
+    const int64_t ks[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 4099};
     int compared = 0;
-    pw__qd8_row_fn simd = NULL;
+    pw__qd8_row_fn simds[2] = {NULL, NULL};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
-    if ((pw_context_usable_features(ctx) & need) == need) simd = pw__qd8_quantize_row_avx512;
+    if ((pw_context_usable_features(ctx) & need) == need) simds[0] = pw__qd8_quantize_row_avx512;
+    if (pw_context_usable_features(ctx) & PW_CPU_AVX2) simds[1] = pw__qd8_quantize_row_avx2;
 #else
     (void)ctx;
 #endif
-    for (size_t a = 0; simd != NULL && a < sizeof ks / sizeof ks[0]; ++a) {
-        const int64_t k = ks[a], kp = (k + 31) / 32 * 32;
-        const size_t rb = pw__qd8_row_bytes(kp);
-        float *x = malloc(sizeof(float) * (size_t)k);
-        uint8_t *r1 = malloc(rb), *r2 = malloc(rb);
-        for (int kind = 0; kind < 9; ++kind) {
-            for (int64_t j = 0; j < k; ++j) {
-                const double v = (double)(int32_t)(pw_rng_next(&g) >> 32) * 0x1p-31;
-                x[j] = kind == 0   ? 0.0f
-                       : kind == 1 ? (float)fabs(v) * 3.0f                 /* all >= 0 */
-                       : kind == 2 ? -(float)fabs(v) * 1e-3f               /* all <= 0 */
-                       : kind == 3 ? (float)v * 1e30f                      /* huge */
-                       : kind == 4 ? (float)v * 1e-40f                     /* subnormal */
-                       : kind == 5 ? (j % 2 ? -0.0f : 0.5f)                /* signed zeros */
-                       : kind == 6 ? (float)((int)(v * 300) / 2) * 0.5f   /* exact halves */
-                                   : (float)v * 7.0f;
+    for (int si = 0; si < 2; ++si) {
+        const pw__qd8_row_fn simd = simds[si];
+        for (size_t a = 0; simd != NULL && a < sizeof ks / sizeof ks[0]; ++a) {
+            const int64_t k = ks[a], kp = (k + 31) / 32 * 32;
+            const size_t rb = pw__qd8_row_bytes(kp);
+            float *x = malloc(sizeof(float) * (size_t)k);
+            uint8_t *r1 = malloc(rb), *r2 = malloc(rb);
+            for (int kind = 0; kind < 9; ++kind) {
+                for (int64_t j = 0; j < k; ++j) {
+                    const double v = (double)(int32_t)(pw_rng_next(&g) >> 32) * 0x1p-31;
+                    x[j] = kind == 0   ? 0.0f
+                           : kind == 1 ? (float)fabs(v) * 3.0f                 /* all >= 0 */
+                           : kind == 2 ? -(float)fabs(v) * 1e-3f               /* all <= 0 */
+                           : kind == 3 ? (float)v * 1e30f                      /* huge */
+                           : kind == 4 ? (float)v * 1e-40f                     /* subnormal */
+                           : kind == 5 ? (j % 2 ? -0.0f : 0.5f)                /* signed zeros */
+                           : kind == 6 ? (float)((int)(v * 300) / 2) * 0.5f   /* exact halves */
+                                       : (float)v * 7.0f;
+                }
+                if (kind == 8) x[k / 2] = (k % 2) ? NAN : INFINITY; /* a bad row */
+                memset(r1, 0xAB, rb);
+                memset(r2, 0xCD, rb);
+                pw__qd8_quantize_row(x, k, kp, r1);
+                simd(x, k, kp, r2);
+                const size_t cmp = pw__qd8_hdr(r1)->bad ? sizeof(pw__qd8_header) : rb;
+                CHECK(memcmp(r1, r2, cmp) == 0, "SIMD QD8 quantizer %d differs: K=%lld kind %d", si,
+                      (long long)k, kind);
+                ++compared;
             }
-            if (kind == 8) x[k / 2] = (k % 2) ? NAN : INFINITY; /* a bad row */
-            memset(r1, 0xAB, rb);
-            memset(r2, 0xCD, rb);
-            pw__qd8_quantize_row(x, k, kp, r1);
-            simd(x, k, kp, r2);
-            const size_t cmp = pw__qd8_hdr(r1)->bad ? sizeof(pw__qd8_header) : rb;
-            CHECK(memcmp(r1, r2, cmp) == 0, "SIMD QD8 quantizer differs: K=%lld kind %d", (long long)k,
-                  kind);
-            ++compared;
+            free(x);
+            free(r1);
+            free(r2);
         }
-        free(x);
-        free(r1);
-        free(r2);
     }
     printf("%d rows compared with the portable quantizer\n", compared);
 }

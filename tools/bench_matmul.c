@@ -36,8 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* User data of the context's allocator (a tracker: bench.h) and trace hooks. The
- * tracker comes first, so that the allocator's user pointer is the hooks' too. */
+/* The context's allocator (a tracker: bench.h) and the user data of its trace hooks. */
 typedef struct hooks {
     pw_bench_tracker tr;
     char kernel[64];   /* from the last kernel or fallback event */

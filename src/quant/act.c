@@ -181,6 +181,7 @@ void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_d
         if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx512;
     } else if (pw_context_usable_features(ctx) & PW_CPU_AVX2) {
         q.forms = &pw__act_forms_avx2;
+        if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx2;
     }
 #endif
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */

@@ -139,6 +139,8 @@ typedef void (*pw__qd8_row_fn)(const float *x, int64_t k, int64_t k_padded, uint
 #if defined(__x86_64__)
 /* quant/x86/qd8_avx512.c: AVX-512 F/BW only. */
 void pw__qd8_quantize_row_avx512(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+/* quant/x86/qd8_avx2.c: the AVX2 and AVX-VNNI levels. */
+void pw__qd8_quantize_row_avx2(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
 #endif
 
 /* What every quantizer shares: the row's scale, 1 / scale and zero point from

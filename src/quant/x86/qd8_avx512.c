@@ -35,13 +35,12 @@ void pw__qd8_quantize_row_avx512(const float *x, int64_t k, int64_t k_padded, ui
         pw__qd8_quantize_row(x, k, k_padded, row);
         return;
     }
-    float scale, inv;
+    const pw__qd8_range r = {_mm512_reduce_min_ps(vlo), _mm512_reduce_max_ps(vhi), -1};
+    float inv;
     int32_t zp;
-    pw__qd8_params(_mm512_reduce_min_ps(vlo), _mm512_reduce_max_ps(vhi), &scale, &inv, &zp);
-    pw__qd8_header *h = (pw__qd8_header *)(void *)row;
-    memset(h, 0, sizeof *h);
-    int8_t *q = (int8_t *)(row + sizeof *h);
-    uint8_t *u = row + sizeof *h + (size_t)k_padded;
+    (void)pw__qd8_begin(row, &r, &inv, &zp); /* header: scale and zero point */
+    int8_t *q = (int8_t *)(row + sizeof(pw__qd8_header));
+    uint8_t *u = row + sizeof(pw__qd8_header) + (size_t)k_padded;
     const __m512 vinv = _mm512_set1_ps(inv), lo256 = _mm512_set1_ps(-256.0f);
     const __m512 hi256 = _mm512_set1_ps(256.0f), magic = _mm512_set1_ps(12582912.0f);
     const __m512i vzp = _mm512_set1_epi32(zp), qmin = _mm512_set1_epi32(-128);
@@ -60,9 +59,5 @@ void pw__qd8_quantize_row_avx512(const float *x, int64_t k, int64_t k_padded, ui
         _mm_mask_storeu_epi8(u + i, m, _mm_xor_si128(qb, flip));
         vsum = _mm512_mask_add_epi32(vsum, m, vsum, iv);
     }
-    memset(q + k, 0, (size_t)(k_padded - k));
-    memset(u + k, 128, (size_t)(k_padded - k));
-    h->scale = scale;
-    h->neg_zp = -zp;
-    h->sum = _mm512_reduce_add_epi32(vsum);
+    pw__qd8_end(row, k, k_padded, _mm512_reduce_add_epi32(vsum));
 }
