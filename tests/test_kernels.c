@@ -2,7 +2,7 @@
  * Every kernel in the list against the reference, on shapes derived from its
  * block and tile sizes (XNNPACK style): in = 1, 2, 3 and 7 blocks; out = 1,
  * nr-1, nr, nr+1, 2nr+3 and 37; n = 1, 2, mr-1, mr, mr+1 and 33; plus
- * narrowed and offset views. Runs under each PACKWISE_ISA level (ctest), so
+ * narrowed and offset views, and a tall weight for the input-block-major kernels. Runs under each PACKWISE_ISA level (ctest), so
  * every kernel the CPU can run is exercised with the ISA forced in turn.
  *
  * Oracle: the weight decoded by the format's decoder and the activations as
@@ -87,6 +87,22 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
         CHECK_OK(pw_view_narrow(ctx, &v, 1, unit, 3 * unit, &v), ctx);
         check_case(ctx, k, &v, 1, 5, "narrowed");
         check_case(ctx, k, &v, mr + 1, 6, "narrowed");
+        free(bytes);
+    }
+    /* Input-block-major kernels read a column of many rows at a time, in passes of up to
+     * 256 rows (rm_kquant_avx512.c): on one thread a GEMV is 16 tasks, so 4133 rows give
+     * each task 260 to 288 rows, a whole pass and a short one. */
+    if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) {
+        const int64_t rows = 4133, in = 3 * unit;
+        unsigned char *bytes;
+        uint64_t nb;
+        make_weight(ctx, f, rows, in, 777, &bytes, &nb);
+        pw_view w;
+        pw_test_view_for(ctx, k->info.layout, f, rows, in, bytes, nb, &w);
+        CHECK_OK(pw_context_set_threads(ctx, 1), ctx);
+        check_case(ctx, k, &w, 1, 7, "tall");
+        check_case(ctx, k, &w, 3, 8, "tall");
+        CHECK_OK(pw_context_set_threads(ctx, 0), ctx);
         free(bytes);
     }
     ++g_kernels;

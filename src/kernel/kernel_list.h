@@ -163,8 +163,6 @@ PW_KERNEL(tq2_0_rm_avx512vnni)
 
 /* AVX-512 VNNI: GEMV and GEMM over input-block-major views, read as they are. */
 PW_KERNEL(q4_0_ibm_avx512vnni)
-PW_KERNEL(q4_k_ibm_gemv_avx512vnni)
-PW_KERNEL(q6_k_ibm_gemv_avx512vnni)
 PW_KERNEL(q4_0_ibm_gemm_avx512vnni)
 PW_KERNEL(iq4_nl_ibm_avx512vnni)
 PW_KERNEL(q8_0_ibm_avx512vnni)

@@ -84,15 +84,6 @@ pw_status pw__tile32_plan(pw_context *ctx, const pw__tile32_family *f, pw_format
      .priority = priority_,                                                                     \
      .min_n = 2}
 
-/* A GEMV kernel over input-block-major blocks as they are, one record made at a time
- * (x86/tile32_avx512.h, pw__tile32_ibm_gemv_run); named <fmt>_ibm_gemv_<isa>. */
-#define PW__TILE32_IBM_GEMV_KERNEL(fmt_, format_, act_, isa_, features_, run_, priority_)        \
-    {.info = PW__TILE32_INFO(fmt_ "_ibm_gemv_" isa_, fmt_, "input_block_major", format_,         \
-                             PW_LAYOUT_BLOCKED_INPUT_MAJOR, NULL, act_, isa_, features_, 1),    \
-     .run = run_,                                                                               \
-     .priority = priority_,                                                                     \
-     .min_n = 1}
-
 /* The portable record makers' nibble merge (q4x32k4, q4kx32k4, q6kx32k4): from a dword
  * x of row r's nibble bytes and y of row r + 16's, *lo = their low nibbles (r's below)
  * and *hi = their high nibbles, each a record step's lane r. */
@@ -115,8 +106,7 @@ typedef void (*pw__tile32_fill_fn)(const pw__mm_call *c, int64_t t0, int64_t b1,
  * blocks. Each column read prefetches what the next fill reads: the next tile's
  * blocks of the column into L2 (next_column 0: a pass of columns per fill, tens of
  * KiB), or the next column of this tile into L1 (next_column 1: one record per fill;
- * L1 and L2 measured alike, Q4_K and Q6_K at n = 128), or nothing (next_column -1: the
- * caller prefetches). */
+ * L1 and L2 measured alike, Q4_K and Q6_K at n = 128). */
 static inline __attribute__((always_inline)) void
 pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, uint8_t *dst,
                     size_t bb, uint64_t record_bytes, void (*record)(const uint8_t *, uint8_t *),
@@ -129,7 +119,7 @@ pw__tile32_fill_ibm(const pw__mm_call *c, int64_t t0, int64_t b1, int64_t b2, ui
     const int direct = live == PW__TILE32_NR && rs == bb;
     for (int64_t b = b1; b < b2; ++b, col += bs, dst += record_bytes) {
         if (direct) {
-            for (size_t l = 0; next_column >= 0 && l < PW__TILE32_NR * bb; l += 64) {
+            for (size_t l = 0; l < PW__TILE32_NR * bb; l += 64) {
                 if (next_column)
                     __builtin_prefetch(col + ahead + l, 0, 3); /* one record: into L1 */
                 else

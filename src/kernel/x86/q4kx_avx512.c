@@ -135,15 +135,3 @@ static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = PW__Q4KX_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4kx_run,
     PW__PRIO_AVX512 + 2);
-
-/* The spec's kernel order read as it is (tile32_avx512.h, pw__tile32_ibm_gemv_run): one
- * record made at a time by the IBM GEMM kernel's maker, then q4kx_block as above. */
-static void q4kx_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_ibm_gemv_run(c, o0, o1, i0, i1, PW__QK_K, sizeof(pw__block_q4_K), PW__Q4KX_RECORD,
-                            sizeof(pw__q8_256), pw__q4kx_record_avx512, q4kx_block);
-}
-
-const pw__kernel pw__k_q4_k_ibm_gemv_avx512vnni = PW__TILE32_IBM_GEMV_KERNEL(
-    "q4_k", PW_FORMAT_Q4_K, Q8_256, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4kx_ibm_run,
-    PW__PRIO_AVX512 + 1);

@@ -198,8 +198,8 @@ const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
  * dword transpose per lane, then per dword column an in-lane byte shuffle and a dword
  * permute (record byte 4224 + 192 h + 16 i + r % 16 = scale byte i of row 16 h + r % 16),
  * or for d and dmin a word shuffle and a qword permute. The first maker gathered them
- * (8 vpgatherdd a record); the IBM GEMV (q4_k_ibm_gemv_avx512vnni), which makes a
- * record for one row of X, spent most of its time in them.
+ * (8 vpgatherdd a record); an IBM GEMV that made a record for one row of X
+ * (q4_k_ibm_gemv_avx512vnni, 0.2) spent most of its time in them.
  */
 Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q4_K);
@@ -239,10 +239,6 @@ Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
 }
 
 PW__TILE32_IBM_FILL(q4kxg_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, q4kx_record_from_blocks, 1)
-
-void pw__q4kx_record_avx512(const uint8_t *src, uint8_t *rec) {
-    q4kx_record_from_blocks(src, rec);
-}
 
 static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any,

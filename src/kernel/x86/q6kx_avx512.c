@@ -102,15 +102,3 @@ static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 const pw__kernel pw__k_q6_k_q6kx32k4_avx512vnni = PW__Q6KX_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q6kx_run,
     PW__PRIO_AVX512 + 2);
-
-/* The spec's kernel order read as it is (tile32_avx512.h, pw__tile32_ibm_gemv_run): one
- * record made at a time by the IBM GEMM kernel's maker, then q6kx_block as above. */
-static void q6kx_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_ibm_gemv_run(c, o0, o1, i0, i1, 256, sizeof(pw__block_q6_K), PW__Q6KX_RECORD,
-                            sizeof(pw__q8_256), pw__q6kx_record_avx512, q6kx_block);
-}
-
-const pw__kernel pw__k_q6_k_ibm_gemv_avx512vnni = PW__TILE32_IBM_GEMV_KERNEL(
-    "q6_k", PW_FORMAT_Q6_K, Q8_256, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q6kx_ibm_run,
-    PW__PRIO_AVX512 + 1);

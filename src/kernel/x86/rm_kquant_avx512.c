@@ -347,6 +347,94 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
         for (int64_t i = i0; i < i1; ++i) k_tile(c, o, 1, i, fmt);
 }
 
+/* Input-block-major views read as a stream: the rows of one block column lie side by
+ * side there, so a pass over up to K_IBM_RB rows reads column after column, each a
+ * contiguous run of rows x bb bytes, the quads' sums kept in memory (L1) between
+ * columns. The stream is prefetched K_IBM_PF bytes ahead, from the end of a column on
+ * into the next one (and from the last column into the next pass's first). Rows that
+ * do not lie side by side (a narrowed view) are read where they lie, each quad
+ * prefetching its rows of the next column.
+ *
+ * It replaced a GEMV that made each tile's q4kx/q6kx record in L1 from a column and ran
+ * the tiled kernel's record function on it (0.2's *_ibm_gemv_avx512vnni): the maker cost
+ * more than the record saved. packwise bench --layout kernel --policy in_place --kernel
+ * K --formats F --shapes 11008x4096 --batch 1, the two kernels alternately, two rounds:
+ * 1 thread, Q4_K 66-76% of the read against 58-61%, Q6_K 75-81% against 52-63%; 2
+ * threads, Q4_K 65-81% against 64-71%, Q6_K 61-67% against 44-61%. Q5_K 72-75%
+ * against k_run's 66-72%. TQ2_0 (66-byte blocks, 4 dot products each) keeps k_run:
+ * 72% here against 75-77%, the sums' load and store per block costing more than the
+ * stream gains. With the weight in L2 (512 x 4096, 1 thread) Q4_K runs at 14-18 GB/s:
+ * arithmetic, not the bus, bounds it (about 24 vector operations per 144-byte block).
+ * Prefetch 2, 4 or 8 KiB ahead into L1, or 4 or 16 KiB into L2: within the noise. */
+#define K_IBM_RB 256  /* rows per pass: their sums (96 bytes a row) 24 KiB of L1 */
+#define K_IBM_PF 4096 /* bytes of the stream prefetched ahead into L1 */
+RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                         int fmt) {
+    const pw_view *w = c->w;
+    const size_t bb = k_block_bytes(fmt);
+    const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
+    const int64_t nb = c->in / 256;
+    const int adjacent = rs == bb;
+    __m512 acc[K_IBM_RB], accm[K_IBM_RB / 2];
+    if (o1 <= o0) return;
+    /* passes of near-equal length, whole quads */
+    const int64_t passes = (o1 - o0 + K_IBM_RB - 1) / K_IBM_RB;
+    const int64_t per = ((o1 - o0 + passes - 1) / passes + KQ - 1) / KQ * KQ;
+    for (int64_t i = i0; i < i1; ++i) {
+        const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (size_t)i * c->xq_row_bytes);
+        for (int64_t ob = o0; ob < o1; ob += per) {
+            const int rows = o1 - ob < per ? (int)(o1 - ob) : (int)per;
+            const size_t run = (size_t)rows * bb; /* bytes of one column of the pass */
+            const uint8_t *first = w->data + (size_t)(w->offset + ob * w->strides[0]) * bb;
+            const uint8_t *after = o1 - ob > per ? first + (size_t)per * rs : NULL;
+            for (int r = 0; r < rows; ++r) acc[r] = _mm512_setzero_ps();
+            for (int r = 0; r < (rows + 1) / 2; ++r) accm[r] = _mm512_setzero_ps();
+            for (int64_t b = 0; b < nb; ++b) {
+                const k_act a = k_act_load(x + b, fmt);
+                const uint8_t *col = first + (size_t)b * bs;
+                for (int q = 0; q < rows; q += KQ) {
+                    const int qrows = rows - q < KQ ? rows - q : KQ;
+                    const uint8_t *blk[KQ];
+                    for (int r = 0; r < KQ; ++r) blk[r] = col + (size_t)(q + (r < qrows ? r : 0)) * rs;
+                    if (adjacent) {
+                        const size_t at = (size_t)q * bb + K_IBM_PF;
+                        const uint8_t *p = NULL;
+                        if (at < run)
+                            p = col + at;
+                        else if (b + 1 < nb)
+                            p = col + bs + (at - run);
+                        else if (after != NULL)
+                            p = after + (at - run);
+                        if (p != NULL)
+                            for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
+                                _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+                    } else if (b + 1 < nb) {
+                        for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + bs, bb);
+                    }
+                    if (fmt == K_Q4_K || fmt == K_Q5_K)
+                        k4_step(blk, &a, qrows, fmt, acc + q, accm + q / 2);
+                    else if (fmt == K_Q6_K)
+                        q6k_step(blk, &a, qrows, acc + q);
+                    else
+                        tq2_step(blk, &a, qrows, acc + q);
+                }
+            }
+            float *y = c->y + i * c->ldy + ob;
+            for (int r = 0; r < rows; ++r) {
+                float min = 0.0f;
+                if (fmt == K_Q4_K || fmt == K_Q5_K) {
+                    const __m512 m = accm[r / 2];
+                    const __m256 half =
+                        r % 2 ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1))
+                              : _mm512_castps512_ps256(m);
+                    min = k_hsum256(half);
+                }
+                y[r] = _mm512_reduce_add_ps(acc[r]) - min;
+            }
+        }
+    }
+}
+
 static void run_q4_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     k_run(c, o0, o1, i0, i1, K_Q4_K);
 }
@@ -359,10 +447,20 @@ static void run_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 static void run_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     k_run(c, o0, o1, i0, i1, K_TQ2_0);
 }
+static void ibm_q4_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_ibm_run(c, o0, o1, i0, i1, K_Q4_K);
+}
+static void ibm_q5_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_ibm_run(c, o0, o1, i0, i1, K_Q5_K);
+}
+static void ibm_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_ibm_run(c, o0, o1, i0, i1, K_Q6_K);
+}
 
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
-/* Each run function serves both block orders (blocks stepped by the view's strides[1]):
- * one descriptor per order, the key naming the layout it reads. */
+/* One descriptor per block order, the key naming the layout it reads: k_run serves both
+ * (blocks stepped by the view's strides[1]); Q4_K, Q5_K and Q6_K read input-block-major
+ * views with k_ibm_run. */
 #define RM_INFO(fmt_, id, nr, kind_, layout_, lkey_)                                        \
     {.name = id "_" kind_ "_avx512vnni",                                                    \
      .key = PW__KEY(id, lkey_, Q8_256, "avx512vnni"),                                       \
@@ -373,16 +471,16 @@ static void run_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
      .activation = PW_ACT_Q8_256,                                                           \
      .features = RM_FEATURES,                                                               \
      .isa = "avx512vnni"}
-#define RM_KERNELS(name_, fmt_, id, nr, run_)                                               \
+#define RM_KERNELS(name_, fmt_, id, nr, run_, ibm_)                                             \
     const pw__kernel pw__k_##name_##_rm_avx512vnni = {                                      \
         .info = RM_INFO(fmt_, id, nr, "rm", PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major"),      \
         .run = run_, .priority = PW__PRIO_AVX512, .min_n = 1};                              \
     const pw__kernel pw__k_##name_##_ibm_avx512vnni = {                                     \
         .info = RM_INFO(fmt_, id, nr, "ibm", PW_LAYOUT_BLOCKED_INPUT_MAJOR,                 \
                         "input_block_major"),                                               \
-        .run = run_, .priority = PW__PRIO_AVX512, .min_n = 1};
+        .run = ibm_, .priority = PW__PRIO_AVX512, .min_n = 1};
 
-RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, run_q4_k)
-RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, run_q5_k)
-RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, run_q6_k)
-RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0)
+RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, run_q4_k, ibm_q4_k)
+RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, run_q5_k, ibm_q5_k)
+RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, run_q6_k, ibm_q6_k)
+RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0, run_tq2_0)
