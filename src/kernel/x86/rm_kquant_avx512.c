@@ -347,29 +347,32 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
         for (int64_t i = i0; i < i1; ++i) k_tile(c, o, 1, i, fmt);
 }
 
-/* Input-block-major views read as a stream: the rows of one block column lie side by
- * side there, so a pass over up to K_IBM_RB rows reads column after column, each a
- * contiguous run of rows x bb bytes, the quads' sums kept in memory (L1) between
- * columns. The stream is prefetched K_IBM_PF bytes ahead, from the end of a column on
- * into the next one (and from the last column into the next pass's first). Rows that
- * do not lie side by side (a narrowed view) are read where they lie, each quad
- * prefetching its rows of the next column.
+/* Input-block-major views read as streams: the rows of one block column lie side by
+ * side there, so a pass over up to K_IBM_RB rows reads K_IBM_S columns at once, each a
+ * contiguous run of rows x bb bytes (one stream), quad by quad in turn, the quads' sums
+ * kept in memory (L1) between columns. Each stream is prefetched K_IBM_PF / K_IBM_S
+ * bytes ahead, from the end of a column on into its next one (and from the last
+ * columns into the next pass's first). Rows that do not lie side by side (a narrowed
+ * view) are read where they lie, each quad prefetching its rows of the next column.
  *
  * It replaced a GEMV that made each tile's q4kx/q6kx record in L1 from a column and ran
  * the tiled kernel's record function on it (0.2's *_ibm_gemv_avx512vnni): the maker cost
  * more than the record saved. packwise bench --layout kernel --policy in_place --kernel
  * K --formats F --shapes 11008x4096 --batch 1, the two kernels alternately, two rounds:
- * 1 thread, Q4_K 66-76% of the read against 58-61%, Q6_K 75-81% against 52-63%; 2
- * threads, Q4_K 65-81% against 64-71%, Q6_K 61-67% against 44-61%. Q5_K 72-75%
- * against k_run's 66-72%. TQ2_0 (66-byte blocks, 4 dot products each) keeps k_run:
- * 72% here against 75-77%, the sums' load and store per block costing more than the
- * stream gains. With the weight in L2 (512 x 4096, 1 thread) Q4_K runs at 14-18 GB/s:
- * arithmetic, not the bus, bounds it (about 24 vector operations per 144-byte block).
- * Prefetch 2, 4 or 8 KiB ahead into L1, or 4 or 16 KiB into L2: within the noise. */
+ * 1 thread, Q4_K 82-87% of the read against 59-66%, Q6_K 84-88% against 50-51%,
+ * Q5_K 79-84% against k_run's 68-70%. Streams, the same runs for S = 1, 2, 4 (and 8):
+ * Q4_K 65-73%, 78-80%, 79-85% (75-90%); Q6_K 78-79%, 84-85%, 84-90% (76-81%). One
+ * stream is compute-bound near the bus (the weight in L2, 512 x 4096, 1 thread: Q4_K
+ * at 14-18 GB/s, about 24 vector operations per 144-byte block); several let the
+ * loads of one overlap the arithmetic of another. Prefetch over all four streams 2,
+ * 4, 8, 16 KiB: 77-83%, 84%, 78-82%, 78%. TQ2_0: 83-84% against k_run's 79% (one
+ * stream here measured 72%). */
 #define K_IBM_RB 256  /* rows per pass: their sums (96 bytes a row) 24 KiB of L1 */
-#define K_IBM_PF 4096 /* bytes of the stream prefetched ahead into L1 */
+#define K_IBM_S 4     /* columns read at once: the streams */
+#define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
 RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                          int fmt) {
+    const int S = K_IBM_S;
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
@@ -389,34 +392,43 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
             const uint8_t *after = o1 - ob > per ? first + (size_t)per * rs : NULL;
             for (int r = 0; r < rows; ++r) acc[r] = _mm512_setzero_ps();
             for (int r = 0; r < (rows + 1) / 2; ++r) accm[r] = _mm512_setzero_ps();
-            for (int64_t b = 0; b < nb; ++b) {
-                const k_act a = k_act_load(x + b, fmt);
-                const uint8_t *col = first + (size_t)b * bs;
+            for (int64_t b = 0; b < nb; b += S) {
+                const int sn = nb - b < S ? (int)(nb - b) : S;
+                k_act a[K_IBM_S];
+                const uint8_t *col[K_IBM_S], *next[K_IBM_S];
+                for (int s = 0; s < S; ++s) {
+                    if (s >= sn) break;
+                    a[s] = k_act_load(x + b + s, fmt);
+                    col[s] = first + (size_t)(b + s) * bs;
+                    next[s] = b + s + S < nb ? col[s] + (size_t)S * bs
+                              : after != NULL ? after + (size_t)s * bs
+                                              : NULL;
+                }
                 for (int q = 0; q < rows; q += KQ) {
                     const int qrows = rows - q < KQ ? rows - q : KQ;
-                    const uint8_t *blk[KQ];
-                    for (int r = 0; r < KQ; ++r) blk[r] = col + (size_t)(q + (r < qrows ? r : 0)) * rs;
-                    if (adjacent) {
-                        const size_t at = (size_t)q * bb + K_IBM_PF;
-                        const uint8_t *p = NULL;
-                        if (at < run)
-                            p = col + at;
-                        else if (b + 1 < nb)
-                            p = col + bs + (at - run);
-                        else if (after != NULL)
-                            p = after + (at - run);
-                        if (p != NULL)
-                            for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
-                                _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
-                    } else if (b + 1 < nb) {
-                        for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + bs, bb);
+                    for (int s = 0; s < S; ++s) {
+                        if (s >= sn) break;
+                        const uint8_t *blk[KQ];
+                        for (int r = 0; r < KQ; ++r)
+                            blk[r] = col[s] + (size_t)(q + (r < qrows ? r : 0)) * rs;
+                        if (adjacent) {
+                            const size_t at = (size_t)q * bb + K_IBM_PF / K_IBM_S;
+                            const uint8_t *p = at < run ? col[s] + at
+                                               : next[s] != NULL ? next[s] + (at - run)
+                                                                 : NULL;
+                            if (p != NULL)
+                                for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
+                                    _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+                        } else if (b + s + 1 < nb) {
+                            for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + bs, bb);
+                        }
+                        if (fmt == K_Q4_K || fmt == K_Q5_K)
+                            k4_step(blk, &a[s], qrows, fmt, acc + q, accm + q / 2);
+                        else if (fmt == K_Q6_K)
+                            q6k_step(blk, &a[s], qrows, acc + q);
+                        else
+                            tq2_step(blk, &a[s], qrows, acc + q);
                     }
-                    if (fmt == K_Q4_K || fmt == K_Q5_K)
-                        k4_step(blk, &a, qrows, fmt, acc + q, accm + q / 2);
-                    else if (fmt == K_Q6_K)
-                        q6k_step(blk, &a, qrows, acc + q);
-                    else
-                        tq2_step(blk, &a, qrows, acc + q);
                 }
             }
             float *y = c->y + i * c->ldy + ob;
@@ -457,10 +469,13 @@ static void ibm_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     k_ibm_run(c, o0, o1, i0, i1, K_Q6_K);
 }
 
+static void ibm_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k_ibm_run(c, o0, o1, i0, i1, K_TQ2_0);
+}
+
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
-/* One descriptor per block order, the key naming the layout it reads: k_run serves both
- * (blocks stepped by the view's strides[1]); Q4_K, Q5_K and Q6_K read input-block-major
- * views with k_ibm_run. */
+/* One descriptor per block order, the key naming the layout it reads: k_run for row-major
+ * views, k_ibm_run for input-block-major ones. */
 #define RM_INFO(fmt_, id, nr, kind_, layout_, lkey_)                                        \
     {.name = id "_" kind_ "_avx512vnni",                                                    \
      .key = PW__KEY(id, lkey_, Q8_256, "avx512vnni"),                                       \
@@ -483,4 +498,4 @@ static void ibm_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, run_q4_k, ibm_q4_k)
 RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, run_q5_k, ibm_q5_k)
 RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, run_q6_k, ibm_q6_k)
-RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0, run_tq2_0)
+RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0, ibm_tq2_0)
