@@ -3,7 +3,7 @@
  * (pw__qb4w_reference: plain loops over the raw weights, each block's integer
  * sum from (q - zp) * (u - z) without stored sums), bit for bit, over
  *   K in {32, 96, 4096, and 37, 300: a partial last block},
- *   B in {16, 32, 128, 256}, N in {1, nr-1, nr, nr+1, 3nr+5},
+ *   B in {16, 32, 128, 256}, N in {1, nr-1, nr, nr+1, 3nr+5} (and 2037, 2053 at batch 1),
  *   batch in {1, mr+1, 37},
  * each zero-point kind (constant 8, constant 0 = signed nibbles, 4-bit and
  * 8-bit per block), f32, f16 and bf16 scales, transposed source and not,
@@ -454,6 +454,12 @@ int main(void) {
                         CHECK_OK(pw_context_set_threads(ctx, 1 + (v % 2)), ctx);
                         matrix_case(ctx, k, ns[c], ks[a], bsz[b], bs[d], v++, &r);
                     }
+        /* Batch 1 reads a thread's tiles as several streams (kernel/tile32.h,
+         * pw__streams_plan): on one thread, 2037 and 2053 outputs make tasks of 8 and 9
+         * tiles of 16, every stream live (the last tile partial) or the last part short. */
+        CHECK_OK(pw_context_set_threads(ctx, 1), ctx);
+        matrix_case(ctx, k, 2037, 300, 32, 1, v++, &r);
+        matrix_case(ctx, k, 2053, 96, 16, 1, v++, &r);
     }
     CHECK_OK(pw_context_set_threads(ctx, 1), ctx);
     printf("%d kernels, %d cases\n", kernels, g_cases);
