@@ -18,7 +18,8 @@
 /* Batch 1 streams the packed weights once, every line prefetched into L1 (hint T0,
  * nothing into L2) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
  * 32-row tilings do (tile32_prefetch.h); QB4W, whose tiles are three streams (data,
- * scales, zero points), each prefetched where it is read, PW__QB4W_PF bytes of tiles.
+ * scales, zero points), each prefetched where it is read, PW__QB4W_PF bytes of tiles
+ * (since its 4 streams, qb4w_avx512.c, that lead over all of them: a quarter each).
  * Measured with packwise bench --shapes 11008x4096 --batch 1 --threads 1, three runs
  * each, fraction of the same run's read of the same bytes: the earlier pair (L2 16 KiB
  * + L1 2 KiB) QC4W 73-78%, QB4W 63-74%; L1 8 KiB QC4W 84-93%; L1 4 KiB QC4W 86-90%,

@@ -150,7 +150,9 @@ PW__INLINE void gemv_tile_sums(const tile_ctx *t, ahead *pf, const uint8_t *lhs,
  * own `ahead`. The last part's tail, where it has no tile, runs tile after tile.
  * packwise bench --formats QB4W --shapes 11008x4096 --batch 1 --threads 1, this and one
  * stream alternately, three rounds: B = 32 89-94% of the read against 85-89%, B = 128
- * 82-93% against 79-81%. */
+ * 82-93% against 79-81%. (An earlier try of 2 and 4 streams measured below one, 79-85%
+ * and 71-80% against 82-88%; it is not known here how it placed its prefetches. This
+ * one keeps the whole lead, 4 KiB, over all streams: 1 KiB each.) */
 #define PW__QB4W_STREAMS 4
 #define PW__GEMV_TILES(CH)                                                                          \
     static __attribute__((noinline)) void gemv_tiles_ch##CH(tile_ctx *t, const pw__mm_call *c,      \

@@ -447,32 +447,6 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
     }
 }
 
-static void run_q4_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_run(c, o0, o1, i0, i1, K_Q4_K);
-}
-static void run_q5_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_run(c, o0, o1, i0, i1, K_Q5_K);
-}
-static void run_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_run(c, o0, o1, i0, i1, K_Q6_K);
-}
-static void run_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_run(c, o0, o1, i0, i1, K_TQ2_0);
-}
-static void ibm_q4_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_ibm_run(c, o0, o1, i0, i1, K_Q4_K);
-}
-static void ibm_q5_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_ibm_run(c, o0, o1, i0, i1, K_Q5_K);
-}
-static void ibm_q6_k(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_ibm_run(c, o0, o1, i0, i1, K_Q6_K);
-}
-
-static void ibm_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    k_ibm_run(c, o0, o1, i0, i1, K_TQ2_0);
-}
-
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
 /* One descriptor per block order, the key naming the layout it reads: k_run for row-major
  * views, k_ibm_run for input-block-major ones. */
@@ -486,16 +460,25 @@ static void ibm_tq2_0(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
      .activation = PW_ACT_Q8_256,                                                           \
      .features = RM_FEATURES,                                                               \
      .isa = "avx512vnni"}
-#define RM_KERNELS(name_, fmt_, id, nr, run_, ibm_)                                             \
+/* The two run functions of format fmt_ (k_run, k_ibm_run) and their descriptors. */
+#define RM_KERNELS(name_, fmt_, id, nr, k_)                                                 \
+    static void run_##name_(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,       \
+                            int64_t i1) {                                                   \
+        k_run(c, o0, o1, i0, i1, k_);                                                       \
+    }                                                                                       \
+    static void ibm_##name_(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,       \
+                            int64_t i1) {                                                   \
+        k_ibm_run(c, o0, o1, i0, i1, k_);                                                   \
+    }                                                                                       \
     const pw__kernel pw__k_##name_##_rm_avx512vnni = {                                      \
         .info = RM_INFO(fmt_, id, nr, "rm", PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major"),      \
-        .run = run_, .priority = PW__PRIO_AVX512, .min_n = 1};                              \
+        .run = run_##name_, .priority = PW__PRIO_AVX512, .min_n = 1};                       \
     const pw__kernel pw__k_##name_##_ibm_avx512vnni = {                                     \
         .info = RM_INFO(fmt_, id, nr, "ibm", PW_LAYOUT_BLOCKED_INPUT_MAJOR,                 \
                         "input_block_major"),                                               \
-        .run = ibm_, .priority = PW__PRIO_AVX512, .min_n = 1};
+        .run = ibm_##name_, .priority = PW__PRIO_AVX512, .min_n = 1};
 
-RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, run_q4_k, ibm_q4_k)
-RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, run_q5_k, ibm_q5_k)
-RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, run_q6_k, ibm_q6_k)
-RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, run_tq2_0, ibm_tq2_0)
+RM_KERNELS(q4_k, PW_FORMAT_Q4_K, "q4_k", RM_NR_Q4_K, K_Q4_K)
+RM_KERNELS(q5_k, PW_FORMAT_Q5_K, "q5_k", RM_NR, K_Q5_K)
+RM_KERNELS(q6_k, PW_FORMAT_Q6_K, "q6_k", RM_NR, K_Q6_K)
+RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, "tq2_0", RM_NR, K_TQ2_0)
