@@ -353,7 +353,8 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * kept in memory (L1) between columns. Each stream is prefetched K_IBM_PF / K_IBM_S
  * bytes ahead, from the end of a column on into its next one (and from the last
  * columns into the next pass's first). Rows that do not lie side by side (a narrowed
- * view) are read where they lie, each quad prefetching its rows of the next column.
+ * view) are read where they lie, each quad prefetching its rows of its stream's next
+ * column.
  *
  * It replaced a GEMV that made each tile's q4kx/q6kx record in L1 from a column and ran
  * the tiled kernel's record function on it (0.2's *_ibm_gemv_avx512vnni): the maker cost
@@ -419,8 +420,8 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
                             if (p != NULL)
                                 for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
                                     _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
-                        } else if (b + s + 1 < nb) {
-                            for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + bs, bb);
+                        } else if (b + s + S < nb) { /* this stream's next column */
+                            for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb);
                         }
                         if (fmt == K_Q4_K || fmt == K_Q5_K)
                             k4_step(blk, &a[s], qrows, fmt, acc + q, accm + q / 2);
@@ -460,7 +461,8 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
      .activation = PW_ACT_Q8_256,                                                           \
      .features = RM_FEATURES,                                                               \
      .isa = "avx512vnni"}
-/* The two run functions of format fmt_ (k_run, k_ibm_run) and their descriptors. */
+/* One format's two run functions (k_run, k_ibm_run; k_ its K_* value) and their
+ * descriptors. */
 #define RM_KERNELS(name_, fmt_, id, nr, k_)                                                 \
     static void run_##name_(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,       \
                             int64_t i1) {                                                   \
