@@ -3,6 +3,8 @@
  * Q5_K, Q6_K, TQ1_0 and TQ2_0, read straight from the file's bytes (layout
  * PW_LAYOUT_BLOCKED_ROW_MAJOR, narrowed and offset views included) against
  * PW_ACT_Q8_256 activations, GGUF's Q8_K pairing. Two weight rows per pass.
+ * The same block functions read input-block-major views as column streams
+ * (pw__rm_ibm_run, rm_avx2.h).
  *
  * Activation block (pw__q8_256, 576 bytes):
  *   [d f32][sum s32][bsums: 16 x s16, one per 16 qs][pad][qs: 256 x s8][qu]
@@ -349,45 +351,30 @@ static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, 
     each_row(w, rs, rows, x, acc, tq2_0_row);
 }
 
-/* Run wrappers: the driver specialised on each format's block function. */
-static void q2_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q2_K), sizeof(pw__q8_256),
-               0, 0, q2_k_block);
-}
+/* Run wrappers: each format's block function in the row-major loop and in the
+ * input-block-major streams (rm_avx2.h). */
+#define PW__K_RUNS(id, block_)                                                                     \
+    static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
+                            int64_t i1) {                                                          \
+        pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_##block_),           \
+                   sizeof(pw__q8_256), 0, 0, id##_block);                                          \
+    }                                                                                              \
+    static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
+                             int64_t i1) {                                                         \
+        pw__rm_ibm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_##block_),       \
+                       sizeof(pw__q8_256), id##_block);                                            \
+    }
+PW__K_RUNS(q2_k, q2_K)
+PW__K_RUNS(q3_k, q3_K)
+PW__K_RUNS(q4_k, q4_K)
+PW__K_RUNS(q5_k, q5_K)
+PW__K_RUNS(q6_k, q6_K)
+PW__K_RUNS(tq1_0, tq1_0)
+PW__K_RUNS(tq2_0, tq2_0)
 
-static void q3_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q3_K), sizeof(pw__q8_256),
-               0, 0, q3_k_block);
-}
-
-static void q4_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q4_K), sizeof(pw__q8_256),
-               0, 0, q4_k_block);
-}
-
-static void q5_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q5_K), sizeof(pw__q8_256),
-               0, 0, q5_k_block);
-}
-
-static void q6_k_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_q6_K), sizeof(pw__q8_256),
-               0, 0, q6_k_block);
-}
-
-static void tq1_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq1_0),
-               sizeof(pw__q8_256), 0, 0, tq1_0_block);
-}
-
-static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_tq2_0),
-               sizeof(pw__q8_256), 0, 0, tq2_0_block);
-}
-
-/* Each format's run function serves both block orders (it steps a row's blocks by the
- * view's strides[1]): one descriptor per order, the key naming the layout it reads. Name,
- * key, isa, features and priority are the build's level (avx2_level.h). */
+/* One descriptor per block order, the key naming the layout it reads: the row-major
+ * loop for row-major views, the streams for input-block-major ones. Name, key, isa,
+ * features and priority are the build's level (avx2_level.h). */
 #define PW__K_DESC(id, fmt, kind_, layout_, lkey_)                                                 \
     const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
         .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
@@ -399,7 +386,7 @@ static void tq2_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
                  .activation = PW_ACT_Q8_256,                                                      \
                  .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
                  .isa = PW__AVX2_ISA},                                                             \
-        .run = id##_rm_run,                                                                        \
+        .run = id##_##kind_##_run,                                                                 \
         .priority = PW__AVX2_PRIO,                                                                 \
         .min_n = 1};
 #define PW__K_KERNEL(id, fmt)                                                                      \

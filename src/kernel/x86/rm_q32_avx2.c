@@ -3,6 +3,8 @@
  * Q5_1, Q8_0 and IQ4_NL, read straight from the file's bytes (layout
  * PW_LAYOUT_BLOCKED_ROW_MAJOR, any narrowed or offset view), against
  * PW_ACT_Q8_32 activations. Four weight rows per pass; any o-range, any n.
+ * The same block functions read input-block-major views as column streams
+ * (pw__rm_ibm_run, rm_avx2.h).
  *
  * Per weight block and activation block (one pw__q8_32, 96 bytes):
  *
@@ -228,40 +230,29 @@ static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows,
     rows_d(w, rs, rows, x, acc, iq4_nl_idot);
 }
 
-/* Run wrappers: the driver specialised on each format's block function. */
-static void q4_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_0), sizeof(pw__q8_32),
-               0, 0, q4_0_block);
-}
+/* Run wrappers: each format's block function in the row-major loop and in the
+ * input-block-major streams (rm_avx2.h). */
+#define PW__Q32_RUNS(id, pairs_)                                                                   \
+    static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
+                            int64_t i1) {                                                          \
+        pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, pairs_, 32, sizeof(pw__block_##id),         \
+                   sizeof(pw__q8_32), 0, 0, id##_block);                                           \
+    }                                                                                              \
+    static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
+                             int64_t i1) {                                                         \
+        pw__rm_ibm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, pairs_, 32, sizeof(pw__block_##id),     \
+                       sizeof(pw__q8_32), id##_block);                                             \
+    }
+PW__Q32_RUNS(q4_0, 1)
+PW__Q32_RUNS(q4_1, 1)
+PW__Q32_RUNS(q5_0, 1)
+PW__Q32_RUNS(q5_1, 1)
+PW__Q32_RUNS(q8_0, 0)
+PW__Q32_RUNS(iq4_nl, 0)
 
-static void q4_1_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q4_1), sizeof(pw__q8_32),
-               0, 0, q4_1_block);
-}
-
-static void q5_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_0), sizeof(pw__q8_32),
-               0, 0, q5_0_block);
-}
-
-static void q5_1_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 1, 32, sizeof(pw__block_q5_1), sizeof(pw__q8_32),
-               0, 0, q5_1_block);
-}
-
-static void q8_0_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_q8_0), sizeof(pw__q8_32),
-               0, 0, q8_0_block);
-}
-
-static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, 0, 32, sizeof(pw__block_iq4_nl),
-               sizeof(pw__q8_32), 0, 0, iq4_nl_block);
-}
-
-/* Each format's run function serves both block orders (it steps a row's blocks by the
- * view's strides[1]): one descriptor per order, the key naming the layout it reads. Name,
- * key, isa, features and priority are the build's level (avx2_level.h). */
+/* One descriptor per block order, the key naming the layout it reads: the row-major
+ * loop for row-major views, the streams for input-block-major ones. Name, key, isa,
+ * features and priority are the build's level (avx2_level.h). */
 #define PW__Q32_DESC(id, fmt, kind_, layout_, lkey_)                                               \
     const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
         .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
@@ -273,7 +264,7 @@ static void iq4_nl_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
                  .activation = PW_ACT_Q8_32,                                                       \
                  .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
                  .isa = PW__AVX2_ISA},                                                             \
-        .run = id##_rm_run,                                                                        \
+        .run = id##_##kind_##_run,                                                                 \
         .priority = PW__AVX2_PRIO,                                                                 \
         .min_n = 1};
 #define PW__Q32_KERNEL(id, fmt)                                                                      \
