@@ -40,8 +40,6 @@ static float q4_0_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t n
     return pw__arm_q32_row(w, bs, xq, nb, q4_0_codes);
 }
 
-static void q4_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__arm_rm_loop(c, o0, o1, i0, i1, 32, Q4_0_BYTES, q4_0_row);
-}
+PW__ARM_RM_RUNS(q4_0, 32, Q4_0_BYTES, sizeof(pw__q8_32), q4_0_row)
 
 PW__ARM_RM_KERNEL(q4_0, PW_FORMAT_Q4_0, Q8_32);

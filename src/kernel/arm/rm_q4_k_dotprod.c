@@ -84,8 +84,6 @@ static float q4_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t
     return vaddvq_f32(acc) - acc_min;
 }
 
-static void q4_k_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__arm_rm_loop(c, o0, o1, i0, i1, 256, Q4_K_BYTES, q4_k_row);
-}
+PW__ARM_RM_RUNS(q4_k, 256, Q4_K_BYTES, sizeof(pw__q8_256), q4_k_row)
 
 PW__ARM_RM_KERNEL(q4_k, PW_FORMAT_Q4_K, Q8_256);

@@ -77,8 +77,6 @@ static float q6_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t
     return acc;
 }
 
-static void q6_k_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__arm_rm_loop(c, o0, o1, i0, i1, 256, Q6_K_BYTES, q6_k_row);
-}
+PW__ARM_RM_RUNS(q6_k, 256, Q6_K_BYTES, sizeof(pw__q8_256), q6_k_row)
 
 PW__ARM_RM_KERNEL(q6_k, PW_FORMAT_Q6_K, Q8_256);

@@ -33,8 +33,6 @@ static float q8_0_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t n
     return pw__arm_q32_row(w, bs, xq, nb, q8_0_codes);
 }
 
-static void q8_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__arm_rm_loop(c, o0, o1, i0, i1, 32, Q8_0_BYTES, q8_0_row);
-}
+PW__ARM_RM_RUNS(q8_0, 32, Q8_0_BYTES, sizeof(pw__q8_32), q8_0_row)
 
 PW__ARM_RM_KERNEL(q8_0, PW_FORMAT_Q8_0, Q8_32);

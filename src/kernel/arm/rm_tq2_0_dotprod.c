@@ -49,8 +49,6 @@ static float tq2_0_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_
     return acc;
 }
 
-static void tq2_0_rm_dotprod(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__arm_rm_loop(c, o0, o1, i0, i1, 256, TQ2_0_BYTES, tq2_0_row);
-}
+PW__ARM_RM_RUNS(tq2_0, 256, TQ2_0_BYTES, sizeof(pw__q8_256), tq2_0_row)
 
 PW__ARM_RM_KERNEL(tq2_0, PW_FORMAT_TQ2_0, Q8_256);
