@@ -86,7 +86,7 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
 }
 
 typedef struct quantize_job {
-    const pw__act_forms *forms; /* the ISA's block quantizers, or NULL: the scalar ones */
+    const pw__act_forms *forms; /* the ISA's quantizers, or NULL: the scalar ones */
     pw__qd8_row_fn qd8; /* QD8 rows: this quantizer */
     pw_activation a;
     const float *x;
@@ -176,14 +176,12 @@ void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_d
                       t == PW_DTYPE_F32 ? NULL : x, t};
 #if defined(__x86_64__)
     const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
-    if ((pw_context_usable_features(ctx) & need) == need) {
+    if ((pw_context_usable_features(ctx) & need) == need)
         q.forms = &pw__act_forms_avx512;
-        if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx512;
-    } else if (pw_context_usable_features(ctx) & PW_CPU_AVX2) {
+    else if (pw_context_usable_features(ctx) & PW_CPU_AVX2)
         q.forms = &pw__act_forms_avx2;
-        if (q.qd8 != NULL) q.qd8 = pw__qd8_quantize_row_avx2;
-    }
 #endif
+    if (q.forms != NULL && q.qd8 != NULL) q.qd8 = q.forms->qd8;
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */
     const int64_t threads = pw__threads(ctx);
     if (threads > 1 && n > 1 && n * in >= (int64_t)1 << 16) {

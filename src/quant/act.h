@@ -65,11 +65,13 @@ void pw__act_quantize_row(pw_activation a, const float *x, int64_t in, void *dst
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes);
 
-/* One ISA's quantizers of the block forms: the bytes pw__act_quantize_row writes for
- * that form, `in` a multiple of its block. */
+/* One ISA's activation quantizers: of the block forms, the bytes pw__act_quantize_row
+ * writes for that form (`in` a multiple of its block); qd8, one QD8 row as
+ * pw__qd8_quantize_row writes it (below). */
 typedef struct pw__act_forms {
     void (*q8_32)(const float *x, int64_t in, pw__q8_32 *dst);
     void (*q8_256)(const float *x, int64_t in, pw__q8_256 *dst);
+    void (*qd8)(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
 } pw__act_forms;
 #if defined(__x86_64__)
 extern const pw__act_forms pw__act_forms_avx512; /* AVX-512 F+BW: quant/x86/act_avx512.c */

@@ -92,4 +92,5 @@ static void quantize_q8_256(const float *x, int64_t in, pw__q8_256 *b) {
     }
 }
 
-const pw__act_forms pw__act_forms_avx2 = {quantize_q8_32, quantize_q8_256};
+const pw__act_forms pw__act_forms_avx2 = {quantize_q8_32, quantize_q8_256,
+                                          pw__qd8_quantize_row_avx2};
