@@ -420,7 +420,8 @@ def report(rows, sme_res, ceilings, tool):
              "GEMV: *fraction* = (weight B/cycle) / the core's one-core streaming rate; over "
              "100% means the loop outruns memory (memory-bound), under 100% means the loop "
              "is the limit. GEMM: *fraction* = (int8 MAC/cycle) / the core's int8 peak. "
-             "The row-major loops serve the `_ibm_` kernels too (same code, strides differ).")
+             "The `_ibm_` kernels run the same row functions a few block columns at a time "
+             "(`pw__arm_ibm_loop`): the same inner loop.")
     o.append("")
     o.append("| kernel(s) | loop (function) | model | insns | dot | cycles/iter | resource bound | "
              "weight B/iter | cycles/weight B | MAC/cycle | fraction |")
