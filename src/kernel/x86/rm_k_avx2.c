@@ -278,6 +278,24 @@ static PW__AVX2_INLINE __m256i trit_dot(__m256i acc, __m256i v, __m256i x) {
     return small_acc(acc, _mm256_set1_epi8(1), sx);
 }
 
+/*
+ * TQ1_0 is compute-bound here, by the trits' decoding: each 32 weights cost two
+ * vpaddb (the next trit: times 3), two saturating subtractions and a vpsubb (the sign),
+ * vpsignb, the dot and its add, and the 80 weights of qs[32..48) and qh one more
+ * broadcast-blend chain: about 80 vector operations per 54-byte block, against 8 to 12
+ * for Q4_0's 18 bytes. Measured (Xeon, 2-core VM, one thread): with the weight in L2
+ * ([512, 4096], 442 KiB, best of 5 x 2000 calls) avx2 3.9-4.6 GB/s, avxvnni 4.3-4.9;
+ * packwise bench --kernel K --formats TQ1_0 --shapes 11008x4096 --batch 1 (cold), two
+ * rounds: avx2 2.30 ms (28-29% of the read), avxvnni 1.99-2.10 ms (36-38%). A kernel
+ * can read TQ1_0 no faster than about 4.5 GB/s on this core, whatever the bus.
+ * Tried and dropped: an AVX-512 VNNI one (four 64-byte vectors a block holding all
+ * 256 trits, each trit t = (3z) >> 8 made by two byte compares to masks, a masked
+ * move and a blend, then one vpdpbusd(t, x) from -sum(x): about 48 operations a
+ * block), measured 4.2-4.3 GB/s warm and 2.28-2.31 ms cold in the same runs: its
+ * compares and mask moves share the one port that 512-bit shuffles and compares use.
+ * TQ2_0 (2 bits a weight, a shift and a mask) is the ternary form to use where speed
+ * matters.
+ */
 static PW__AVX2_INLINE __m256 tq1_0_row(const uint8_t *w, const uint8_t *x, __m256 acc) {
     const pw__q8_256 *xb = xblock(x);
     const uint8_t *qs = w + offsetof(pw__block_tq1_0, qs);
