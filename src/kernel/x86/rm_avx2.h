@@ -204,7 +204,13 @@ static PW__AVX2_INLINE void pw__rm_run(const pw__mm_call *c, int64_t o0, int64_t
  * pw__rm_run, reading the same views a group of ROWS rows over all columns (one
  * short run per column, out x wb bytes apart), measured 30% (Q4_0) and 37% (Q8_0) of
  * the read at avx2, [11008, 4096], 1 thread (bench --layout kernel --policy
- * in_place), where the tiled kernels of the same run reached 74% and 92%.
+ * in_place), where the tiled kernels of the same run reached 74% and 92%. These
+ * streams in the same runs: Q4_0 2.0-2.8 ms (7.0 before), Q8_0 3.8-4.5 ms (9.8),
+ * 74-94% of the read; Q4_K and Q6_K (8 rows a group before, runs of 1.1-1.7 KiB)
+ * about level. 2, 8 streams and 2 or 8 KiB of prefetch: no better within the
+ * machine's swing. Q4_0 is then compute-bound near 10 GB/s at avx2 (the warm weight,
+ * [512, 4096] in L2: 8.9-10.3 GB/s, the row-major loop on row-major bytes 12-14):
+ * the pairs' nibble unpacking, offset and scale per block.
  */
 #define PW__RM_IBM_RB 256  /* rows per pass: at most 2 x 256 ymm of sums, 16 KiB of L1 */
 #define PW__RM_IBM_S 4     /* columns read at once: the streams */
