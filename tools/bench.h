@@ -127,8 +127,10 @@ void pw_bench_sample_stop(pw_bench_sampler *s);
 int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double budget);
 /* How many samples a case takes (pw_bench_sample_more's min, max, budget in seconds of
  * samples). GEMM: 3 undisturbed, then up to 11 or 1 s. GEMV: 5 undisturbed, then up to
- * 101 or 20 ms, so that a short case (0.2 ms at 2 threads, where a worker's wake-up
- * varies by tens of microseconds) takes about 100 samples and a long one about 20. */
+ * 101 or 100 ms, so that a short case (0.2 ms at 2 threads, where a worker's wake-up
+ * varies by tens of microseconds) takes about 100 samples and a 2-4 ms one 25-50: with
+ * 20 ms (about 10 samples of [11008, 4096] Q4_0) the fraction of the same case moved by
+ * 10-20 points between runs a minute apart, with 100 ms by 2-5. */
 typedef struct pw_bench_reps {
     int min, max;
     double budget;
@@ -200,12 +202,16 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * contiguous chunks (8 per thread,
  * taken by whichever thread is free) on the context's threads with the widest
  * loads, PW_BENCH_CEILING_WAYS ways, each sample all of them: each chunk as one
- * stream with the read loops' software prefetch (the kernels' way) and without it,
- * as 4 interleaved streams with it and as 8 without. None is always the fastest on
- * this project's machine (a VM on AMD Zen 5), so the ceiling is the fastest way's
- * median: a 22 MiB buffer just flushed reads 42-49 GB/s on 1 thread as one
- * prefetched stream, 29-40 as 4 or 8; 900 MiB read again (its translations in the
- * TLB) 30-33 GB/s as one stream, 38-39 as 8.
+ * stream with the read loops' software prefetch into L1 (the kernels' way) and
+ * without it, as 4 interleaved streams with it and as 8 without, and as 8 and 16
+ * with prefetches into L2. None is always the fastest, so the ceiling is the fastest
+ * way's median. On an AMD Zen 5 VM a 22 MiB buffer just flushed read 42-49 GB/s on 1
+ * thread as one prefetched stream, 29-40 as 4 or 8; 900 MiB read again (its
+ * translations in the TLB) 30-33 GB/s as one stream, 38-39 as 8. On an Intel Xeon
+ * (Sapphire Rapids class) VM one core reads a flushed 25 MiB at 9-11 GB/s as one
+ * stream, prefetched or not, 12-14 as 8 or 16 streams, 13-15 with the L2 prefetches;
+ * with only the first four ways the Q8_0 GEMV kernel, whose loads come between
+ * integer work, came out at 101-108% of that ceiling in three of eight runs.
  * The caller takes one sample after each of the kernel's, so both see the same
  * moments of a shared machine, and both figures are medians of the same kind of
  * sample: the undisturbed ones when the kernel and every way have
@@ -216,7 +222,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 4
+#define PW_BENCH_CEILING_WAYS 6
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -231,7 +237,7 @@ typedef struct pw_bench_ceiling {
 int pw_bench_ceiling_init(pw_bench_ceiling *c, size_t bytes, int threads);
 /* The same over n regions of memory that others hold (a decode step: the packed forms
  * its weights hold, the very bytes its tokens read), live while c is used; read in
- * address order, each from its first 64-byte boundary in whole 2 KiB (what is left out
+ * address order, each from its first 64-byte boundary in whole 4 KiB (what is left out
  * is left out of c->bytes too). */
 int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, size_t n,
                                   int threads);
@@ -261,10 +267,17 @@ void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_b
  * int8 loops run `iters` iterations of independent register-only chains and
  * return the int8 ops done (2 per multiply-accumulate); read loops sum `bytes`
  * (a multiple of 256 x streams) from 64-byte aligned p as `streams` contiguous parts
- * read a few lines of each in turn, with `prefetch`: every line software-prefetched (hint
- * T0) PW_BENCH_PREFETCH_BYTES ahead, as the GEMV kernels stream their weights
- * (kernel/x86/tile32_prefetch.h), or without: the hardware prefetcher alone. */
+ * read a few lines of each in turn, every line software-prefetched `prefetch` bytes
+ * ahead into L1 (hint T0; PW_BENCH_PREFETCH_BYTES is the GEMV kernels' distance,
+ * kernel/x86/tile32_prefetch.h), or -prefetch bytes ahead into L2 (T1) when it is
+ * negative, or not at all (0: the hardware prefetcher alone). */
 #define PW_BENCH_PREFETCH_BYTES 8192
+static inline void pw_bench_prefetch(const void *p, int prefetch) {
+    if (prefetch > 0)
+        __builtin_prefetch((const char *)p + prefetch, 0, 3);
+    else if (prefetch < 0)
+        __builtin_prefetch((const char *)p - prefetch, 0, 2);
+}
 double pw_bench_int8_scalar(uint64_t iters);
 uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams);
 #if defined(__x86_64__)

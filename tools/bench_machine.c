@@ -51,7 +51,7 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int str
     for (size_t o = 0; o < part; o += 64)
         for (int k = 0; k < streams; ++k) {
             const uint64_t *v = (const uint64_t *)((const uint8_t *)p + (size_t)k * part + o);
-            if (prefetch) __builtin_prefetch((const char *)v + PW_BENCH_PREFETCH_BYTES, 0, 3);
+            if (prefetch) pw_bench_prefetch(v, prefetch);
             s0 += v[0] + v[1];
             s1 += v[2] + v[3];
             s2 += v[4] + v[5];
@@ -206,7 +206,7 @@ static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffe
     /* The whole buffer streams through in order, timed in slices short enough
      * (16 MiB, about a millisecond) that some run undisturbed on a loaded machine;
      * chunks of 1 MiB, more than threads, so that an uneven start evens out. */
-    read_task rt = {pick_read(ctx), buffer, (size_t)1 << 20, 1, 1, 0};
+    read_task rt = {pick_read(ctx), buffer, (size_t)1 << 20, PW_BENCH_PREFETCH_BYTES, 1, 0};
     const size_t chunks = bytes / rt.chunk;
     size_t slice = ((size_t)16 << 20) / rt.chunk;
     if (slice > chunks) slice = chunks;
@@ -334,7 +334,7 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
     size_t total = 0;
     for (size_t i = 0; i < n; ++i) total += r[i].bytes;
     /* pieces of about an eighth of a thread's share (as the buffer's chunks), whole 4 KiB
-     * pages, the read loops' 2 KiB steps (256 bytes x 8 streams) of each */
+     * pages, the read loops' 4 KiB steps (256 bytes x 16 streams) of each */
     size_t piece = total / (8 * (size_t)threads) / 4096 * 4096;
     if (piece < 4096) piece = 4096;
     size_t pieces = 0;
@@ -347,7 +347,7 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
         const uint8_t *p = (const uint8_t *)r[i].p + skip;
         const size_t bytes = r[i].bytes - skip;
         for (size_t o = 0; o < bytes; o += piece) {
-            const size_t left = bytes - o, m = (left < piece ? left : piece) / 2048 * 2048;
+            const size_t left = bytes - o, m = (left < piece ? left : piece) / 4096 * 4096;
             if (m == 0) continue;
             c->piece[c->pieces] = p + o;
             c->piece_bytes[c->pieces++] = m;
@@ -367,11 +367,13 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
     return rc;
 }
 
-/* The ceiling's ways of reading (bench.h): one stream with the read loops' software
- * prefetch (the kernels' way) and without it; four streams with it; eight without. */
+/* The ceiling's ways of reading (bench.h): one stream with the kernels' software
+ * prefetch into L1 and without it; four streams with it; eight without; eight and
+ * sixteen with prefetches into L2 (pw_bench_prefetch: a negative distance). */
 static const struct {
     int prefetch, streams;
-} ceiling_ways[PW_BENCH_CEILING_WAYS] = {{1, 1}, {0, 1}, {1, 4}, {0, 8}};
+} ceiling_ways[PW_BENCH_CEILING_WAYS] = {
+    {PW_BENCH_PREFETCH_BYTES, 1}, {0, 1}, {PW_BENCH_PREFETCH_BYTES, 4}, {0, 8}, {-8192, 8}, {-4096, 16}};
 
 typedef struct piece_task {
     read_fn fn;

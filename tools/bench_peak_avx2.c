@@ -81,8 +81,7 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int strea
         for (int k = 0; k < streams; ++k) {
             /* 256 bytes a step: four whole cache lines, two loads each. */
             const __m256i *v = (const __m256i *)((const uint8_t *)p + (size_t)k * part + o);
-            for (int l = 0; prefetch && l < 4; ++l)
-                _mm_prefetch((const char *)(v + 2 * l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+            for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + 2 * l, prefetch);
             s0 = _mm256_add_epi64(s0, _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1)));
             s1 = _mm256_add_epi64(s1, _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3)));
             s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5)));

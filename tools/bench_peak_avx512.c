@@ -56,8 +56,7 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int str
     for (size_t o = 0; o < part; o += 256)
         for (int k = 0; k < streams; ++k) {
             const __m512i *v = (const __m512i *)((const uint8_t *)p + (size_t)k * part + o);
-            for (int l = 0; prefetch && l < 4; ++l)
-                _mm_prefetch((const char *)(v + l) + PW_BENCH_PREFETCH_BYTES, _MM_HINT_T0);
+            for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + l, prefetch);
             s0 = _mm512_add_epi64(s0, _mm512_load_si512(v));
             s1 = _mm512_add_epi64(s1, _mm512_load_si512(v + 1));
             s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + 2));

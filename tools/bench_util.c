@@ -63,7 +63,7 @@ int pw_bench_sample_more(const pw_bench_sampler *s, int min, int max, double bud
 }
 
 pw_bench_reps pw_bench_case_reps(int gemm, int quick) {
-    pw_bench_reps r = {gemm ? 3 : 5, gemm ? 11 : 101, gemm ? 1.0 : 0.02};
+    pw_bench_reps r = {gemm ? 3 : 5, gemm ? 11 : 101, gemm ? 1.0 : 0.1};
     if (quick) r.min = 2, r.max = 3;
     return r;
 }
