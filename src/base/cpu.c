@@ -17,9 +17,20 @@ static uint64_t xgetbv0(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
+/* kernel/x86/tile32_prefetch.h: whether the GEMV streams prefetch into L2 (Intel) or L1. */
+int pw__x86_prefetch_l2;
+
 uint32_t pw__detect_cpu_features(void) {
     unsigned a, b, c, d;
     uint32_t f = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        char vendor[13];
+        memcpy(vendor, &b, 4);
+        memcpy(vendor + 4, &d, 4);
+        memcpy(vendor + 8, &c, 4);
+        vendor[12] = '\0';
+        __atomic_store_n(&pw__x86_prefetch_l2, strcmp(vendor, "GenuineIntel") == 0, __ATOMIC_RELAXED);
+    }
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     const int osxsave = (c >> 27) & 1;
     const int has_fma = (c >> 12) & 1;

@@ -2,9 +2,9 @@
  * The GEMV stream's software prefetch, shared by the AVX-512, AVX-VNNI and AVX2
  * kernels of the 32-row tilings (tile32_avx512.h, tile32_avx2.h) and of QC4W
  * (qc4w_gemm_avx512.c, qc4w_gemm_avx2.c; int4_avx512.h has its figures): each part of a
- * record fetches the same bytes PW__TILE32_PF further on into L1 (one stream, hint
- * T0), nothing into L2. A thread's range of tiles is one linear stream, so the bytes
- * that far on are the ones it reads next.
+ * record fetches the same bytes PW__TILE32_PF further on, into L1 (hint T0) or, on
+ * Intel cores, into L2 (T1): one stream. A thread's range of tiles is one linear
+ * stream, so the bytes that far on are the ones it reads next.
  *
  * Measured on this project's machine (AMD EPYC Zen 5 VM, 2 vCPUs, load average 1-2):
  * packwise bench --formats Q4_0,Q8_0,Q4_K,Q6_K --shapes 11008x4096 --batch 1
@@ -24,6 +24,26 @@
  * as good for Q4_0 and Q8_0 and much worse for Q4_K (57%), whose 4.6 KiB records
  * prefetch in parts; L2 alone (T1, 16 KiB) sat between. An earlier session's machine
  * had measured the L2 + L1 pair best: a figure to measure again on new hardware.
+ *
+ * On an Intel Xeon VM (Sapphire Rapids class, 2 vCPUs) the same command, the bench's
+ * per-case ceilings then including 8 and 16 streams prefetched into L2, 3 rounds of
+ * each build in turn, fraction of the read:
+ *
+ *              L1 8 KiB (T0)          L2 8 KiB (T1)          L2 16 KiB (T1)
+ *   avx512     Q4_0 93.0-95.9         96.1-96.4              95.4-98.0
+ *              Q8_0 95.0-98.1         98.5-99.9              99.7-100.3
+ *              Q4_K 84.6-85.7         89.4-90.7              86.8-89.3
+ *              Q6_K 82.6-84.3         84.9-86.5              84.2-86.5
+ *              QC4W 82.1-88.5         88.4-90.4              88.7-89.3
+ *   avxvnni    (2 rounds) Q4_0 84.8-88.7 / 90.0-91.6 (T0 / T1 8 KiB), Q8_0 95.1-95.5 /
+ *              90.8-95.8, Q4_K 77.7-81.3 / 84.1-86.7, Q6_K 79.2-80.3 / 78.4-85.7,
+ *              QC4W 76.7-80.1 / 78.1-85.2
+ *   avx2       Q4_0 84.8-85.2 / 87.4-88.5, Q8_0 83.4-88.5 / 84.9-89.5, Q4_K 75.6-76.3 /
+ *              81.9-83.1, Q6_K 75.6-77.7 / 74.6-77.8, QC4W 74.7-76.7 / 78.1-79.2
+ *
+ * so Intel cores prefetch into L2 (an L2 prefetch holds no L1 fill buffer while the
+ * line comes from memory, and Intel cores have fewer of those than Zen's L1 has miss
+ * buffers) and the others into L1, as measured on Zen 5.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -35,9 +55,16 @@
 
 #define PW__TILE32_PF 8192 /* bytes of the stream ahead of the record being read */
 
+/* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
+ * kernel): the stream goes into L2 (hint T1) there, into L1 (T0) elsewhere. */
+extern int pw__x86_prefetch_l2;
+
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T0);
+    if (__atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED))
+        for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T1);
+    else
+        for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T0);
 }
 
 /* Prefetch the first bytes of a range's stream, which no record before them fetched. */
