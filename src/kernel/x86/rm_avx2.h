@@ -316,4 +316,40 @@ static PW__AVX2_INLINE void pw__rm_ibm_run(const pw__mm_call *c, int64_t o0, int
     }
 }
 
+/* A block format's two run functions and two kernel descriptors at the build's level
+ * (avx2_level.h), one per block order, the key naming the layout each reads: the
+ * row-major loop (pw__rm_run) for row-major views, the column streams (pw__rm_ibm_run)
+ * for input-block-major ones. id##_block is the format's block function over blocks of
+ * type pw__block_##block_ (block_values values each) against activation blocks `act`
+ * (Q8_32 or Q8_256); rows_ and pairs_ as pw__rm_run's. */
+#define PW__RM_ACT_BYTES_Q8_32 sizeof(pw__q8_32)
+#define PW__RM_ACT_BYTES_Q8_256 sizeof(pw__q8_256)
+#define PW__RM_DESC(id, fmt, act, kind_, layout_, lkey_)                                          \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
+        .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
+                 .key = PW__KEY(#id, lkey_, act, PW__AVX2_ISA),                                    \
+                 .format = fmt,                                                                    \
+                 .layout = layout_,                                                                \
+                 .tile_rows = 1,                                                                   \
+                 .tile_batch = 1,                                                                  \
+                 .activation = PW_ACT_##act,                                                       \
+                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
+                 .isa = PW__AVX2_ISA},                                                             \
+        .run = id##_##kind_##_run,                                                                 \
+        .priority = PW__AVX2_PRIO,                                                                 \
+        .min_n = 1};
+#define PW__RM_KERNELS(id, fmt, block_, block_values, act, rows_, pairs_)                          \
+    static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
+                            int64_t i1) {                                                          \
+        pw__rm_run(c, o0, o1, i0, i1, rows_, pairs_, block_values, sizeof(pw__block_##block_),     \
+                   PW__RM_ACT_BYTES_##act, 0, 0, id##_block);                                      \
+    }                                                                                              \
+    static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
+                             int64_t i1) {                                                         \
+        pw__rm_ibm_run(c, o0, o1, i0, i1, rows_, pairs_, block_values, sizeof(pw__block_##block_), \
+                       PW__RM_ACT_BYTES_##act, id##_block);                                        \
+    }                                                                                              \
+    PW__RM_DESC(id, fmt, act, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                        \
+    PW__RM_DESC(id, fmt, act, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
+
 #endif

@@ -369,52 +369,12 @@ static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, 
     each_row(w, rs, rows, x, acc, tq2_0_row);
 }
 
-/* Run wrappers: each format's block function in the row-major loop and in the
- * input-block-major streams (rm_avx2.h). */
-#define PW__K_RUNS(id, block_)                                                                     \
-    static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
-                            int64_t i1) {                                                          \
-        pw__rm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_##block_),           \
-                   sizeof(pw__q8_256), 0, 0, id##_block);                                          \
-    }                                                                                              \
-    static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
-                             int64_t i1) {                                                         \
-        pw__rm_ibm_run(c, o0, o1, i0, i1, PW__RM_K_ROWS, 0, 256, sizeof(pw__block_##block_),       \
-                       sizeof(pw__q8_256), id##_block);                                            \
-    }
-PW__K_RUNS(q2_k, q2_K)
-PW__K_RUNS(q3_k, q3_K)
-PW__K_RUNS(q4_k, q4_K)
-PW__K_RUNS(q5_k, q5_K)
-PW__K_RUNS(q6_k, q6_K)
-PW__K_RUNS(tq1_0, tq1_0)
-PW__K_RUNS(tq2_0, tq2_0)
-
-/* One descriptor per block order, the key naming the layout it reads: the row-major
- * loop for row-major views, the streams for input-block-major ones. Name, key, isa,
- * features and priority are the build's level (avx2_level.h). */
-#define PW__K_DESC(id, fmt, kind_, layout_, lkey_)                                                 \
-    const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
-        .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
-                 .key = PW__KEY(#id, lkey_, Q8_256, PW__AVX2_ISA),                                 \
-                 .format = fmt,                                                                    \
-                 .layout = layout_,                                                                \
-                 .tile_rows = 1,                                                                   \
-                 .tile_batch = 1,                                                                  \
-                 .activation = PW_ACT_Q8_256,                                                      \
-                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
-                 .isa = PW__AVX2_ISA},                                                             \
-        .run = id##_##kind_##_run,                                                                 \
-        .priority = PW__AVX2_PRIO,                                                                 \
-        .min_n = 1};
-#define PW__K_KERNEL(id, fmt)                                                                      \
-    PW__K_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \
-    PW__K_DESC(id, fmt, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
-
-PW__K_KERNEL(q2_k, PW_FORMAT_Q2_K)
-PW__K_KERNEL(q3_k, PW_FORMAT_Q3_K)
-PW__K_KERNEL(q4_k, PW_FORMAT_Q4_K)
-PW__K_KERNEL(q5_k, PW_FORMAT_Q5_K)
-PW__K_KERNEL(q6_k, PW_FORMAT_Q6_K)
-PW__K_KERNEL(tq1_0, PW_FORMAT_TQ1_0)
-PW__K_KERNEL(tq2_0, PW_FORMAT_TQ2_0)
+/* Each format's run functions and kernel descriptors (PW__RM_KERNELS, rm_avx2.h): its
+ * block function in the row-major loop and in the input-block-major streams. */
+PW__RM_KERNELS(q2_k, PW_FORMAT_Q2_K, q2_K, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(q3_k, PW_FORMAT_Q3_K, q3_K, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(q4_k, PW_FORMAT_Q4_K, q4_K, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(q5_k, PW_FORMAT_Q5_K, q5_K, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(q6_k, PW_FORMAT_Q6_K, q6_K, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(tq1_0, PW_FORMAT_TQ1_0, tq1_0, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, tq2_0, 256, Q8_256, PW__RM_K_ROWS, 0)

@@ -230,50 +230,11 @@ static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows,
     rows_d(w, rs, rows, x, acc, iq4_nl_idot);
 }
 
-/* Run wrappers: each format's block function in the row-major loop and in the
- * input-block-major streams (rm_avx2.h). */
-#define PW__Q32_RUNS(id, pairs_)                                                                   \
-    static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
-                            int64_t i1) {                                                          \
-        pw__rm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, pairs_, 32, sizeof(pw__block_##id),         \
-                   sizeof(pw__q8_32), 0, 0, id##_block);                                           \
-    }                                                                                              \
-    static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
-                             int64_t i1) {                                                         \
-        pw__rm_ibm_run(c, o0, o1, i0, i1, PW__RM_Q32_ROWS, pairs_, 32, sizeof(pw__block_##id),     \
-                       sizeof(pw__q8_32), id##_block);                                             \
-    }
-PW__Q32_RUNS(q4_0, 1)
-PW__Q32_RUNS(q4_1, 1)
-PW__Q32_RUNS(q5_0, 1)
-PW__Q32_RUNS(q5_1, 1)
-PW__Q32_RUNS(q8_0, 0)
-PW__Q32_RUNS(iq4_nl, 0)
-
-/* One descriptor per block order, the key naming the layout it reads: the row-major
- * loop for row-major views, the streams for input-block-major ones. Name, key, isa,
- * features and priority are the build's level (avx2_level.h). */
-#define PW__Q32_DESC(id, fmt, kind_, layout_, lkey_)                                               \
-    const pw__kernel PW__AVX2_SYM(pw__k_##id##_##kind_) = {                                        \
-        .info = {.name = #id "_" #kind_ "_" PW__AVX2_ISA,                                          \
-                 .key = PW__KEY(#id, lkey_, Q8_32, PW__AVX2_ISA),                                  \
-                 .format = fmt,                                                                    \
-                 .layout = layout_,                                                                \
-                 .tile_rows = 1,                                                                   \
-                 .tile_batch = 1,                                                                  \
-                 .activation = PW_ACT_Q8_32,                                                       \
-                 .features = PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),            \
-                 .isa = PW__AVX2_ISA},                                                             \
-        .run = id##_##kind_##_run,                                                                 \
-        .priority = PW__AVX2_PRIO,                                                                 \
-        .min_n = 1};
-#define PW__Q32_KERNEL(id, fmt)                                                                      \
-    PW__Q32_DESC(id, fmt, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                               \
-    PW__Q32_DESC(id, fmt, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")
-
-PW__Q32_KERNEL(q4_0, PW_FORMAT_Q4_0)
-PW__Q32_KERNEL(q4_1, PW_FORMAT_Q4_1)
-PW__Q32_KERNEL(q5_0, PW_FORMAT_Q5_0)
-PW__Q32_KERNEL(q5_1, PW_FORMAT_Q5_1)
-PW__Q32_KERNEL(q8_0, PW_FORMAT_Q8_0)
-PW__Q32_KERNEL(iq4_nl, PW_FORMAT_IQ4_NL)
+/* Each format's run functions and kernel descriptors (PW__RM_KERNELS, rm_avx2.h): its
+ * block function in the row-major loop and in the input-block-major streams. */
+PW__RM_KERNELS(q4_0, PW_FORMAT_Q4_0, q4_0, 32, Q8_32, PW__RM_Q32_ROWS, 1)
+PW__RM_KERNELS(q4_1, PW_FORMAT_Q4_1, q4_1, 32, Q8_32, PW__RM_Q32_ROWS, 1)
+PW__RM_KERNELS(q5_0, PW_FORMAT_Q5_0, q5_0, 32, Q8_32, PW__RM_Q32_ROWS, 1)
+PW__RM_KERNELS(q5_1, PW_FORMAT_Q5_1, q5_1, 32, Q8_32, PW__RM_Q32_ROWS, 1)
+PW__RM_KERNELS(q8_0, PW_FORMAT_Q8_0, q8_0, 32, Q8_32, PW__RM_Q32_ROWS, 0)
+PW__RM_KERNELS(iq4_nl, PW_FORMAT_IQ4_NL, iq4_nl, 32, Q8_32, PW__RM_Q32_ROWS, 0)
