@@ -102,9 +102,18 @@ PW__ALWAYS_INLINE void pw__arm_ibm_loop(const pw__mm_call *c, int64_t o0, int64_
                     const uint8_t *pf = at < rows * rs ? col + at
                                         : b + PW__ARM_IBM_S < nb ? col + PW__ARM_IBM_S * bs + (at - rows * rs)
                                                                  : NULL;
+                    /* each line once (blocks of 18 or 34 bytes share lines): the lines
+                     * that begin inside this row's target block, and, where a run of
+                     * targets begins (the pass's first row, the first into the next
+                     * column group, every row of a narrowed view), the line it begins in */
+                    const int fresh = rs != (int64_t)block_bytes || r == 0 ||
+                                      (at >= rows * rs && at - rows * rs < rs);
                     if (pf != NULL)
-                        for (int64_t s = 0; s < sn; ++s)
-                            for (size_t l = 0; l < block_bytes; l += 64) __builtin_prefetch(pf + s * bs + l, 0, 3);
+                        for (int64_t s = 0; s < sn; ++s) {
+                            const uintptr_t t = (uintptr_t)(pf + s * bs);
+                            uintptr_t a = fresh ? t & ~(uintptr_t)63 : (t + 63) & ~(uintptr_t)63;
+                            for (; a < t + block_bytes; a += 64) __builtin_prefetch((const void *)a, 0, 3);
+                        }
                     part[r] += dot(p, bs, x, sn);
                 }
             }
