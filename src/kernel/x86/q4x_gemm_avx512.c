@@ -26,11 +26,10 @@
  *
  * Per record and panel of mr rows: 8 loads and 24 logic ops to unpack, then
  * per row 16 vpdpbusd, 8 activation broadcasts, one offset broadcast and
- * 6 f32 ops (2 conversions, 2 scale products, 2 fma). With mr = 6 the 12
- * int32 dot accumulators and the 12 f32 sums all stay in registers (28 zmm
- * with the unpacked step and the mask), so nothing goes through memory but
- * the weight and activation loads; the i8g kernel, which reads int8 weights
- * 2.2x the size, keeps its f32 sums in an L1 buffer. Taking the high nibbles
+ * 6 f32 ops (2 conversions, 2 scale products, 2 fma). With mr = 10 the 20
+ * int32 dot accumulators stay in registers beside the unpacked step and the
+ * mask, and the f32 sums are read and written in L1 once per record and row
+ * (tile32_gemm_avx512.h has the measurement). Taking the high nibbles
  * as v & 0xF0 (16 q, the 1/16 folded into the scales: no shift) measured the
  * same.
  *
@@ -68,11 +67,11 @@
 
 #define Q4XG_INLINE static inline __attribute__((always_inline))
 
-Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
+Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                 const int mr) {
     const __m512i m = _mm512_set1_epi8(0x0F);
     __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
-#pragma GCC unroll 8
+#pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
         lo[r] = hi[r] = _mm512_set1_epi32(-8 * xb->sum);
@@ -82,22 +81,14 @@ Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, __m
         const __m512i v = _mm512_loadu_si512(rec + 64 * s);
         const __m512i vl = _mm512_and_si512(v, m);
         const __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
-#pragma GCC unroll 8
+#pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) {
             const __m512i a = pw__tile32_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
             lo[r] = _mm512_dpbusd_epi32(lo[r], vl, a);
             hi[r] = _mm512_dpbusd_epi32(hi[r], vh, a);
         }
     }
-    const __m256i *d16 = (const __m256i *)(rec + PW__Q4X_SCALES);
-    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256(d16));
-    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1));
-#pragma GCC unroll 8
-    for (int r = 0; r < mr; ++r) {
-        const __m512 xd = _mm512_set1_ps(((const pw__q8_32 *)x[r])->d);
-        acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd), acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd), acc[r][1]);
-    }
+    pw__t32g_scale_add(rec + PW__Q4X_SCALES, x, lo, hi, acc, mr);
 }
 
 static void q4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -19,8 +19,8 @@
  *
  * Integer range as the GEMV kernel's (q8x_avx512.c): exact in int32 and f32.
  * Per record and panel: 16 loads, then per row 16 vpdpbusd, 8 activation
- * broadcasts, one offset broadcast and 6 f32 ops; the 12 int32 dots and 12 f32
- * sums of a 6-row panel stay in registers.
+ * broadcasts, one offset broadcast and 6 f32 ops; the 20 int32 dots of a 10-row
+ * panel stay in registers, its f32 sums in L1 (tile32_gemm_avx512.h).
  *
  * Against q8_0_i8g32_avx512vnni, measured as q4x_gemm_avx512.c records (21
  * interleaved rounds of best-of-25 single calls in one process, load average
@@ -50,10 +50,10 @@
 
 #define Q8XG_INLINE static inline __attribute__((always_inline))
 
-Q8XG_INLINE void q8x_gemm_block(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
+Q8XG_INLINE void q8x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                 const int mr) {
     __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
-#pragma GCC unroll 8
+#pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
         lo[r] = hi[r] = _mm512_set1_epi32(-128 * xb->sum);
@@ -62,22 +62,14 @@ Q8XG_INLINE void q8x_gemm_block(const uint8_t *rec, const uint8_t *const *x, __m
     for (int s = 0; s < 8; ++s) {
         const __m512i vl = _mm512_loadu_si512(rec + PW__Q8X_STEP * s);
         const __m512i vh = _mm512_loadu_si512(rec + PW__Q8X_STEP * s + 64);
-#pragma GCC unroll 8
+#pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) {
             const __m512i a = pw__tile32_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
             lo[r] = _mm512_dpbusd_epi32(lo[r], vl, a);
             hi[r] = _mm512_dpbusd_epi32(hi[r], vh, a);
         }
     }
-    const __m256i *d16 = (const __m256i *)(rec + PW__Q8X_SCALES);
-    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256(d16));
-    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1));
-#pragma GCC unroll 8
-    for (int r = 0; r < mr; ++r) {
-        const __m512 xd = _mm512_set1_ps(((const pw__q8_32 *)x[r])->d);
-        acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd), acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd), acc[r][1]);
-    }
+    pw__t32g_scale_add(rec + PW__Q8X_SCALES, x, lo, hi, acc, mr);
 }
 
 static void q8x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -1,11 +1,11 @@
 /*
  * The loop every AVX-512 GEMM kernel of a 32-row tiling runs (kernel/tile32.h):
  * the GEMV kernels' records, read once per panel of up to PW__T32G_MR rows of X
- * instead of once per row, with the 2 x mr f32 sums of a panel in registers
- * across a pass. A family brings only its record function:
+ * instead of once per row, with the 32 f32 sums of each row of a panel in an L1
+ * buffer across a pass. A family brings only its record function:
  *
- *   block(rec, x, acc, mr): acc[r][0] (rows 0..15 of the tile), acc[r][1] (rows
- *   16..31) += the f32 dots of record rec with activation block x[r], r < mr
+ *   block(rec, x, acc, mr): acc[r][0..15] (rows 0..15 of the tile), acc[r][16..31]
+ *   (rows 16..31) += the f32 dots of record rec with activation block x[r], r < mr
  *   (mr a constant at every call: each panel height is its own instance).
  *
  * Loops, outermost first:
@@ -19,7 +19,7 @@
  *                 n = 128, 9 at [4096, 11008]) measured 10-25% slower;
  *   tiles         32 outputs;
  *   panels        the row block cut into ceil(rows / PW__T32G_MR) panels of
- *                 near-equal height (16 rows: 6, 5, 5), each a pass over the
+ *                 near-equal height (16 rows: 8, 8), each a pass over the
  *                 tile's records of this pass, which stay in L1/L2 for the next.
  * The first pass starts the sums at zero, the others from Y; every pass ends
  * with masked stores, so a part tile (rows past o1) takes the same path.
@@ -31,9 +31,18 @@
  * over every panel of the tile. [11008, 4096] n = 16, 1 thread: 442 GFLOP/s
  * without, 502 with (same run, medians of 5).
  *
+ * Panels of 10 rows, their f32 sums in L1 (loaded, updated and stored once per
+ * record and row: load and store ports, not the vector ones), against 6 rows with
+ * every sum in registers: a record's unpacking is shared by more rows, and on a core
+ * with two 512-bit ports (Intel Xeon, Sapphire Rapids class) each operation beside
+ * a vpdpbusd takes one of their slots. One process, 10 and 6 rows in turn (best of 10
+ * calls each, 9-21 rounds, medians of the per-round ratio), 1 thread: Q4_0 [2048,
+ * 4096] n = 128 1.04-1.05x, [11008, 4096] n = 128 1.03x, [4096, 4096] n = 32 1.07x;
+ * Q8_0 1.05x, 1.03x and n = 16 1.04x.
+ *
  * Measured and not kept (A/B in one process, many interleaved rounds on the
  * shared machine): panels of at most 5 or 4 rows (no faster than 6 at n = 16
- * or 128); chunks of 256 to 1024 input values per tile with the sums in an L1
+ * or 128, with the sums in registers); chunks of 256 to 1024 input values per tile with the sums in an L1
  * buffer between them, as the i8g kernel does, so that a chunk's records stay
  * in L1 for every panel (no faster for q4x, and for q8x, whose records are
  * twice the bytes, 0.95-1.01x of whole passes at n = 16, 32, 128).
@@ -47,12 +56,30 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PW__T32G_MR 6 /* most rows of X per panel: 2 x 6 int32 + 2 x 6 f32 accumulators */
+#define PW__T32G_MR 10 /* most rows of X per panel: 2 x 10 int32 chains, the f32 sums in L1 */
 #define PW__T32G_MB 128 /* most rows of X per row block */
 #define PW__T32G_XL2 (4096u << 10) /* activation bytes of a row block per pass */
 
-typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x, __m512 acc[][2],
-                                  const int mr);
+typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr);
+
+/* The end of a record function: acc[r][0..15] += f32(lo[r]) * d[0..15] * x_r.d and
+ * acc[r][16..31] += f32(hi[r]) * d[16..31] * x_r.d for the panel's mr rows, d the
+ * record's 32 fp16 scales. */
+static inline __attribute__((always_inline)) void
+pw__t32g_scale_add(const uint8_t *d, const uint8_t *const *x, const __m512i *lo, const __m512i *hi,
+                   float acc[][PW__TILE32_NR], const int mr) {
+    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d + 1));
+#pragma GCC unroll 10
+    for (int r = 0; r < mr; ++r) {
+        const __m512 xd = _mm512_set1_ps(((const pw__q8_32 *)x[r])->d);
+        _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd),
+                                                _mm512_load_ps(acc[r])));
+        _mm512_store_ps(acc[r] + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd),
+                                                     _mm512_load_ps(acc[r] + 16)));
+    }
+}
 
 /* One panel of mr rows (a constant) over records [b1, b2) of a tile. */
 static inline __attribute__((always_inline)) void
@@ -60,31 +87,27 @@ pw__t32g_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1, int64_t b
                const uint8_t *xrow, size_t xq_row_bytes, size_t xb_bytes, float *y, int64_t ldy,
                __mmask16 m0, __mmask16 m1, int from_y, const uint8_t *pf, const uint8_t *pf_end,
                int pf_lines, pw__t32g_block_fn block, const int mr) {
-    __m512 acc[PW__T32G_MR][2];
+    float acc[PW__T32G_MR][PW__TILE32_NR] __attribute__((aligned(64)));
     const uint8_t *x[PW__T32G_MR];
-#pragma GCC unroll 8
+#pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
-        if (from_y) {
-            acc[r][0] = _mm512_maskz_loadu_ps(m0, y + r * ldy);
-            acc[r][1] = _mm512_maskz_loadu_ps(m1, y + r * ldy + 16);
-        } else {
-            acc[r][0] = _mm512_setzero_ps();
-            acc[r][1] = _mm512_setzero_ps();
-        }
+        _mm512_store_ps(acc[r], from_y ? _mm512_maskz_loadu_ps(m0, y + r * ldy) : _mm512_setzero_ps());
+        _mm512_store_ps(acc[r] + 16,
+                        from_y ? _mm512_maskz_loadu_ps(m1, y + r * ldy + 16) : _mm512_setzero_ps());
     }
     const uint8_t *rec = recs;
     for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
         block(rec, x, acc, mr);
         for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
             _mm_prefetch((const char *)pf, _MM_HINT_T1);
-#pragma GCC unroll 8
+#pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
-        _mm512_mask_storeu_ps(y + r * ldy, m0, acc[r][0]);
-        _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc[r][1]);
+        _mm512_mask_storeu_ps(y + r * ldy, m0, _mm512_load_ps(acc[r]));
+        _mm512_mask_storeu_ps(y + r * ldy + 16, m1, _mm512_load_ps(acc[r] + 16));
     }
 }
 
@@ -136,7 +159,11 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
                     PW__T32G_CASE(3)
                     PW__T32G_CASE(4)
                     PW__T32G_CASE(5)
-                    PW__T32G_CASE(6) /* PW__T32G_MR */
+                    PW__T32G_CASE(6)
+                    PW__T32G_CASE(7)
+                    PW__T32G_CASE(8)
+                    PW__T32G_CASE(9)
+                    PW__T32G_CASE(10) /* PW__T32G_MR */
 #undef PW__T32G_CASE
                 }
                 i += h;
