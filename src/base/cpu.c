@@ -17,8 +17,9 @@ static uint64_t xgetbv0(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* kernel/x86/tile32_prefetch.h: whether the GEMV streams prefetch into L2 (Intel) or L1. */
-int pw__x86_prefetch_l2;
+/* 1 on Intel CPUs: kernel/x86/tile32_prefetch.h (whether the GEMV streams prefetch into L2
+ * or L1) and the kernels that choose their stream count by it. */
+int pw__x86_intel;
 
 uint32_t pw__detect_cpu_features(void) {
     unsigned a, b, c, d;
@@ -29,7 +30,7 @@ uint32_t pw__detect_cpu_features(void) {
         memcpy(vendor + 4, &d, 4);
         memcpy(vendor + 8, &c, 4);
         vendor[12] = '\0';
-        __atomic_store_n(&pw__x86_prefetch_l2, strcmp(vendor, "GenuineIntel") == 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pw__x86_intel, strcmp(vendor, "GenuineIntel") == 0, __ATOMIC_RELAXED);
     }
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     const int osxsave = (c >> 27) & 1;

@@ -95,8 +95,17 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     pw__tile32_scale_add(acc, sx, sy, rec + PW__Q6KX_D, xb->d);
 }
 
+/* Streams (tile32_avx512.h): two on Intel cores, one elsewhere. One process timing both
+ * in turn on the same weight, flushed before each call (25 rounds, median of the
+ * per-round ratio), [11008, 4096], an Intel Xeon VM (Sapphire Rapids class): two
+ * streams 1.02-1.04x of one on 1 thread, 1.02-1.05x on 2; Q4_K (q4kx_avx512.c) 0.995x,
+ * and on the Zen 5 VM of earlier sessions K-quant records read slower as more streams
+ * (tile32_avx512.h). */
 static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block, 1);
+    if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
+        pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block, 2);
+    else
+        pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block, 1);
 }
 
 const pw__kernel pw__k_q6_k_q6kx32k4_avx512vnni = PW__Q6KX_KERNEL(

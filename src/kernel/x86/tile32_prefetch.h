@@ -56,12 +56,13 @@
 #define PW__TILE32_PF 8192 /* bytes of the stream ahead of the record being read */
 
 /* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
- * kernel): the stream goes into L2 (hint T1) there, into L1 (T0) elsewhere. */
-extern int pw__x86_prefetch_l2;
+ * kernel): the stream goes into L2 (hint T1) there, into L1 (T0) elsewhere; the AVX-512
+ * Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
+extern int pw__x86_intel;
 
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    if (__atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
         for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T1);
     else
         for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T0);
