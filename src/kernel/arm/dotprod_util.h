@@ -96,18 +96,22 @@ PW__ALWAYS_INLINE void pw__arm_ibm_loop(const pw__mm_call *c, int64_t o0, int64_
                 const uint8_t *col = first + b * bs, *x = xrow + (size_t)b * act_block_bytes;
                 for (int64_t r = 0; r < rows; ++r) {
                     const uint8_t *p = col + r * rs;
-                    /* the distance on along each column; past the pass's rows, into the
-                     * next column group (read next) */
+                    /* rows side by side: the distance on along each column; past the
+                     * pass's rows, into the next column group (read next). A narrowed
+                     * view's rows do not lie side by side (the bytes that far on are
+                     * other rows'): this row's own blocks of the next column group, as
+                     * the x86 loops do (rm_avx2.h). */
+                    const int adjacent = rs == (int64_t)block_bytes;
                     const int64_t at = r * rs + PW__ARM_IBM_PF / PW__ARM_IBM_S;
-                    const uint8_t *pf = at < rows * rs ? col + at
+                    const uint8_t *pf = !adjacent ? (b + PW__ARM_IBM_S < nb ? p + PW__ARM_IBM_S * bs : NULL)
+                                        : at < rows * rs ? col + at
                                         : b + PW__ARM_IBM_S < nb ? col + PW__ARM_IBM_S * bs + (at - rows * rs)
                                                                  : NULL;
                     /* each line once (blocks of 18 or 34 bytes share lines): the lines
                      * that begin inside this row's target block, and, where a run of
                      * targets begins (the pass's first row, the first into the next
                      * column group, every row of a narrowed view), the line it begins in */
-                    const int fresh = rs != (int64_t)block_bytes || r == 0 ||
-                                      (at >= rows * rs && at - rows * rs < rs);
+                    const int fresh = !adjacent || r == 0 || (at >= rows * rs && at - rows * rs < rs);
                     if (pf != NULL)
                         for (int64_t s = 0; s < sn; ++s) {
                             const uintptr_t t = (uintptr_t)(pf + s * bs);
