@@ -21,17 +21,41 @@ static uint64_t xgetbv0(void) {
  * or L1) and the kernels that choose their stream count by it. */
 int pw__x86_intel;
 
-uint32_t pw__detect_cpu_features(void) {
+/* CPUID facts beside the kernel features, read once per process (x86_traits): the
+ * vendor (pw__x86_intel) and CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first
+ * callers racing store the same values. */
+static int x86_traits_known, x86_clflushopt;
+
+static void x86_traits(void) {
+    if (__atomic_load_n(&x86_traits_known, __ATOMIC_ACQUIRE)) return;
     unsigned a, b, c, d;
-    uint32_t f = 0;
+    int intel = 0, flushopt = 0;
     if (__get_cpuid(0, &a, &b, &c, &d)) {
         char vendor[13];
         memcpy(vendor, &b, 4);
         memcpy(vendor + 4, &d, 4);
         memcpy(vendor + 8, &c, 4);
         vendor[12] = '\0';
-        __atomic_store_n(&pw__x86_intel, strcmp(vendor, "GenuineIntel") == 0, __ATOMIC_RELAXED);
+        intel = strcmp(vendor, "GenuineIntel") == 0;
+        if (a >= 7) {
+            __cpuid_count(7, 0, a, b, c, d);
+            flushopt = (b >> 23) & 1;
+        }
     }
+    __atomic_store_n(&pw__x86_intel, intel, __ATOMIC_RELAXED);
+    __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
+    __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
+}
+
+int pw__x86_has_clflushopt(void) {
+    x86_traits();
+    return __atomic_load_n(&x86_clflushopt, __ATOMIC_RELAXED);
+}
+
+uint32_t pw__detect_cpu_features(void) {
+    unsigned a, b, c, d;
+    uint32_t f = 0;
+    x86_traits();
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     const int osxsave = (c >> 27) & 1;
     const int has_fma = (c >> 12) & 1;

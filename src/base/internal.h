@@ -130,6 +130,10 @@ void pw__task_grid_cell(const pw__task_grid *g, size_t t, int64_t *o0, int64_t *
 
 /* CPU detection (cpu.c). */
 uint32_t pw__detect_cpu_features(void);
+#if defined(__x86_64__) || defined(_M_X64)
+/* Whether the CPU has CLFLUSHOPT (CPUID read once per process). */
+int pw__x86_has_clflushopt(void);
+#endif
 /* The streaming vector length (bytes) of the calling thread when the CPU has SME, else 0. */
 int32_t pw__detect_sme_bytes(void);
 uint32_t pw__features_for_isa(pw_isa isa);

@@ -3,25 +3,13 @@
 
 #include "format/format_internal.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
 
-/* CLFLUSHOPT (CPUID leaf 7, EBX bit 23): the same eviction as clflush, but not ordered
- * against other flushes of different lines, so the lines go in parallel; on an Intel
- * Xeon VM, 25 MiB took several times as long with clflush, most of a cold GEMV
- * benchmark's run. Checked once; a race between first callers stores the same value. */
-static int have_clflushopt(void) {
-    static int known = -1;
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v < 0) {
-        unsigned a, b, c, d;
-        v = __get_cpuid_max(0, NULL) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 23) & 1);
-        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-
+/* CLFLUSHOPT (base/cpu.c reads CPUID leaf 7 once): the same eviction as clflush, but not
+ * ordered against other flushes of different lines, so the lines go in parallel; on an
+ * Intel Xeon VM, 25 MiB took several times as long with clflush, most of a cold GEMV
+ * benchmark's run. */
 __attribute__((target("clflushopt"))) static void evict_opt(uintptr_t a, uintptr_t end) {
     for (; a < end; a += 64) _mm_clflushopt((void *)a);
     _mm_mfence(); /* the flushes are done before what follows */
@@ -31,9 +19,9 @@ __attribute__((target("clflushopt"))) static void evict_opt(uintptr_t a, uintptr
 int pw_memory_evict(const void *p, size_t bytes) {
     if (p == NULL || bytes == 0) return 1;
     const uintptr_t end = (uintptr_t)p + bytes;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     /* clflush is part of SSE2, the x86-64 baseline; every level of the hierarchy drops the line. */
-    if (have_clflushopt()) {
+    if (pw__x86_has_clflushopt()) {
         evict_opt((uintptr_t)p & ~(uintptr_t)63, end);
         return 1;
     }
