@@ -1,7 +1,8 @@
 /*
  * AVX-512 VNNI kernel for QB4W family qb4w_n16k8s2 (layout and contract in
- * kernel/qb4w.h): 16 channels (one zmm) by up to PW__QB4W_MR rows of X per
- * micro-tile for GEMM, and a batch-1 path with four accumulator chains.
+ * kernel/qb4w.h): GEMM over pairs of 16-channel tiles (two zmm) by up to
+ * PW__QB4W_MR rows of X per micro-tile, and a batch-1 path with four accumulator
+ * chains.
  *
  * Per 8 k values: one 64-byte chunk of the tile and 8 bytes of qu = q + 128
  * per row of X (two broadcast dwords) from the QD8 panel (GEMM) or the row

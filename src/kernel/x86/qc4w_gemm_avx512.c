@@ -1,7 +1,7 @@
 /*
  * AVX-512 VNNI kernel for QC4W family qc4w_n16k8s2 (layout in qc4w/qc4w.h):
- * 16 channels (one zmm) by PW__QC4W_MR rows of X per micro-tile for GEMM,
- * and a batch-1 path that keeps four accumulator chains per tile.
+ * GEMM over pairs of 16-channel tiles (two zmm) by PW__QC4W_MR rows of X per
+ * micro-tile, and a batch-1 path that keeps four accumulator chains per tile.
  *
  * Bytes read per 8 k values: one 64-byte chunk of the tile, and 8 bytes of
  * u = q + 128 per row of X (two broadcast dwords), from the QD8 panel of the
