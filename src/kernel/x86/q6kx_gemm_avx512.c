@@ -39,7 +39,7 @@
  *     a compiler barrier, with the first sub-block's store as a branch, ran
  *     6-9% slower; 6 or 7 rows of X per panel 1-4% slower. Per row of X,
  *     panels of 5, 4, 3, 2 rows run at 0.97, 0.93, 0.88, 0.75 of 6.
- *   - not faster: the scale step in f32 (cvt + fma: 4% slower), half in f32
+ *   - not faster here: the scale step in f32 (cvt + fma: 4% slower), half in f32
  *     and half in int32 (the same), the activations as embedded broadcasts
  *     of each vpdpbusd (8% slower) or as one 16-byte load and 4 vpshufd per
  *     row and sub-block (10% slower), the quants joined once per record into
@@ -61,6 +61,15 @@
  * form spends 11 logic ops per 2 steps joining 4- and 2-bit fields and must
  * apply a scale every 16 values to integer sums (the i8g kernel does the
  * same in f32).
+ *
+ * On Intel cores (base/cpu.c's pw__x86_intel) the scale step is in f32 all the same:
+ * facc += f32(D) * (scale * d), scale * d decoded once per record (exact in f32: 8 x 11
+ * bits), one vpmulld (two operations there) and an add replaced by a conversion and an
+ * fma, on a core where the two 512-bit ports run every vector operation. One process,
+ * both paths in turn (best of 10 calls, 9-15 rounds, median of the per-round ratio), an
+ * Intel Xeon VM (Sapphire Rapids class), 1 thread: [2048, 4096] n = 128 1.10-1.11x,
+ * [11008, 4096] n = 128 1.10x, [4096, 4096] n = 16 1.11x. test_kernels checks both
+ * paths on any machine (it flips the flag).
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
@@ -84,6 +93,7 @@
 /* One record's scales, decoded once for every panel. */
 typedef struct q6kxg_rec {
     int32_t sc[16][2][16]; /* [sub-block][half][row]: int8 scale, sign-extended */
+    float scd[16][2][16];  /* the same times d, as f32 (exact: 8 x 11 bits) */
     float d[2][16];        /* [half][row] */
 } q6kxg_rec;
 _Static_assert(sizeof(q6kxg_rec) <= PW__T32K_SCRATCH, "q6kxg_rec fits the loop's scratch");
@@ -98,11 +108,18 @@ static void q6kxg_decode(const uint8_t *rec, void *out) {
     const __m256i *d = (const __m256i *)(rec + PW__Q6KX_D);
     for (int h = 0; h < 2; ++h)
         _mm512_store_ps(rs->d[h], _mm512_cvtph_ps(_mm256_loadu_si256(d + h)));
+    for (int s = 0; s < 16; ++s)
+        for (int h = 0; h < 2; ++h)
+            _mm512_store_ps(rs->scd[s][h], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(rs->sc[s][h])),
+                                                         _mm512_load_ps(rs->d[h])));
 }
 
-/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. F32 (a constant):
+ * each sub-block's scale step in f32 (cvt, fma by scale * d) instead of int32 (vpmulld,
+ * add; f32 and d once per record), the choice on Intel cores (the file's header). */
 Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uint8_t *const *x,
-                              float *yb, const uint8_t *pf, const int mr) {
+                              float *yb, const uint8_t *pf, const int mr,
+                              const int F32) {
     /* c[i][s] = -32 * bsums[s] of row i: each sub-block's chains start there */
     int32_t c[Q6KXG_MR][16] __attribute__((aligned(64)));
     for (int i = 0; i < mr; ++i) {
@@ -114,8 +131,12 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
     const __m512i m0f = _mm512_set1_epi8(0x0F), m33 = _mm512_set1_epi8(0x33),
                   mcc = _mm512_set1_epi8((char)0xCC);
     __m512i sacc[Q6KXG_MR][2];
+    __m512 facc[Q6KXG_MR][2];
 #pragma GCC unroll 8
-    for (int i = 0; i < mr; ++i) sacc[i][0] = sacc[i][1] = _mm512_setzero_si512();
+    for (int i = 0; i < mr; ++i) {
+        sacc[i][0] = sacc[i][1] = _mm512_setzero_si512();
+        facc[i][0] = facc[i][1] = _mm512_setzero_ps();
+    }
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
         if (pf)
@@ -150,11 +171,18 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
         }
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-            const __m512i sc = _mm512_load_si512(rs->sc[s][h]);
+            if (F32) {
+                const __m512 scd = _mm512_load_ps(rs->scd[s][h]);
 #pragma GCC unroll 8
-            for (int i = 0; i < mr; ++i) {
-                const __m512i q = _mm512_mullo_epi32(dt[i][h], sc);
-                sacc[i][h] = _mm512_add_epi32(q, sacc[i][h]);
+                for (int i = 0; i < mr; ++i)
+                    facc[i][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dt[i][h]), scd, facc[i][h]);
+            } else {
+                const __m512i sc = _mm512_load_si512(rs->sc[s][h]);
+#pragma GCC unroll 8
+                for (int i = 0; i < mr; ++i) {
+                    const __m512i q = _mm512_mullo_epi32(dt[i][h], sc);
+                    sacc[i][h] = _mm512_add_epi32(q, sacc[i][h]);
+                }
             }
         }
     }
@@ -165,8 +193,9 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
         for (int i = 0; i < mr; ++i) {
             const __m512 xd = _mm512_set1_ps(((const pw__q8_256 *)x[i])->d);
             float *y = yb + 32 * i + 16 * h;
-            _mm512_store_ps(y, _mm512_fmadd_ps(_mm512_cvtepi32_ps(sacc[i][h]),
-                                               _mm512_mul_ps(d, xd), _mm512_load_ps(y)));
+            _mm512_store_ps(y, F32 ? _mm512_fmadd_ps(facc[i][h], xd, _mm512_load_ps(y))
+                                   : _mm512_fmadd_ps(_mm512_cvtepi32_ps(sacc[i][h]),
+                                                     _mm512_mul_ps(d, xd), _mm512_load_ps(y)));
         }
     }
 }
@@ -177,7 +206,12 @@ static void q6kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
     switch (mr) {
 #define Q6KXG_CASE(m_)                                                                 \
     case m_:                                                                           \
-        if (m_ <= Q6KXG_MR) q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_);   \
+        if (m_ <= Q6KXG_MR) {                                                          \
+            if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))                      \
+                q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_, 1);                    \
+            else                                                                         \
+                q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_, 0);                    \
+        }                                                                                \
         break;
         Q6KXG_CASE(1)
         Q6KXG_CASE(2)
