@@ -147,13 +147,20 @@ function(check_suite text expect_kernel)
         endif()
       endif()
     endif()
-    # GEMM rows say whether the fraction of the int8 peak stays under 1.02 (the peak loop
-    # was mismeasured otherwise).
+    # GEMM rows carry their own int8 peak (the peak loop sampled between the kernel's runs),
+    # the fraction is gflops over it, and peak_valid says whether it stays under 1.02 (the
+    # peak loop was mismeasured otherwise).
     if(k STREQUAL "gemm")
       string(JSON pv ERROR_VARIABLE jpv GET "${line}" peak_valid)
+      string(JSON pk ERROR_VARIABLE jpk GET "${line}" peak_gops)
+      string(JSON mf ERROR_VARIABLE jmf GET "${line}" machine_fraction)
       string(JSON frac GET "${line}" fraction)
       if(jpv OR NOT ((pv STREQUAL "ON" AND NOT frac GREATER 1.02) OR (pv STREQUAL "OFF" AND frac GREATER 1.02)))
         message(SEND_ERROR "cli_bench: gemm row without a peak_valid that agrees with its fraction: ${line}")
+        math(EXPR bad "${bad} + 1")
+      endif()
+      if(jpk OR jmf OR NOT pk GREATER 0 OR NOT mf GREATER 0)
+        message(SEND_ERROR "cli_bench: gemm row without a positive peak_gops and machine_fraction: ${line}")
         math(EXPR bad "${bad} + 1")
       endif()
     endif()

@@ -61,9 +61,11 @@ typedef struct pw_bench_result {
     double median_s;
     double gflops;         /* 2 * out * in * n / median_s, 1e9 per second */
     double weight_gbps;    /* row-major weight bytes / median_s */
-    double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of int8 peak */
+    double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of its own int8 peak */
     double ceiling_gbps;   /* GEMV: the same bytes streamed, sampled between the kernel's runs */
-    double machine_fraction; /* GEMV: of the machine section's read bandwidth (context) */
+    double machine_fraction; /* of the machine section's figure (context): GEMV its read
+                                bandwidth, GEMM its int8 peak */
+    double peak_gops;      /* GEMM: the int8 peak loop, sampled between the kernel's runs */
     int ceiling_invalid;   /* fraction above PW_BENCH_CEILING_SLACK: the ceiling is wrong (GEMV:
                               the case's read; GEMM: the int8 peak loop) */
     int reps;
@@ -262,6 +264,37 @@ void pw_bench_ceiling_free(pw_bench_ceiling *c);
 void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
                              double *ceiling_gbps, double *fraction, int *invalid,
                              double *machine_fraction);
+
+/*
+ * A GEMM case's own int8 peak: the machine section's loop (the ISA level's own
+ * instruction, calibrated to about 2 ms a sample), one sample on the same threads
+ * after each of the kernel's (A, B, A, B), so that both see the same moments of a
+ * shared machine; the fraction is the kernel's median over the peak's median, on the
+ * same basis (the undisturbed samples when both have PW_BENCH_CLEAN_MIN, else all).
+ * The machine section's peak (the fast end of its samples, taken once at the start)
+ * stays as context (machine_fraction): on this project's 2-core VM a neighbour's load
+ * moved the fraction of the same GEMM by 15-25 points between runs against it.
+ */
+typedef struct pw_bench_peak {
+    double (*fn)(uint64_t iters);
+    const char *isa;
+    uint64_t iters;
+    size_t tasks;
+    double ops_per_sample;
+    pw_bench_sampler s;
+    int clean; /* the basis pw_bench_peak_kernel_median chose */
+} pw_bench_peak;
+/* Pick and calibrate the loop for ctx's threads (quick: shorter samples); no sample yet. */
+void pw_bench_peak_init(pw_context *ctx, pw_bench_peak *p, int quick);
+/* One timed run of the loop on ctx's threads. */
+void pw_bench_peak_sample(pw_context *ctx, pw_bench_peak *p);
+/* The kernel's median (seconds) on the basis its samples share with the peak's. */
+double pw_bench_peak_kernel_median(pw_bench_peak *p, pw_bench_sampler *kernel);
+/* A GEMM case's figures: *peak_gops (the peak's median on that basis), *fraction (gflops of
+ * it), *invalid (fraction above PW_BENCH_CEILING_SLACK), *machine_fraction (of m's int8
+ * peak; m may be NULL). */
+void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machine *m, double *peak_gops,
+                          double *fraction, int *invalid, double *machine_fraction);
 
 /* Per-ISA loops (bench_peak_<isa>.c; only the ones of this architecture are built).
  * int8 loops run `iters` iterations of independent register-only chains and

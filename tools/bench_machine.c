@@ -237,25 +237,53 @@ static void measure_once(pw_context *ctx, const pw_bench_options *o, void *buffe
     m->read_gbps = (double)(slice * rt.chunk) / (plain ? t_plain : t_pf) * 1e-9;
     m->read_clean = plain ? s_plain.nclean : s.nclean;
 
+    pw_bench_peak pk;
+    pw_bench_peak_init(ctx, &pk, o->quick);
+    m->peak_isa = pk.isa;
+    while (pw_bench_sample_more(&pk.s, o->quick ? 2 : 9, o->quick ? 3 : 63, 0.3))
+        pw_bench_peak_sample(ctx, &pk);
+    m->int8_gops = pk.ops_per_sample / pw_bench_sample_quantile(&pk.s, 0.1) * 1e-9;
+    m->peak_clean = pk.s.nclean;
+}
+
+/* --- int8 peak samples (bench.h) --- */
+
+void pw_bench_peak_init(pw_context *ctx, pw_bench_peak *p, int quick) {
+    memset(p, 0, sizeof *p);
+    const int threads = pw_context_threads(ctx);
     /* Calibrate the loop on this thread, then give each thread four tasks of about
      * a quarter of the sample time (so a late-starting thread cannot skew much). */
-    int8_task it = {pick_int8(ctx, &m->peak_isa), 1u << 14};
+    p->fn = pick_int8(ctx, &p->isa);
+    uint64_t iters = 1u << 14;
     const double t0 = pw_bench_now();
-    const double ops_per_iter = it.fn(it.iters) / (double)it.iters;
-    const double per_iter = (pw_bench_now() - t0) / (double)it.iters;
-    const double target = o->quick ? 0.0005 : 0.002;
+    const double ops_per_iter = p->fn(iters) / (double)iters;
+    const double per_iter = (pw_bench_now() - t0) / (double)iters;
+    const double target = quick ? 0.0005 : 0.002;
     const double want = target / 4.0 / (per_iter > 0 ? per_iter : 1e-9);
-    it.iters = want < 1024 ? 1024 : (uint64_t)want;
-    const size_t tasks = 4 * (size_t)threads;
-    pw_bench_sampler_init(&s, threads);
-    while (pw_bench_sample_more(&s, o->quick ? 2 : 9, o->quick ? 3 : 63, 0.3)) {
-        pw_bench_sample_start(&s);
-        pw_context_parallel_for(ctx, run_int8, &it, tasks);
-        pw_bench_sample_stop(&s);
-    }
-    m->int8_gops =
-        ops_per_iter * (double)it.iters * (double)tasks / pw_bench_sample_quantile(&s, 0.1) * 1e-9;
-    m->peak_clean = s.nclean;
+    p->iters = want < 1024 ? 1024 : (uint64_t)want;
+    p->tasks = 4 * (size_t)threads;
+    p->ops_per_sample = ops_per_iter * (double)p->iters * (double)p->tasks;
+    pw_bench_sampler_init(&p->s, threads);
+}
+
+void pw_bench_peak_sample(pw_context *ctx, pw_bench_peak *p) {
+    int8_task it = {p->fn, p->iters};
+    pw_bench_sample_start(&p->s);
+    pw_context_parallel_for(ctx, run_int8, &it, p->tasks);
+    pw_bench_sample_stop(&p->s);
+}
+
+double pw_bench_peak_kernel_median(pw_bench_peak *p, pw_bench_sampler *kernel) {
+    p->clean = kernel->nclean >= PW_BENCH_CLEAN_MIN && p->s.nclean >= PW_BENCH_CLEAN_MIN;
+    return pw_bench_sample_median_of(kernel, p->clean);
+}
+
+void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machine *m, double *peak_gops,
+                          double *fraction, int *invalid, double *machine_fraction) {
+    *peak_gops = p->s.nall > 0 ? p->ops_per_sample / pw_bench_sample_median_of(&p->s, p->clean != 0) * 1e-9 : 0;
+    *machine_fraction = m != NULL && m->int8_gops > 0 ? gflops / m->int8_gops : 0;
+    *fraction = *peak_gops > 0 ? gflops / *peak_gops : 0;
+    *invalid = *fraction > PW_BENCH_CEILING_SLACK;
 }
 
 /* Keep the better of two measurements of a ceiling: undisturbed beats disturbed, then higher. */

@@ -12,7 +12,11 @@
  *                  block the library holds (a packed copy included) are
  *                  flushed from the caches before each timed call. The machine
  *                  section's read bandwidth stays as context (machine_fraction).
- *   GEMM (n >= 2): gflops / int8 peak, warm, packing excluded (pack_s is
+ *   GEMM (n >= 2): gflops / the case's own int8 peak: the machine section's
+ *                  peak loop on the same threads, one sample after each of
+ *                  the kernel's (pw_bench_peak; the machine section's peak
+ *                  stays as context, machine_fraction), warm, packing
+ *                  excluded (pack_s is
  *                  reported once, on the case that packed), plus ratios to the
  *                  reference kernel and to an F32 weight of the same shape,
  *                  both timed on the first rows of the shape (enough for about
@@ -280,6 +284,9 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
         const int rc = pw_bench_ceiling_init(&ceiling, (size_t)w->size, c->threads);
         if (rc != PW_EXIT_OK) return rc;
     }
+    /* GEMM: the int8 peak loop, one sample after each of the kernel's */
+    pw_bench_peak peak;
+    if (gemm) pw_bench_peak_init(b->ctx, &peak, b->o->quick);
     while (pw_bench_sample_more(&s, reps.min, reps.max, reps.budget)) {
         if (!gemm) {
             c->cold &= pw_bench_flush(w->bytes, (size_t)w->size);
@@ -293,17 +300,18 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
             return pw_cli_fail_status("bench", b->ctx, st, w->name);
         }
         if (!gemm) pw_bench_ceiling_sample(b->ctx, &ceiling, 1);
+        else pw_bench_peak_sample(b->ctx, &peak);
     }
     c->reps = s.nall;
     c->clean_reps = s.nclean;
-    c->median_s = gemm ? pw_bench_sample_median(&s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
+    c->median_s = gemm ? pw_bench_peak_kernel_median(&peak, &s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
     c->weight_bytes = w->size;
     c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
     c->weight_gbps = (double)w->size / c->median_s * 1e-9;
     const pw_bench_machine *m = pw_bench_machine_for(b->r, c->threads);
     if (gemm) {
-        if (m != NULL) c->fraction = c->gflops / m->int8_gops;
-        c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK; /* the peak loop, then */
+        pw_bench_peak_finish(&peak, c->gflops, m, &c->peak_gops, &c->fraction, &c->ceiling_invalid,
+                             &c->machine_fraction);
     } else {
         pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
                                 &c->ceiling_invalid, &c->machine_fraction);

@@ -23,7 +23,8 @@ typedef struct qc4w_case {
     int threads, reps, cold;
     int clean_reps;
     double median_s, gflops, weight_gbps, fraction, pack_s;
-    double ceiling_gbps, machine_fraction; /* GEMV: as pw_bench_result's */
+    double ceiling_gbps, machine_fraction; /* as pw_bench_result's */
+    double peak_gops;                      /* GEMM: as pw_bench_result's */
     int ceiling_invalid;
     uint64_t weight_bytes;
 } qc4w_case;
@@ -42,7 +43,8 @@ static void print_json(const qc4w_case *c) {
         printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
                c->ceiling_gbps, c->ceiling_invalid ? "false" : "true", c->machine_fraction);
     else
-        printf(",\"peak_valid\":%s", c->ceiling_invalid ? "false" : "true");
+        printf(",\"peak_gops\":%.6g,\"peak_valid\":%s,\"machine_fraction\":%.6g", c->peak_gops,
+               c->ceiling_invalid ? "false" : "true", c->machine_fraction);
     if (c->block) printf(",\"block\":%d", c->block);
     printf("}\n");
     fflush(stdout);
@@ -51,16 +53,18 @@ static void print_json(const qc4w_case *c) {
 static void print_table(const qc4w_case *c, size_t count) {
     printf("\nQD8 x int4 weights, fully connected (QC4W: per channel; QB4W/B: blocks of B along K; "
            "GEMV: batch 1, packed weights flushed before each run, fraction of the same bytes "
-           "streamed in the same run, ceil_GB/s; GEMM: fraction of int8 peak; pack: operator "
+           "streamed between its runs, ceiling in GB/s; GEMM: fraction of the int8 peak loop run "
+           "between its samples, ceiling in GOP/s; pack: operator "
            "creation without a cache)\n");
     printf("%-8s %-4s %-24s %6s %6s %4s %2s %10s %9s %8s %9s %12s %10s\n", "weights", "kind", "kernel",
-           "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "ceil_GB/s", "fraction", "pack_ns/w");
+           "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s", "ceiling", "fraction", "pack_ns/w");
     int invalid = 0;
     for (size_t i = 0; i < count; ++i) {
         char frac[32], ceil[16] = "-";
         snprintf(frac, sizeof frac, "%5.1f%% %s%s", 100.0 * c[i].fraction, c[i].gemm ? "int8" : "bw",
                  c[i].ceiling_invalid ? "!" : "");
         if (!c[i].gemm) snprintf(ceil, sizeof ceil, "%.2f", c[i].ceiling_gbps);
+        else snprintf(ceil, sizeof ceil, "%.0f", c[i].peak_gops);
         invalid += c[i].ceiling_invalid;
         char what[16] = "QC4W";
         if (c[i].block) snprintf(what, sizeof what, "QB4W/%d", c[i].block);
@@ -179,13 +183,17 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         if (!c->gemm && (rc = pw_bench_ceiling_init(&ceiling, (size_t)c->weight_bytes, threads)) != PW_EXIT_OK)
             break;
         c->cold = !c->gemm;
-        /* GEMV: one sample of the same bytes streamed after each of the kernel's (A, B, A, B) */
+        pw_bench_peak peak;
+        if (c->gemm) pw_bench_peak_init(ctx, &peak, o->quick);
+        /* GEMV: one sample of the same bytes streamed after each of the kernel's (A, B, A, B);
+         * GEMM: one of the int8 peak loop */
         while (st == PW_OK && pw_bench_sample_more(&s, reps.min, reps.max, reps.budget)) {
             if (!c->gemm) c->cold &= pw_weight_evict(op);
             pw_bench_sample_start(&s);
             st = pw_matmul_wt(ctx, x, c->n, op, y);
             pw_bench_sample_stop(&s);
             if (!c->gemm) pw_bench_ceiling_sample(ctx, &ceiling, 1);
+            else pw_bench_peak_sample(ctx, &peak);
         }
         if (st != PW_OK) {
             pw_bench_ceiling_free(&ceiling);
@@ -194,13 +202,13 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
         }
         c->reps = s.nall;
         c->clean_reps = s.nclean;
-        c->median_s = c->gemm ? pw_bench_sample_median(&s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
+        c->median_s = c->gemm ? pw_bench_peak_kernel_median(&peak, &s) : pw_bench_ceiling_kernel_median(&ceiling, &s);
         if (c->median_s < 1e-9) c->median_s = 1e-9;
         c->gflops = 2.0 * (double)c->out * (double)c->in * (double)c->n / c->median_s * 1e-9;
         c->weight_gbps = (double)c->weight_bytes / c->median_s * 1e-9;
         if (c->gemm) {
-            if (m != NULL) c->fraction = c->gflops / m->int8_gops;
-            c->ceiling_invalid = c->fraction > PW_BENCH_CEILING_SLACK; /* the peak loop, then */
+            pw_bench_peak_finish(&peak, c->gflops, m, &c->peak_gops, &c->fraction, &c->ceiling_invalid,
+                                 &c->machine_fraction);
         } else {
             pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
                                     &c->ceiling_invalid, &c->machine_fraction);

@@ -33,7 +33,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
                json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",
                json_num(c->machine_fraction));
     else
-        printf(",\"peak_valid\":%s", c->ceiling_invalid ? "false" : "true");
+        printf(",\"peak_gops\":%.6g,\"peak_valid\":%s,\"machine_fraction\":%.6g", json_num(c->peak_gops),
+               c->ceiling_invalid ? "false" : "true", json_num(c->machine_fraction));
     if (c->pack_s > 0) printf(",\"pack_s\":%.6e", c->pack_s);
     if (c->ref_ratio > 0)
         printf(",\"ref_kernel\":\"%s\",\"ref_ratio\":%.6g", c->ref_kernel, json_num(c->ref_ratio));
@@ -43,8 +44,9 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
 }
 
 void pw_bench_print_table(const pw_bench_results *r) {
-    printf("machine, measured in this run (context; GEMV fraction: of each case's own read of "
-           "the same bytes, ceiling_GB/s; GEMM: of int8 peak)");
+    printf("machine, measured in this run (context; the fractions are of each case's own ceiling, "
+           "sampled between its runs: GEMV the same bytes read, ceiling in GB/s; GEMM the int8 peak "
+           "loop, ceiling in GOP/s)");
     if (r->load_average >= 0) printf("; load average %.2f at the start", r->load_average);
     printf("\n");
     printf("%7s %10s %11s %11s  %-11s %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
@@ -57,7 +59,7 @@ void pw_bench_print_table(const pw_bench_results *r) {
     }
     printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %9s %14s %7s %7s %8s %7s\n", "kind",
            "format", "policy", "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s",
-           "ceil_GB/s", "fraction", "x_ref", "x_f32", "pack_ms", "packed");
+           "ceiling", "fraction", "x_ref", "x_f32", "pack_ms", "packed");
     int invalid = 0;
     int disturbed = 0;
     for (int i = 0; i < r->nmachine; ++i)
@@ -73,6 +75,7 @@ void pw_bench_print_table(const pw_bench_results *r) {
         invalid += c->ceiling_invalid;
         char ceil[16] = "-";
         if (!c->gemm) snprintf(ceil, sizeof ceil, "%.2f", c->ceiling_gbps);
+        else snprintf(ceil, sizeof ceil, "%.0f", c->peak_gops);
         if (c->ref_ratio > 0) snprintf(xref, sizeof xref, "%.1f", c->ref_ratio);
         if (c->f32_ratio > 0) snprintf(xf32, sizeof xf32, "%.2f", c->f32_ratio);
         if (c->pack_s > 0) snprintf(pack, sizeof pack, "%.1f", 1e3 * c->pack_s);
