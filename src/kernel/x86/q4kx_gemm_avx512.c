@@ -155,19 +155,8 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
             }
         }
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            if (F32) {
-                const __m512 scd = _mm512_load_ps(rs->scd[h][t]);
-#pragma GCC unroll 8
-                for (int i = 0; i < mr; ++i)
-                    facc[i][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dt[i][h]), scd, facc[i][h]);
-            } else {
-                const __m512i sc = _mm512_load_si512(rs->sc[h][t]);
-#pragma GCC unroll 8
-                for (int i = 0; i < mr; ++i)
-                    sacc[i][h] = _mm512_add_epi32(sacc[i][h], _mm512_mullo_epi32(dt[i][h], sc));
-            }
-        }
+        for (int h = 0; h < 2; ++h)
+            pw__t32k_scale_step(dt, h, rs->scd[h][t], rs->sc[h][t], facc, sacc, mr, F32);
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -187,31 +176,8 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
     }
 }
 
-/* A panel of any height 1..Q4KXG_MR, each height its own instance. */
-static void q4kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
-                            float *yb, const uint8_t *pf, int mr) {
-    switch (mr) {
-#define Q4KXG_CASE(m_)                                                                 \
-    case m_:                                                                           \
-        if (m_ <= Q4KXG_MR) {                                                          \
-            if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))                      \
-                q4kxg_panel(rec, (const q4kxg_rec *)rs, x, yb, pf, m_, 1);                    \
-            else                                                                         \
-                q4kxg_panel(rec, (const q4kxg_rec *)rs, x, yb, pf, m_, 0);                    \
-        }                                                                                \
-        break;
-        Q4KXG_CASE(1)
-        Q4KXG_CASE(2)
-        Q4KXG_CASE(3)
-        Q4KXG_CASE(4)
-        Q4KXG_CASE(5)
-        Q4KXG_CASE(6)
-        Q4KXG_CASE(7)
-        Q4KXG_CASE(8)
-#undef Q4KXG_CASE
-    default: break;
-    }
-}
+_Static_assert(Q4KXG_MR == 8, "PW__T32K_PANEL_ANY makes heights 1..8");
+PW__T32K_PANEL_ANY(q4kxg_panel_any, q4kxg_panel, q4kxg_rec)
 
 static void q4kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any);

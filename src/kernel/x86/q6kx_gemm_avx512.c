@@ -170,21 +170,8 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
             }
         }
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            if (F32) {
-                const __m512 scd = _mm512_load_ps(rs->scd[s][h]);
-#pragma GCC unroll 8
-                for (int i = 0; i < mr; ++i)
-                    facc[i][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dt[i][h]), scd, facc[i][h]);
-            } else {
-                const __m512i sc = _mm512_load_si512(rs->sc[s][h]);
-#pragma GCC unroll 8
-                for (int i = 0; i < mr; ++i) {
-                    const __m512i q = _mm512_mullo_epi32(dt[i][h], sc);
-                    sacc[i][h] = _mm512_add_epi32(q, sacc[i][h]);
-                }
-            }
-        }
+        for (int h = 0; h < 2; ++h)
+            pw__t32k_scale_step(dt, h, rs->scd[s][h], rs->sc[s][h], facc, sacc, mr, F32);
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -200,31 +187,8 @@ Q6KXG_INLINE void q6kxg_panel(const uint8_t *rec, const q6kxg_rec *rs, const uin
     }
 }
 
-/* A panel of any height 1..Q6KXG_MR, each height its own instance. */
-static void q6kxg_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
-                            float *yb, const uint8_t *pf, int mr) {
-    switch (mr) {
-#define Q6KXG_CASE(m_)                                                                 \
-    case m_:                                                                           \
-        if (m_ <= Q6KXG_MR) {                                                          \
-            if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))                      \
-                q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_, 1);                    \
-            else                                                                         \
-                q6kxg_panel(rec, (const q6kxg_rec *)rs, x, yb, pf, m_, 0);                    \
-        }                                                                                \
-        break;
-        Q6KXG_CASE(1)
-        Q6KXG_CASE(2)
-        Q6KXG_CASE(3)
-        Q6KXG_CASE(4)
-        Q6KXG_CASE(5)
-        Q6KXG_CASE(6)
-        Q6KXG_CASE(7)
-        Q6KXG_CASE(8)
-#undef Q6KXG_CASE
-    default: break;
-    }
-}
+_Static_assert(Q6KXG_MR == 8, "PW__T32K_PANEL_ANY makes heights 1..8");
+PW__T32K_PANEL_ANY(q6kxg_panel_any, q6kxg_panel, q6kxg_rec)
 
 static void q6kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXG_MR, q6kxg_decode, q6kxg_panel_any);

@@ -42,6 +42,50 @@ pw__tile32_scale_add(__m512 acc[2], __m512i lo, __m512i hi, const uint8_t *d, fl
                              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1)), x), acc[1]);
 }
 
+/* The K-quant GEMM panels' scale step (q4kx_gemm_avx512.c, q6kx_gemm_avx512.c) for half h
+ * of the mr rows' integer dots dt[i][h]: in f32 (F32, on Intel cores) facc[i][h] +=
+ * f32(dt[i][h]) * scd, else in integers sacc[i][h] += dt[i][h] * sc (scd, sc: 16 lanes,
+ * 64-byte aligned). */
+static inline __attribute__((always_inline)) void
+pw__t32k_scale_step(__m512i dt[][2], int h, const float *scd, const int32_t *sc, __m512 facc[][2],
+                    __m512i sacc[][2], const int mr, const int F32) {
+    if (F32) {
+        const __m512 s = _mm512_load_ps(scd);
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) facc[i][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dt[i][h]), s, facc[i][h]);
+    } else {
+        const __m512i s = _mm512_load_si512(sc);
+#pragma GCC unroll 8
+        for (int i = 0; i < mr; ++i) sacc[i][h] = _mm512_add_epi32(sacc[i][h], _mm512_mullo_epi32(dt[i][h], s));
+    }
+}
+
+/* A K-quant GEMM's panel function of any height 1..8 (each height its own instance of
+ * panel_(rec, (const rec_t_ *)rs, x, yb, pf, mr, F32)), named fn_, the scale step in f32
+ * on Intel cores (pw__x86_intel, base/cpu.c). */
+#define PW__T32K_PANEL_CASE(panel_, rec_t_, m_)                                                   \
+    case m_:                                                                                      \
+        if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))                                    \
+            panel_(rec, (const rec_t_ *)rs, x, yb, pf, m_, 1);                                    \
+        else                                                                                      \
+            panel_(rec, (const rec_t_ *)rs, x, yb, pf, m_, 0);                                    \
+        break;
+#define PW__T32K_PANEL_ANY(fn_, panel_, rec_t_)                                                   \
+    static void fn_(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,      \
+                    const uint8_t *pf, int mr) {                                                  \
+        switch (mr) {                                                                             \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 1)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 2)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 3)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 4)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 5)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 6)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 7)                                                \
+            PW__T32K_PANEL_CASE(panel_, rec_t_, 8)                                                \
+        default: break;                                                                           \
+        }                                                                                         \
+    }
+
 /* Store the first `rows` (1..32) of a tile's 32 sums acc[0] (rows 0..15), acc[1] at y. */
 static inline __attribute__((always_inline)) void pw__tile32_store(float *y, const __m512 acc[2],
                                                                    int rows) {
