@@ -3,8 +3,8 @@
 #endif
 /*
  * AVX2 kernel for QC4W family qc4w_n16k8s2 (layout in qc4w/qc4w.h): 16
- * channels (two ymm) by PW__QC4W_MR2 rows of X per micro-tile; batch 1 is
- * the same loop with one row.
+ * channels (two ymm) by PW__QC4W_MR2 rows of X per micro-tile; batch 1 reads
+ * two tiles at once (gemv_range, below).
  *
  * Bytes read per 8 k values: one 64-byte chunk of the tile (two 32-byte
  * halves of 8 channels), and 8 bytes of each row's signed q (two broadcast
@@ -64,19 +64,26 @@ PW__INLINE __m256i bcast32(const int8_t *p) {
     return _mm256_set1_epi32(v);
 }
 
-/* One row: 16 int32 sums -> outputs, stored whole or as the first `cols`. */
-PW__INLINE void finish_row(__m256i acc0, __m256i acc1, const uint8_t *row, const uint8_t *meta,
-                           __m256 vmin, __m256 vmax, uint8_t *y, int f16, int64_t cols) {
+/* One row: 16 int32 sums -> outputs, stored whole or as the first `cols`. The sums are
+ * sum (w + 8) q (U = 0: the panels), or sum (q + 128) 16 w (U = 1: batch 1 at avxvnni,
+ * gemv_range), whose exact shift by 4 leaves sum (q + 128) w; the offsets then come out
+ * with the packed weight sums ws:
+ *   U = 0:  isum = acc - 8 * sum q + neg_zp * ws
+ *   U = 1:  isum = (acc >> 4) + (neg_zp - 128) * ws
+ * both sum q w - zp * ws. */
+PW__INLINE void finish_row_u(__m256i acc0, __m256i acc1, const uint8_t *row, const uint8_t *meta,
+                             __m256 vmin, __m256 vmax, uint8_t *y, int f16, int64_t cols, const int U) {
     const pw__qd8_header *h = pw__qd8_hdr(row);
-    const __m256i nzp = _mm256_set1_epi32(h->neg_zp), off = _mm256_set1_epi32(-8 * h->sum);
+    const __m256i nzp = _mm256_set1_epi32(U ? h->neg_zp - 128 : h->neg_zp);
+    const __m256i off = _mm256_set1_epi32(U ? 0 : -8 * h->sum);
     const __m256 as = _mm256_set1_ps(h->scale);
     __m256 v[2];
     for (int half = 0; half < 2; ++half) {
         const __m256i ws = _mm256_loadu_si256((const __m256i *)(meta + 32 * half));
         const __m256 sc = _mm256_loadu_ps((const float *)(meta + 64 + 32 * half));
         const __m256 bias = _mm256_loadu_ps((const float *)(meta + 128 + 32 * half));
-        const __m256i isum = _mm256_add_epi32(_mm256_add_epi32(half ? acc1 : acc0, off),
-                                              _mm256_mullo_epi32(ws, nzp));
+        const __m256i acc = U ? _mm256_srai_epi32(half ? acc1 : acc0, 4) : (half ? acc1 : acc0);
+        const __m256i isum = _mm256_add_epi32(_mm256_add_epi32(acc, off), _mm256_mullo_epi32(ws, nzp));
         __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(as, sc)), bias);
         v[half] = _mm256_min_ps(vmax, _mm256_max_ps(vmin, t));
     }
@@ -94,6 +101,11 @@ PW__INLINE void finish_row(__m256i acc0, __m256i acc1, const uint8_t *row, const
         _mm256_storeu_ps(out + 8, v[1]);
         memcpy(y, out, 4 * (size_t)cols);
     }
+}
+
+PW__INLINE void finish_row(__m256i acc0, __m256i acc1, const uint8_t *row, const uint8_t *meta,
+                           __m256 vmin, __m256 vmax, uint8_t *y, int f16, int64_t cols) {
+    finish_row_u(acc0, acc1, row, meta, vmin, vmax, y, f16, cols, 0);
 }
 
 PW__INLINE void panel(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, size_t ldl,
@@ -242,12 +254,146 @@ PW__INLINE void panel_wide(const uint8_t *tile, int64_t chunks, const uint8_t *l
         finish_row(a0[r], a1[r], lhs + r * ldl, meta, vmin, vmax, y + r * ldy_bytes, f16, cols);
 }
 
+/*
+ * Batch 1 over the tiles [n0, n1): PW__QC4W_GEMV_S contiguous parts of the range read at
+ * once (kernel/tile32.h, pw__streams_plan; a chunk of each part's tile in turn), each
+ * stream prefetched as the panels prefetch one (pw__tile32_prefetch). Every sum is its
+ * own chain, one step per chunk: a chain of several dependent dot products a chunk made
+ * their latency the limit (panel(), MR = 1: 21-23 GB/s with the weight in L2 at both
+ * levels, where AVX-512's batch 1 reads 56). Measured against panel() in one process,
+ * the two in turn (GEMV [512, 4096], in L2, best of 20 calls, 7-9 rounds; [11008,
+ * 4096] cold, 15 rounds; an Intel Xeon VM): avxvnni 1.26-1.29x in L2, cold 1.09x on 1
+ * thread and 1.10x on 2; avx2 1.06-1.12x in L2, cold 1.04x on 1 and 2.
+ *   AVX-VNNI: the activations as u = q + 128 (unsigned), the weights as 16 w, a signed
+ *   byte: `and 0xF0` of the byte gives the high nibble's, a dword shift left by 4 first
+ *   the low one's (the AVX-512 kernel's unpacking, qc4w_gemm_avx512.c): 3 operations a
+ *   32-byte half-chunk and 2 vpdpbusd, low and high nibbles in sums of their own;
+ *   |16 * sum u w| <= 16 * 255 * 8 * K < 2^31 for K <= 65536 (max_in).
+ *   AVX2: the weights as w + 8 (xor 0x88, the panels' form) against the signed q; the
+ *   vpmaddubsw pair sums added in int16 over PW__QC4W_SUM16 chunks (panel_wide's bound)
+ *   before one vpmaddwd widens them.
+ * The last part's tail, where it has no tile, takes panel() tile by tile.
+ */
+#define PW__QC4W_GEMV_S 2
+#define PW__QC4W_KEEP(v) __asm__("" : "+x"(v))
+
+/* The prefetch of batch 1's streams: pw__tile32_prefetch with its hint chosen once per
+ * call (T1: Intel cores, tile32_prefetch.h), not at every chunk. */
+PW__INLINE void gemv_prefetch(const uint8_t *w, const int T1) {
+    _mm_prefetch((const char *)(w + PW__TILE32_PF), T1 ? _MM_HINT_T1 : _MM_HINT_T0);
+}
+
+/* Two tiles' int32 sums (s0: tile w0, s1: tile w1; [0] channels 0..7, [1] 8..15) over
+ * every chunk, as gemv_range's comment says per level. Named sums, not arrays: GCC 12
+ * kept arrays of them on the stack. */
+PW__INLINE void gemv_two(const uint8_t *w0, const uint8_t *w1, const int8_t *q, const uint8_t *u,
+                         int64_t chunks, __m256i s0[2], __m256i s1[2], const int T1) {
+    if (PW__VNNI) {
+        const __m256i m4 = _mm256_set1_epi8((char)0xF0);
+        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00;
+        __m256i h00 = a00, h01 = a00, h10 = a00, h11 = a00;
+        for (int64_t k = 0; k < chunks; ++k, w0 += 64, w1 += 64) {
+            const __m256i ul = bcast32((const int8_t *)(u + 8 * k));
+            const __m256i uh = bcast32((const int8_t *)(u + 8 * k + 4));
+            gemv_prefetch(w0, T1);
+            gemv_prefetch(w1, T1);
+            const __m256i r00 = _mm256_load_si256((const __m256i *)w0);
+            const __m256i r01 = _mm256_load_si256((const __m256i *)(w0 + 32));
+            const __m256i r10 = _mm256_load_si256((const __m256i *)w1);
+            const __m256i r11 = _mm256_load_si256((const __m256i *)(w1 + 32));
+            a00 = pw__dpbusd(a00, ul, _mm256_and_si256(_mm256_slli_epi32(r00, 4), m4));
+            a01 = pw__dpbusd(a01, ul, _mm256_and_si256(_mm256_slli_epi32(r01, 4), m4));
+            a10 = pw__dpbusd(a10, ul, _mm256_and_si256(_mm256_slli_epi32(r10, 4), m4));
+            a11 = pw__dpbusd(a11, ul, _mm256_and_si256(_mm256_slli_epi32(r11, 4), m4));
+            h00 = pw__dpbusd(h00, uh, _mm256_and_si256(r00, m4));
+            h01 = pw__dpbusd(h01, uh, _mm256_and_si256(r01, m4));
+            h10 = pw__dpbusd(h10, uh, _mm256_and_si256(r10, m4));
+            h11 = pw__dpbusd(h11, uh, _mm256_and_si256(r11, m4));
+            PW__QC4W_KEEP(a00); PW__QC4W_KEEP(a01); PW__QC4W_KEEP(a10); PW__QC4W_KEEP(a11);
+            PW__QC4W_KEEP(h00); PW__QC4W_KEEP(h01); PW__QC4W_KEEP(h10); PW__QC4W_KEEP(h11);
+        }
+        s0[0] = _mm256_add_epi32(a00, h00);
+        s0[1] = _mm256_add_epi32(a01, h01);
+        s1[0] = _mm256_add_epi32(a10, h10);
+        s1[1] = _mm256_add_epi32(a11, h11);
+    } else {
+        const __m256i bias8 = _mm256_set1_epi8((char)0x88), m4 = _mm256_set1_epi8(0x0F);
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00;
+        for (int64_t k0 = 0; k0 < chunks; k0 += PW__QC4W_SUM16) {
+            const int64_t k1 = chunks - k0 < PW__QC4W_SUM16 ? chunks : k0 + PW__QC4W_SUM16;
+            __m256i t00 = _mm256_setzero_si256(), t01 = t00, t10 = t00, t11 = t00;
+            for (int64_t k = k0; k < k1; ++k) {
+                const uint8_t *v0 = w0 + 64 * k, *v1 = w1 + 64 * k;
+                const __m256i ql = bcast32(q + 8 * k), qh = bcast32(q + 8 * k + 4);
+                gemv_prefetch(v0, T1);
+                gemv_prefetch(v1, T1);
+                const __m256i r00 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)v0), bias8);
+                const __m256i r01 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(v0 + 32)), bias8);
+                const __m256i r10 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)v1), bias8);
+                const __m256i r11 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(v1 + 32)), bias8);
+                t00 = _mm256_add_epi16(t00, _mm256_maddubs_epi16(_mm256_and_si256(r00, m4), ql));
+                t01 = _mm256_add_epi16(t01, _mm256_maddubs_epi16(_mm256_and_si256(r01, m4), ql));
+                t10 = _mm256_add_epi16(t10, _mm256_maddubs_epi16(_mm256_and_si256(r10, m4), ql));
+                t11 = _mm256_add_epi16(t11, _mm256_maddubs_epi16(_mm256_and_si256(r11, m4), ql));
+                t00 = _mm256_add_epi16(t00, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r00, 4), m4), qh));
+                t01 = _mm256_add_epi16(t01, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r01, 4), m4), qh));
+                t10 = _mm256_add_epi16(t10, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r10, 4), m4), qh));
+                t11 = _mm256_add_epi16(t11, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r11, 4), m4), qh));
+            }
+            a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(t00, ones));
+            a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(t01, ones));
+            a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(t10, ones));
+            a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(t11, ones));
+        }
+        s0[0] = a00;
+        s0[1] = a01;
+        s1[0] = a10;
+        s1[1] = a11;
+    }
+}
+
+static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs, uint8_t *y0,
+                       int f16, __m256 vmin, __m256 vmax) {
+    enum { S = PW__QC4W_GEMV_S };
+    const int64_t chunks = c->pack_desc->in_padded / 8;
+    const size_t esz = f16 ? 2 : 4;
+    const int8_t *q = (const int8_t *)(lhs + sizeof(pw__qd8_header));
+    const uint8_t *u = lhs + sizeof(pw__qd8_header) + c->pack_desc->in_padded;
+    const int t1 = __atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED);
+    const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
+    pw__streams_step st;
+    for (int64_t j = 0; j < p.per; ++j) {
+        pw__streams_at(&p, j, &st);
+        if (st.live < S) {
+            for (int s = 0; s < st.live; ++s)
+                panel(st.tile[s], chunks, lhs, 0, y0 + (size_t)st.t0[s] * esz, 0, f16, st.rows[s],
+                      vmin, vmax, 1);
+            continue;
+        }
+        __m256i s0[2], s1[2];
+        if (t1)
+            gemv_two(st.tile[0], st.tile[1], q, u, chunks, s0, s1, 1);
+        else
+            gemv_two(st.tile[0], st.tile[1], q, u, chunks, s0, s1, 0);
+        finish_row_u(s0[0], s0[1], lhs, st.tile[0] + 64 * chunks, vmin, vmax, y0 + (size_t)st.t0[0] * esz,
+                     f16, st.rows[0], PW__VNNI);
+        finish_row_u(s1[0], s1[1], lhs, st.tile[1] + 64 * chunks, vmin, vmax, y0 + (size_t)st.t0[1] * esz,
+                     f16, st.rows[1], PW__VNNI);
+    }
+}
+
 static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     const pw__pack_desc *d = c->pack_desc;
     const int f16 = c->y16 != NULL;
     const int64_t chunks = d->in_padded / 8;
     const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const __m256 vmin = _mm256_set1_ps(c->min), vmax = _mm256_set1_ps(c->max);
+    if (m1 - m0 == 1) {
+        gemv_range(c, n0, n1, c->xq + (size_t)m0 * ldl,
+                   (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)m0 * ldy_bytes, f16, vmin, vmax);
+        return;
+    }
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
