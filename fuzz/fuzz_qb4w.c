@@ -34,28 +34,9 @@
  * array is read: the arrays behind such a descriptor hold one value). Built
  * into the replay driver too (replay.c).
  */
-#include "fuzz_input.h"
-#include "packwise.h"
-
-#include <float.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_int4.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A float: mostly ordinary, sometimes special. */
-static float take_float(input *in, int specials) {
-    const unsigned sel = (unsigned)take(in, 1);
-    if (specials && sel % 32 == 0) {
-        static const float odd[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, 3e38f, -3e38f};
-        return odd[take(in, 1) % 8];
-    }
-    const uint32_t m = (uint32_t)take(in, 2);
-    const float f = ((float)m / 65536.0f - 0.5f) * (float)(1 + sel % 4);
-    return sel % 7 == 0 ? f * 1e-3f : f;
-}
 
 /* The reference's own half and bfloat16 decoders (not the library's). */
 static double f16_value(uint16_t h) {
@@ -114,10 +95,25 @@ static double put_scale(input *in, void *scales, int type, int64_t at, int speci
     return type == 1 ? f16_value(bits) : bf16_value(bits);
 }
 
-static int row_finite(const float *x, int64_t k) {
-    for (int64_t i = 0; i < k; ++i)
-        if (!isfinite(x[i])) return 0;
-    return 1;
+/* QB4W's bound: the reference weights carry their scales. */
+typedef struct qb4w_ref {
+    int64_t nb; /* blocks per row */
+    const float *bias;
+} qb4w_ref;
+
+static void qb4w_bound(const int4_expect *e, int64_t c, double dot, double mag, double range,
+                       double step, double *ref, double *tol, int *overflow) {
+    const qb4w_ref *q = e->user;
+    const int64_t nb = q->nb;
+    *ref = dot + (double)q->bias[c];
+    /* half a quantization step per value; the f32 steps (a fused multiply-add per
+     * block, the zero-point correction, the activation scale, the bias) each round
+     * within an ulp of at most range * sum |w|; float rounding of the result */
+    *tol = e->absrow[c] * step * 0.5 + mag * 1e-5 + (double)(nb + 8) * 1.2e-7 * range * e->absrow[c] +
+           fabs(*ref) * 1e-6 + 1e-30;
+    /* the per-block sums and the zero-point correction come before the activation
+     * scale: each is at most 256 * sum |w| */
+    *overflow = 512.0 * e->absrow[c] >= 0.5 * FLT_MAX;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -157,16 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const unsigned opt = (unsigned)take(&in, 1);
     const int64_t n = 1 + (int64_t)(take(&in, 1) % 5);
 
-    pw_context_options co;
-    pw_context_options_init(&co);
-    co.threads = 1;
-    co.ignore_env = 1;
-    co.max_isa = isa_sel == 0 ? PW_ISA_NATIVE : isa_sel == 1 ? PW_ISA_SCALAR : (pw_isa)(isa_sel);
-#if defined(__aarch64__)
-    if (isa_sel >= 2) co.max_isa = isa_sel == 2 ? PW_ISA_NEON : PW_ISA_DOTPROD;
-#endif
-    pw_context *ctx = NULL;
-    if (pw_context_create(&co, &ctx) != PW_OK) return 0;
+    pw_context *ctx = int4_context(isa_sel);
+    if (ctx == NULL) return 0;
 
     /* The raw arrays, laid out as the descriptor says (one value each for a huge N or a
      * bad shape or block size). */
@@ -217,44 +205,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     w.name = "fuzz";
 
     pw_weight_options o;
-    pw_weight_options_init(&o);
-    const pw_memory_policy policies[4] = {PW_MEMORY_DEFAULT, PW_MEMORY_COMPACT, PW_MEMORY_FASTEST,
-                                          PW_MEMORY_IN_PLACE};
-    o.policy = policies[opt % 4];
-    o.serves = (opt >> 2) % 4;
-    const int clamp = (opt >> 4) & 1;
-    if (clamp) {
-        o.min = take_float(&in, 0);
-        o.max = take_float(&in, 0);
-        if ((opt >> 5) & 1) o.max = o.min - 1.0f; /* min > max: refused */
-    }
+    const int clamp = int4_options(&in, opt, &o);
     /* a bias in the options: alone it is the weight's; with the descriptor's, refused */
     const int opt_bias = (opt >> 6) & 1 && (shape_sel >> 6) & 1;
     float *obias = malloc(sizeof(float) * (size_t)nch);
     PROPERTY(obias);
     for (int64_t i = 0; i < nch; ++i) obias[i] = opt_bias ? take_float(&in, 0) : 0.0f;
     if (opt_bias) o.bias = obias;
-    int forced = 0;
-    if ((opt >> 6) & 1 && !opt_bias) {
-        /* force a kernel: mostly a QB4W one (refused when not usable here), sometimes any
-         * (refused unless it reads QB4W) */
-        const size_t count = pw_kernel_count();
-        size_t nq = 0;
-        for (size_t i = 0; i < count; ++i) {
-            const pw_kernel_info *ki = pw_kernel_info_get(i);
-            nq += ki != NULL && ki->kind == PW_WEIGHT_QB4W;
-        }
-        const int any = (int)(take(&in, 1) % 4 == 0) || nq == 0;
-        size_t pick = (size_t)take(&in, 1), seen = 0;
-        for (size_t i = 0; i < count && !forced; ++i) {
-            const pw_kernel_info *ki = pw_kernel_info_get(i);
-            if (ki == NULL || (!any && ki->kind != PW_WEIGHT_QB4W)) continue;
-            if (seen++ == pick % (any ? count : nq)) {
-                o.kernel = ki->name;
-                forced = 1;
-            }
-        }
-    }
+    const int forced = (opt >> 6) & 1 && !opt_bias ? int4_force_kernel(&in, &o, PW_WEIGHT_QB4W) : 0;
 
     pw_weight *wt = (pw_weight *)&w; /* not NULL: a refusal must clear it */
     const pw_status st = pw_weight_create_qb4w(ctx, &w, &o, &wt);
@@ -323,75 +281,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(bias);
     free(obias);
 
-    float *x = malloc(sizeof(float) * (size_t)(n * K));
-    float *y = malloc(sizeof(float) * (size_t)(n * N));
-    float *y2 = malloc(sizeof(float) * (size_t)(n * N));
-    PROPERTY(x && y && y2);
-    for (int64_t i = 0; i < n * K; ++i) x[i] = take_float(&in, 0) * 4.0f;
-    if (specials && n > 1) { /* one row holds a NaN or an infinity */
-        static const float bad[] = {NAN, INFINITY, -INFINITY};
-        x[(int64_t)(take(&in, 1) % (uint64_t)n) * K + (int64_t)(take(&in, 2) % (uint64_t)K)] =
-            bad[take(&in, 1) % 3];
-    }
-    pw_weight_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    PROPERTY(pw_weight_info_get(wt, &info) == PW_OK && info.forms == 1 && info.prepared);
-
-    const uint32_t serves = o.serves ? o.serves : (PW_SERVE_GEMV | PW_SERVE_GEMM);
-    for (int64_t rows_run = 1; rows_run <= n; rows_run += n > 1 ? n - 1 : 1) {
-        const int served = rows_run == 1 ? (serves & PW_SERVE_GEMV) != 0 : (serves & PW_SERVE_GEMM) != 0;
-        const pw_status rs = pw_matmul_wt(ctx, x, rows_run, wt, y);
-        if (!served) {
-            PROPERTY(rs != PW_OK);
-            continue;
-        }
-        PROPERTY(rs == PW_OK);
-        for (int64_t i = 0; i < rows_run; ++i) {
-            const float *xr = x + i * K;
-            if (!row_finite(xr, K)) {
-                for (int64_t c = 0; c < N; ++c) PROPERTY(isnan(y[i * N + c]));
-                continue;
-            }
-            float lo = 0, hi = 0;
-            for (int64_t k = 0; k < K; ++k) {
-                lo = xr[k] < lo ? xr[k] : lo;
-                hi = xr[k] > hi ? xr[k] : hi;
-            }
-            const double range = (double)hi - (double)lo, step = range / 255.0;
-            for (int64_t c = 0; c < N; ++c) {
-                double dot = 0, mag = 0;
-                for (int64_t k = 0; k < K; ++k) {
-                    dot += (double)xr[k] * wd[c * K + k];
-                    mag += fabs((double)xr[k] * wd[c * K + k]);
-                }
-                const double ref = dot + (double)bias_keep[c];
-                /* half a quantization step per value; the f32 steps (a fused multiply-add per
-                 * block, the zero-point correction, the activation scale, the bias) each round
-                 * within an ulp of at most range * sum |w|; float rounding of the result */
-                const double tol = absrow[c] * step * 0.5 + mag * 1e-5 +
-                                   (double)(nb + 8) * 1.2e-7 * range * absrow[c] + fabs(ref) * 1e-6 +
-                                   1e-30;
-                double lo_ref = ref - tol, hi_ref = ref + tol;
-                if (clamp) {
-                    lo_ref = fmax(fmin(lo_ref, (double)o.max), (double)o.min);
-                    hi_ref = fmax(fmin(hi_ref, (double)o.max), (double)o.min);
-                }
-                const double got = (double)y[i * N + c];
-                /* the per-block sums and the zero-point correction come before the activation
-                 * scale: each is at most 256 * sum |w| */
-                const int may_overflow = 512.0 * absrow[c] >= 0.5 * FLT_MAX;
-                if (!isfinite(got)) {
-                    PROPERTY(may_overflow || !isnan(got));
-                    if (may_overflow) continue;
-                    /* infinite only where the answer leaves the float range */
-                    PROPERTY(got > 0 ? hi_ref >= 0.999 * FLT_MAX : lo_ref <= -0.999 * FLT_MAX);
-                    continue;
-                }
-                PROPERTY(got >= lo_ref - 1e-6 * fabs(lo_ref) && got <= hi_ref + 1e-6 * fabs(hi_ref));
-            }
-        }
-    }
+    const qb4w_ref qr = {nb, bias_keep};
+    const int4_expect e = {wd, absrow, qb4w_bound, &qr};
+    int4_run run = int4_run_products(ctx, wt, &in, n, K, N, specials, &o, clamp, &e);
+    float *const x = run.x, *const y = run.y, *const y2 = run.y2;
+    const uint32_t serves = run.serves;
 
     /* A second weight over the same raw weights (the copies) through one cache: the
      * first packs, the second is served, and both give the same bytes. */
@@ -417,7 +311,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         PROPERTY(memcmp(y, y2, sizeof(float) * (size_t)N) == 0);
         /* the first weight (no cache, raw arrays freed): the same kernel gives the same bits */
         PROPERTY(pw_matmul_wt(ctx, x, 1, wt, y) == PW_OK);
-        if (strcmp(ib.kernel_gemv, info.kernel_gemv) == 0)
+        if (strcmp(ib.kernel_gemv, run.info.kernel_gemv) == 0)
             PROPERTY(memcmp(y, y2, sizeof(float) * (size_t)N) == 0);
         pw_weight_destroy(a);
         pw_weight_destroy(b);
@@ -428,9 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(w_copy);
     free(z_copy);
     free(s_copy);
-    free(x);
-    free(y);
-    free(y2);
+    int4_run_free(&run);
     free(wd);
     free(absrow);
     free(bias_keep);
