@@ -98,7 +98,7 @@ static const pw_test_tiling q6kx = {
  * 3 and 13 (the GEMM kernels' panels split 13 rows).
  */
 static void test_random_blocks(pw_context *ctx) {
-    enum { OUT = 45, NB = 3, IN = NB * 256, N = 13 };
+    enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {12};
     uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
     for (int k = 0; k < OUT * NB; ++k) {
@@ -107,25 +107,7 @@ static void test_random_blocks(pw_context *ctx) {
         const uint16_t d = pw__f32_to_f16((float)(0.0001 + 0.001 * pw_rng_uniform(&r)));
         memcpy(blk + 208, &d, 2);
     }
-    pw_view v;
-    const int64_t shape[2] = {OUT, IN};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q6_K, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, (uint64_t)(OUT * NB * BLOCK)),
-             ctx);
-    float *x = malloc(sizeof(float) * N * IN);
-    for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
-    int ran = 0;
-    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
-        const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.family == NULL || strcmp(k->info.family, "q6kx32k4") != 0 ||
-            !pw__kernel_usable(ctx, k))
-            continue;
-        pw_test_kernel_vs_oracle(ctx, k, &v, x, 1, "random blocks");
-        pw_test_kernel_vs_oracle(ctx, k, &v, x, 3, "random blocks");
-        pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "random blocks");
-        ++ran;
-    }
-    CHECK(ran >= 1, "no q6kx32k4 kernel ran (the portable one always can)");
-    free(x);
+    pw_test_tiling_vs_oracle(ctx, &q6kx, bytes, OUT, NB, N, &r, "random blocks");
     free(bytes);
 }
 

@@ -117,4 +117,14 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
  */
 void pw_test_tiling_gemm_large(pw_context *ctx, const pw_test_tiling *t);
 
+/*
+ * Every kernel of t's family ctx can run (the portable one at least), against the oracle
+ * (kernel_oracle.h), on the row-major weight `bytes` of `out` rows x `nb` blocks, with
+ * N(0, 1) activations drawn from rng: n = 1, 3 and n_max (a GEMM kernel's panels split
+ * n_max rows). `what` names the weight in messages.
+ */
+struct pw_rng;
+void pw_test_tiling_vs_oracle(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
+                              int64_t out, int64_t nb, int n_max, struct pw_rng *rng, const char *what);
+
 #endif
