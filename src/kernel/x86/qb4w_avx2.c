@@ -5,7 +5,7 @@
  * AVX2 kernel for QB4W family qb4w_n16k8s2 (layout and contract in
  * kernel/qb4w.h): 16 channels (two ymm halves of 8) by up to PW__QB4W_MR rows
  * of X per micro-tile for GEMM (rows from the QD8 panels), and a batch-1 path
- * that streams the tiles once (GEMV, rows' u directly).
+ * that streams the tiles once, two at a time (gemv_range: rows' u directly).
  *
  * Bytes read per 8 k values: one 64-byte chunk of the tile (two 32-byte
  * halves of 8 channels), 8 bytes of u = q + 128 per row (two broadcast
@@ -26,8 +26,8 @@
  * * 15 = 7650, and the four products of two chunks (low and high nibbles of
  * each) are added in int16 before one vpmaddwd by ones widens them: |sum| <=
  * 4 * 7650 = 30600 < 2^15, exact. AVX-VNNI (PW__VNNI): vpdpbusd(acc, u, w')
- * straight into int32 (GEMV: low and high nibbles in two sums per half, two
- * chains against vpdpbusd's latency).
+ * straight into int32. Batch 1 (gemv_range) takes the zero points out once per
+ * block with the row's block sums instead, and keeps the nibbles as they are.
  *
  * Per block b (chunks counted by pw__qb4w_block_values: a partial last block
  * multiplies only up to Kq; blocks always hold an even number of chunks):
@@ -58,6 +58,7 @@
  * packed tiles are the family's (qb4w_pack.c), the same at both levels.
  */
 #include "kernel/qb4w.h"
+#include "kernel/tile32.h"
 #include "kernel/x86/avx2_level.h"
 
 #include <immintrin.h>
@@ -223,6 +224,179 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
 }
 
 /*
+ * Batch 1, two tiles at once, with the row's block sums (the AVX-512 kernel's GEMV,
+ * qb4w_avx512.c): d_b = sum u * nib - z_b * QS_b, QS_b = the sum of the row's u over
+ * block b (pw__qb4w_block_values of them), the same integer as sum u * (nib - z_b).
+ * The nibbles go to the dot products as they are (0 .. 15, a signed byte as vpmaddubsw
+ * and vpdpbusd want the weights): 3 operations a half-chunk where the subtraction of
+ * the zero points took 5, and z_b * QS_b is one vpmulld per block and half. The tiles
+ * [n0, n1) are read as PW__QB4W_GEMV_S contiguous parts (kernel/tile32.h,
+ * pw__streams_plan), a block of each in turn, every sum its own chain:
+ *   AVX-VNNI  per tile and half a low- and a high-nibble sum, one vpdpbusd a chunk
+ *             each (8 chains; one tile's four sums, two steps a chunk-pair each, made
+ *             vpdpbusd's latency the limit);
+ *   AVX2      per tile and half the four vpmaddubsw of two chunks added in int16
+ *             (|.| <= 4 * 2 * 255 * 15 = 30600 < 2^15, exact), one vpmaddwd to int32.
+ * Each part prefetches its own blocks PW__GEMV_AHEAD / S bytes ahead (prefetch_block);
+ * the last part's tail, where it has no tile, runs gemv_tile tile by tile (as does a
+ * row of more than PW__QB4W_MAX_SUMS blocks). Against gemv_tile alone, in one process,
+ * the two in turn (an Intel Xeon VM, 1 thread; [512, 4096] in L2, best of 20 calls, 7
+ * rounds; [11008, 4096] cold, 11 rounds): avxvnni B = 32 1.04x in L2, 1.08x cold, B =
+ * 128 1.17x and 1.08x; avx2 B = 32 1.25x and 1.06-1.09x, B = 128 1.16x and 1.09-1.13x.
+ */
+#define PW__QB4W_GEMV_S 2
+#define PW__QB4W_KEEP(v) __asm__("" : "+x"(v))
+#define PW__QB4W_MAX_SUMS 8192
+
+/* The row's block sums QS_b (the u of block b: 8 * chunks values, chunks even). */
+static void row_sums(const geo *g, const uint8_t *u, int32_t *qs) {
+    for (int64_t b = 0; b < g->nb; ++b) {
+        const int64_t n = 8 * (b + 1 == g->nb ? g->last_chunks : g->block_chunks);
+        const uint8_t *p = u + 8 * b * g->block_chunks;
+        __m256i s = _mm256_setzero_si256();
+        int64_t i = 0;
+        for (; i + 32 <= n; i += 32)
+            s = _mm256_add_epi64(s, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(const void *)(p + i)),
+                                                    _mm256_setzero_si256()));
+        if (i < n) /* 16 values left (n is a multiple of 16) */
+            s = _mm256_add_epi64(s, _mm256_castsi128_si256(_mm_sad_epu8(
+                                        _mm_loadu_si128((const __m128i *)(const void *)(p + i)), _mm_setzero_si128())));
+        const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        qs[b] = (int32_t)(_mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1));
+    }
+}
+
+/* Two chunks (w, w + 64) of one tile's half h: the nibbles as they are. */
+PW__INLINE void nibbles2(const uint8_t *w, __m256i *l0, __m256i *h0, __m256i *l1, __m256i *h1) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i r0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+    const __m256i r1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 64));
+    *l0 = _mm256_and_si256(r0, m4);
+    *h0 = _mm256_and_si256(_mm256_srli_epi16(r0, 4), m4);
+    *l1 = _mm256_and_si256(r1, m4);
+    *h1 = _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4);
+}
+
+/* acc + (d_b as f32) * scale for one tile's half: d_b = sum - z_b * QS_b. */
+PW__INLINE __m256 block_out(__m256 acc, __m256i sum, const uint8_t *z8, int32_t qs, const uint8_t *sc) {
+    const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)z8));
+    const __m256i d = _mm256_sub_epi32(sum, _mm256_mullo_epi32(z, _mm256_set1_epi32(qs)));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps((const float *)(const void *)sc), acc);
+}
+
+/* Block b of tiles t0 and t1 (a constant-free loop over its nch chunks) into their sums. */
+PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, int64_t b, int64_t nch,
+                            const uint8_t *a, int32_t qs, __m256 acc[2][2]) {
+    const uint64_t at = 64u * (uint64_t)(b * g->block_chunks);
+    const uint8_t *w0 = t0 + at, *w1 = t1 + at;
+#if defined(PW_AVXVNNI)
+    /* one chunk a step: 8 sums [tile][half][low, high], 2 broadcasts, the mask and two
+     * nibble vectors fit the 16 ymm (chunk pairs spilled sums) */
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i s000 = _mm256_setzero_si256(), s001 = s000, s010 = s000, s011 = s000;
+    __m256i s100 = s000, s101 = s000, s110 = s000, s111 = s000;
+    for (int64_t j = 0; j < nch; ++j, w0 += 64, w1 += 64, a += 8) {
+        const __m256i al = bcast32(a), ah = bcast32(a + 4);
+        __m256i r = _mm256_loadu_si256((const __m256i *)(const void *)w0);
+        s000 = _mm256_dpbusd_avx_epi32(s000, al, _mm256_and_si256(r, m4));
+        s001 = _mm256_dpbusd_avx_epi32(s001, ah, _mm256_and_si256(_mm256_srli_epi16(r, 4), m4));
+        r = _mm256_loadu_si256((const __m256i *)(const void *)(w0 + 32));
+        s010 = _mm256_dpbusd_avx_epi32(s010, al, _mm256_and_si256(r, m4));
+        s011 = _mm256_dpbusd_avx_epi32(s011, ah, _mm256_and_si256(_mm256_srli_epi16(r, 4), m4));
+        r = _mm256_loadu_si256((const __m256i *)(const void *)w1);
+        s100 = _mm256_dpbusd_avx_epi32(s100, al, _mm256_and_si256(r, m4));
+        s101 = _mm256_dpbusd_avx_epi32(s101, ah, _mm256_and_si256(_mm256_srli_epi16(r, 4), m4));
+        r = _mm256_loadu_si256((const __m256i *)(const void *)(w1 + 32));
+        s110 = _mm256_dpbusd_avx_epi32(s110, al, _mm256_and_si256(r, m4));
+        s111 = _mm256_dpbusd_avx_epi32(s111, ah, _mm256_and_si256(_mm256_srli_epi16(r, 4), m4));
+        PW__QB4W_KEEP(s000); PW__QB4W_KEEP(s001); PW__QB4W_KEEP(s010); PW__QB4W_KEEP(s011);
+        PW__QB4W_KEEP(s100); PW__QB4W_KEEP(s101); PW__QB4W_KEEP(s110); PW__QB4W_KEEP(s111);
+    }
+    const __m256i sum[2][2] = {{_mm256_add_epi32(s000, s001), _mm256_add_epi32(s010, s011)},
+                               {_mm256_add_epi32(s100, s101), _mm256_add_epi32(s110, s111)}};
+#pragma GCC unroll 2
+    for (int t = 0; t < 2; ++t) {
+        const uint8_t *tile = t ? t1 : t0;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h)
+            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + g->zero + 16u * (uint64_t)b + 8 * h, qs,
+                                  tile + g->scale + 64u * (uint64_t)b + 32 * h);
+    }
+#else
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s00 = _mm256_setzero_si256(), s01 = s00, s10 = s00, s11 = s00; /* [tile][half] */
+    for (int64_t j = 0; j < nch; j += 2, w0 += 128, w1 += 128, a += 16) {
+        const __m256i a0 = bcast32(a), a1 = bcast32(a + 4), a2 = bcast32(a + 8), a3 = bcast32(a + 12);
+        __m256i l0, h0, l1, h1;
+#define PW__QB4W_DOT2(acc_, w_)                                                                      \
+    nibbles2((w_), &l0, &h0, &l1, &h1);                                                            \
+    acc_ = _mm256_add_epi32(                                                                       \
+        acc_, _mm256_madd_epi16(_mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(a0, l0),     \
+                                                                   _mm256_maddubs_epi16(a1, h0)),   \
+                                                  _mm256_add_epi16(_mm256_maddubs_epi16(a2, l1),     \
+                                                                   _mm256_maddubs_epi16(a3, h1))),  \
+                                 ones));                                                           \
+    PW__QB4W_KEEP(acc_)
+        PW__QB4W_DOT2(s00, w0);
+        PW__QB4W_DOT2(s01, w0 + 32);
+        PW__QB4W_DOT2(s10, w1);
+        PW__QB4W_DOT2(s11, w1 + 32);
+#undef PW__QB4W_DOT2
+    }
+    const __m256i sum[2][2] = {{s00, s01}, {s10, s11}};
+#pragma GCC unroll 2
+    for (int t = 0; t < 2; ++t) {
+        const uint8_t *tile = t ? t1 : t0;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h)
+            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + g->zero + 16u * (uint64_t)b + 8 * h, qs,
+                                  tile + g->scale + 64u * (uint64_t)b + 32 * h);
+    }
+#endif
+}
+
+static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n1, const uint8_t *row,
+                       int64_t kq, const int32_t *qs, uint8_t *y0, int f16, __m256 vmin, __m256 vmax) {
+    enum { S = PW__QB4W_GEMV_S };
+    const size_t esz = f16 ? 2 : 4;
+    const uint8_t *u = pw__qd8_u(row, kq);
+    const int64_t per_block = (int64_t)(g->tile_bytes / (uint64_t)g->nb) + 1;
+    const int64_t ahead_blocks = PW__GEMV_AHEAD / S / per_block + 1;
+    const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
+    ahead pf[S];
+    for (int s = 0; s < S; ++s)
+        pf[s] = (ahead){c->packed + (uint64_t)(p.first + s * p.per + ahead_blocks / g->nb) * g->tile_bytes,
+                        ahead_blocks % g->nb};
+    pw__streams_step st;
+    for (int64_t j = 0; j < p.per; ++j) {
+        pw__streams_at(&p, j, &st);
+        if (st.live < S) {
+            for (int s = 0; s < st.live; ++s)
+                gemv_tile(st.tile[s], g, &pf[s], row, kq, y0 + (size_t)st.t0[s] * esz, f16, st.rows[s], vmin,
+                          vmax);
+            continue;
+        }
+        __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+        for (int64_t b = 0; b < g->nb; ++b) {
+            for (int s = 0; s < S; ++s) {
+                prefetch_block(pf[s].t, g, pf[s].b);
+                if (++pf[s].b == g->nb) {
+                    pf[s].b = 0;
+                    pf[s].t += g->tile_bytes;
+                }
+            }
+            const int64_t nch = b + 1 == g->nb ? g->last_chunks : g->block_chunks;
+            gemv_block2(st.tile[0], st.tile[1], g, b, nch, u + 8 * b * g->block_chunks, qs[b], acc);
+        }
+        for (int s = 0; s < S; ++s) {
+            _mm_prefetch((const char *)(pf[s].t + g->bias), _MM_HINT_T1);
+            finish_row(acc[s][0], acc[s][1], row, st.tile[s] + g->fsum, st.tile[s] + g->bias, vmin, vmax,
+                       y0 + (size_t)st.t0[s] * esz, f16, st.rows[s]);
+        }
+    }
+}
+
+/*
  * R rows (R <= P) x one tile, from panel `a` (P rows interleaved by 8 bytes). Per block,
  * half by half: the half's weights unpacked once, then every row. AVX2: two chunks per
  * step (their four vpmaddubsw summed in int16); AVX-VNNI: one chunk per step, one int32
@@ -305,6 +479,14 @@ static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, i
     const int64_t per_block = (int64_t)(d->tile_bytes / (uint64_t)g.nb) + 1;
     const int64_t blocks_ahead = PW__GEMV_AHEAD / per_block + 1;
     ahead pf = {c->packed + (uint64_t)(n0 / 16 + blocks_ahead / g.nb) * d->tile_bytes, blocks_ahead % g.nb};
+    if (m1 - m0 == 1 && g.nb <= PW__QB4W_MAX_SUMS) {
+        int32_t qs[PW__QB4W_MAX_SUMS];
+        const uint8_t *row = c->xq + (size_t)m0 * ldl;
+        row_sums(&g, pw__qd8_u(row, kq), qs);
+        gemv_range(c, &g, n0, n1, row, kq, qs,
+                   (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)m0 * ldy_bytes, f16, vmin, vmax);
+        return;
+    }
     for (int64_t t0 = n0; t0 < n1; t0 += 16) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 16) * d->tile_bytes;
         const int64_t cols = n1 - t0 < 16 ? n1 - t0 : 16;
