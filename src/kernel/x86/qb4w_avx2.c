@@ -277,6 +277,17 @@ PW__INLINE void nibbles2(const uint8_t *w, __m256i *l0, __m256i *h0, __m256i *l1
     *h1 = _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4);
 }
 
+/* AVX2: acc + the products of two chunks of one tile's half (at w, w + 64) with the
+ * activations a0..a3, the four vpmaddubsw added in int16 (gemv_range's bound). */
+PW__INLINE __m256i dot2_avx2(__m256i acc, const uint8_t *w, __m256i a0, __m256i a1, __m256i a2,
+                             __m256i a3, __m256i ones) {
+    __m256i l0, h0, l1, h1;
+    nibbles2(w, &l0, &h0, &l1, &h1);
+    const __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(a0, l0), _mm256_maddubs_epi16(a1, h0));
+    const __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(a2, l1), _mm256_maddubs_epi16(a3, h1));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_add_epi16(p0, p1), ones));
+}
+
 /* acc + (d_b as f32) * scale for one tile's half: d_b = sum - z_b * QS_b. */
 PW__INLINE __m256 block_out(__m256 acc, __m256i sum, const uint8_t *z8, int32_t qs, const uint8_t *sc) {
     const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)z8));
@@ -314,36 +325,22 @@ PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, 
     }
     const __m256i sum[2][2] = {{_mm256_add_epi32(s000, s001), _mm256_add_epi32(s010, s011)},
                                {_mm256_add_epi32(s100, s101), _mm256_add_epi32(s110, s111)}};
-#pragma GCC unroll 2
-    for (int t = 0; t < 2; ++t) {
-        const uint8_t *tile = t ? t1 : t0;
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h)
-            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + g->zero + 16u * (uint64_t)b + 8 * h, qs,
-                                  tile + g->scale + 64u * (uint64_t)b + 32 * h);
-    }
 #else
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i s00 = _mm256_setzero_si256(), s01 = s00, s10 = s00, s11 = s00; /* [tile][half] */
     for (int64_t j = 0; j < nch; j += 2, w0 += 128, w1 += 128, a += 16) {
         const __m256i a0 = bcast32(a), a1 = bcast32(a + 4), a2 = bcast32(a + 8), a3 = bcast32(a + 12);
-        __m256i l0, h0, l1, h1;
-#define PW__QB4W_DOT2(acc_, w_)                                                                      \
-    nibbles2((w_), &l0, &h0, &l1, &h1);                                                            \
-    acc_ = _mm256_add_epi32(                                                                       \
-        acc_, _mm256_madd_epi16(_mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(a0, l0),     \
-                                                                   _mm256_maddubs_epi16(a1, h0)),   \
-                                                  _mm256_add_epi16(_mm256_maddubs_epi16(a2, l1),     \
-                                                                   _mm256_maddubs_epi16(a3, h1))),  \
-                                 ones));                                                           \
-    PW__QB4W_KEEP(acc_)
-        PW__QB4W_DOT2(s00, w0);
-        PW__QB4W_DOT2(s01, w0 + 32);
-        PW__QB4W_DOT2(s10, w1);
-        PW__QB4W_DOT2(s11, w1 + 32);
-#undef PW__QB4W_DOT2
+        s00 = dot2_avx2(s00, w0, a0, a1, a2, a3, ones);
+        s01 = dot2_avx2(s01, w0 + 32, a0, a1, a2, a3, ones);
+        s10 = dot2_avx2(s10, w1, a0, a1, a2, a3, ones);
+        s11 = dot2_avx2(s11, w1 + 32, a0, a1, a2, a3, ones);
+        PW__QB4W_KEEP(s00);
+        PW__QB4W_KEEP(s01);
+        PW__QB4W_KEEP(s10);
+        PW__QB4W_KEEP(s11);
     }
     const __m256i sum[2][2] = {{s00, s01}, {s10, s11}};
+#endif
 #pragma GCC unroll 2
     for (int t = 0; t < 2; ++t) {
         const uint8_t *tile = t ? t1 : t0;
@@ -352,7 +349,6 @@ PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, 
             acc[t][h] = block_out(acc[t][h], sum[t][h], tile + g->zero + 16u * (uint64_t)b + 8 * h, qs,
                                   tile + g->scale + 64u * (uint64_t)b + 32 * h);
     }
-#endif
 }
 
 static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n1, const uint8_t *row,
