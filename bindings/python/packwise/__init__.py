@@ -118,7 +118,7 @@ class PackwiseError(Exception):
         super().__init__("%s: %s" % (self.status, message))
 
 
-# --- Shared plumbing: one context per thread (Context, in _operator.py), errors carried with
+# --- Shared plumbing: one context per thread (Context, in _context.py), errors carried with
 # --- the call that made them, every argument checked before it reaches ctypes (which masks
 # --- integers to the C width and cuts strings at a NUL without a word).
 
@@ -472,6 +472,6 @@ def matmul_wt(x, data, fmt, out, in_, order=None, kernel=None):
     return y
 
 
-# The operator (prepared weights, contexts, trace events): it takes the names above.
-from ._operator import (Context, TraceEvent, Weight, WeightInfo, default_context,  # noqa: E402
-                        matmul_wt_many, matmul_wt_experts)
+# Contexts and trace events, then the operator (prepared weights): they take the names above.
+from ._context import Context, TraceEvent, default_context  # noqa: E402
+from ._operator import Weight, WeightInfo, matmul_wt_many, matmul_wt_experts  # noqa: E402
