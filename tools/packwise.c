@@ -105,8 +105,15 @@ int pw_cli_parse(int argc, char **argv, pw_cli_parsed *p) {
             for (int a = 2; a < argc; ++a) help |= pw_cli_is_help(argv[a]);
             int rc = commands[i].parse(argc - 1, argv + 1, p);
             if (!help) return rc;
-            /* --help: the command's own text (bench prints it as it runs), then the footer */
-            if (rc == PW_CLI_RUN) rc = commands[i].run(p);
+            /* --help: the command's own text, then the footer. Every parser prints it and
+             * returns 0 but bench's, which keeps its arguments for pw_cmd_bench: that prints
+             * it as it runs, measuring nothing. Another parser that returns PW_CLI_RUN took
+             * "--help" as an option's value (-o --help names a file): a command to run,
+             * not help, and never run here (parsing writes nothing). */
+            if (rc == PW_CLI_RUN) {
+                if (commands[i].parse != parse_bench) return rc;
+                rc = commands[i].run(p);
+            }
             if (rc == PW_EXIT_OK) help_footer(&commands[i]);
             return rc;
         }

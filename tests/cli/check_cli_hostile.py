@@ -30,14 +30,14 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(args, env=None, timeout=TIMEOUT, stdin=subprocess.DEVNULL):
-    """Run packwise ARGS; returns (rc, stdout, stderr); rc None when it timed out."""
+def run(args, env=None, timeout=TIMEOUT, stdin=subprocess.DEVNULL, cwd=None):
+    """Run packwise ARGS (in cwd); returns (rc, stdout, stderr); rc None when it timed out."""
     e = dict(os.environ)
     if env:
         e.update(env)
     try:
         p = subprocess.run([PW] + args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=e, timeout=timeout)
+                           env=e, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         return None, b"", b"timed out"
     return p.returncode, p.stdout, p.stderr
@@ -66,6 +66,19 @@ def group_args():
             check(b"written in place" in out and b"folder is refused" in out, "%s --help: %r" % (cmd, out))
         if cmd in ("prepack", "synth"):
             check(b"refused" in out and b"left alone" in out, "%s --help: %r" % (cmd, out))
+    # "--help" as an option's value is that value, not help: `synth -o --help` writes a
+    # file named --help, once, from main (the parse ran the command itself and printed the
+    # help footer; the command-line fuzz target, which only parses, wrote a GGUF).
+    d = os.path.join(WORK, "help_as_value")
+    os.makedirs(d, exist_ok=True)
+    target = os.path.join(d, "--help")
+    if os.path.exists(target):
+        os.remove(target)
+    rc, out, err = run(["synth", "-o", "--help", "--layers", "1", "--dim", "64", "--ffn", "64",
+                        "--formats", "Q4_0"], cwd=d)
+    check(rc == 0 and os.path.isfile(target) and os.path.getsize(target) > 0 and b"Exit codes" not in out
+          and b"usage" not in out, "synth -o --help: exit %s, file %s, stdout %r, stderr %r"
+          % (rc, os.path.exists(target), out[:200], err[:200]))
     # The format list is parsed from a copy that is freed afterwards: the message must
     # still quote what was typed (it printed freed memory).
     one_line_usage_error(["synth", "-o", os.path.join(WORK, "s.gguf"), "--formats", "Q4_0,Q9"],
