@@ -11,7 +11,9 @@
  * - every product agrees with a double-precision reference from the raw
  *   nibbles (read as the flags say: N x K or transposed) and the quantized
  *   activations' own error bound (QD8: half a step of the row's range), then
- *   the epilogue (bias, clamp);
+ *   the epilogue (bias, clamp); where the f32 product before the bias could pass
+ *   FLT_MAX (huge scales), a result that is not finite is accepted, elsewhere a result
+ *   is infinite only where the answer leaves the float range;
  * - a row of X holding a NaN or an infinity gives a row of NaN in Y (the
  *   clamp does not hide it), and other rows are unaffected;
  * - a second weight over the same raw weights through one pw_cache is served
@@ -44,7 +46,10 @@ static void qc4w_bound(const int4_expect *e, int64_t c, double dot, double mag, 
     *ref = dot * (double)q->scale[c] + (double)q->bias[c];
     /* half a quantization step per value, plus float rounding of the result */
     *tol = fabs((double)q->scale[c]) * (e->absrow[c] * step * 0.5 + mag * 1e-5) + fabs(*ref) * 1e-5 + 1e-30;
-    *overflow = 0;
+    /* the contract's f32 steps scale the integer sum before adding the bias: with a huge
+     * scale that product may leave the float range though the answer, after a bias of the
+     * other sign, does not */
+    *overflow = fabs((double)q->scale[c]) * (mag + e->absrow[c] * step) >= 0.5 * FLT_MAX;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
