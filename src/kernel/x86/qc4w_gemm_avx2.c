@@ -280,7 +280,10 @@ PW__INLINE void panel_wide(const uint8_t *tile, int64_t chunks, const uint8_t *l
 /* The prefetch of batch 1's streams: pw__tile32_prefetch with its hint chosen once per
  * call (T1: Intel cores, tile32_prefetch.h), not at every chunk. */
 PW__INLINE void gemv_prefetch(const uint8_t *w, const int T1) {
-    _mm_prefetch((const char *)(w + PW__TILE32_PF), T1 ? _MM_HINT_T1 : _MM_HINT_T0);
+    if (T1) /* the hint a literal in each branch: clang wants a constant */
+        _mm_prefetch((const char *)(w + PW__TILE32_PF), _MM_HINT_T1);
+    else
+        _mm_prefetch((const char *)(w + PW__TILE32_PF), _MM_HINT_T0);
 }
 
 /* Two tiles' int32 sums (s0: tile w0, s1: tile w1; [0] channels 0..7, [1] 8..15) over
