@@ -27,7 +27,10 @@
  *     y[i, n] = clamp((sum_k (a[i, k] - zp[i]) * w[n, k]) * (a_scale[i] * scale[n]) + bias[n],
  *                     min, max)
  *
- * with an exact integer sum. Weights created over the same raw weights with
+ * with an exact integer sum, then f32 steps in that order, each rounded (the
+ * product, then the bias added): with scales so large that the product passes
+ * FLT_MAX (about 1e37 and up), y is infinite even where adding the bias would
+ * have brought it back into range. Weights created over the same raw weights with
  * one ::pw_cache (cache.h) share one packed copy; the cache's key is a hash of
  * the raw weights (nibbles, scales, bias, shape, zero point, flags) and the
  * packer's identity.
