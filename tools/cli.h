@@ -15,8 +15,12 @@
 enum { PW_EXIT_OK = 0, PW_EXIT_DISAGREE = 1, PW_EXIT_USAGE = 2 };
 
 /* bench: argv[0] is the subcommand name; parses and runs, returns an exit code. The other
- * subcommands are parsed and run in two halves (cli_args.h). */
+ * subcommands are parsed and run in two halves (cli_args.h). pw_cmd_bench_parse parses
+ * only: PW_CMD_BENCH_RUN when pw_cmd_bench would measure, else the exit code (0 after
+ * printing the usage for --help or -h, 2 after a one-line message). */
 int pw_cmd_bench(int argc, char **argv);
+enum { PW_CMD_BENCH_RUN = -1 };
+int pw_cmd_bench_parse(int argc, char **argv);
 
 /* packwise fixtures --all DIR (cmd_fixtures_all.c). */
 int pw_cli_fixtures_all(const char *dir);

@@ -152,7 +152,10 @@ static int complete(pw_bench_options *o) {
     return PW_EXIT_OK;
 }
 
-int pw_cmd_bench(int argc, char **argv) {
+/* The options of argv into o: PW_BENCH_RUN, or the exit code (usage after --help, or a
+ * one-line message). Opens nothing and measures nothing. */
+enum { PW_BENCH_RUN = -1 };
+static int bench_parse(int argc, char **argv, pw_bench_options *o_out) {
     pw_bench_options o;
     memset(&o, 0, sizeof o);
     for (int i = 1; i < argc; ++i) {
@@ -191,14 +194,30 @@ int pw_cmd_bench(int argc, char **argv) {
         }
         if (rc != PW_EXIT_OK) return rc;
     }
-    int rc = complete(&o);
+    const int rc = complete(&o);
     if (rc != PW_EXIT_OK) return rc;
     if (o.spin_wait && !o.step)
         return pw_cli_fail("bench", "--spin-wait applies to --step (the matmul cases read their "
                                     "bandwidth ceiling between samples, which spinning workers disturb)");
     if (o.decode && o.plot)
         return pw_cli_fail("bench", "--plot charts the matmul suite; drop --decode");
+    if (o.step && (o.decode || o.plot || o.kernel))
+        return pw_cli_fail("bench", "--step times whole layers: drop --decode, --plot and --kernel");
+    if (o_out != NULL) *o_out = o;
+    return PW_BENCH_RUN;
+}
+
+int pw_cmd_bench_parse(int argc, char **argv) {
+    const int rc = bench_parse(argc, argv, NULL);
+    return rc == PW_BENCH_RUN ? PW_CMD_BENCH_RUN : rc;
+}
+
+int pw_cmd_bench(int argc, char **argv) {
+    pw_bench_options o;
+    int rc = bench_parse(argc, argv, &o);
+    if (rc != PW_BENCH_RUN) return rc;
     if (o.plot && (rc = pw_bench_plot_check(o.plot)) != PW_EXIT_OK) return rc;
+    rc = PW_EXIT_OK;
     if (o.decode) {
         pw_context *ctx = pw_cli_context("bench", 0, 1);
         if (ctx == NULL) return PW_EXIT_USAGE;
@@ -209,8 +228,6 @@ int pw_cmd_bench(int argc, char **argv) {
     pw_bench_results r;
     memset(&r, 0, sizeof r);
     if (o.step) {
-        if (o.decode || o.plot || o.kernel)
-            return pw_cli_fail("bench", "--step times whole layers: drop --decode, --plot and --kernel");
         rc = pw_bench_step(&o, &r);
         free(r.cases);
         return rc;

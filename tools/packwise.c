@@ -35,8 +35,10 @@ PW_CLI_COMMAND(verify)
 PW_CLI_COMMAND(synth)
 PW_CLI_COMMAND(check_cache)
 
-/* bench parses its options as it runs (cmd_bench.c). */
+/* bench parses its options again as it runs (cmd_bench.c); here only whether it would. */
 static int parse_bench(int argc, char **argv, pw_cli_parsed *p) {
+    const int rc = pw_cmd_bench_parse(argc, argv);
+    if (rc != PW_CMD_BENCH_RUN) return rc;
     p->args.bench.argc = argc;
     p->args.bench.argv = argv;
     return PW_CLI_RUN;
@@ -103,18 +105,12 @@ int pw_cli_parse(int argc, char **argv, pw_cli_parsed *p) {
             p->command = (int)i;
             int help = 0;
             for (int a = 2; a < argc; ++a) help |= pw_cli_is_help(argv[a]);
-            int rc = commands[i].parse(argc - 1, argv + 1, p);
-            if (!help) return rc;
-            /* --help: the command's own text, then the footer. Every parser prints it and
-             * returns 0 but bench's, which keeps its arguments for pw_cmd_bench: that prints
-             * it as it runs, measuring nothing. Another parser that returns PW_CLI_RUN took
-             * "--help" as an option's value (-o --help names a file): a command to run,
-             * not help, and never run here (parsing writes nothing). */
-            if (rc == PW_CLI_RUN) {
-                if (commands[i].parse != parse_bench) return rc;
-                rc = commands[i].run(p);
-            }
-            if (rc == PW_EXIT_OK) help_footer(&commands[i]);
+            const int rc = commands[i].parse(argc - 1, argv + 1, p);
+            /* --help: every parser prints the command's text and returns 0; the footer
+             * follows. A parser that returns PW_CLI_RUN took "--help" as an option's value
+             * (-o --help names a file): a command to run, never run here (parsing opens
+             * and writes nothing). */
+            if (help && rc == PW_EXIT_OK) help_footer(&commands[i]);
             return rc;
         }
     fprintf(stderr, "packwise: unknown command '%s'\n", argv[1]);
