@@ -17,32 +17,48 @@ static uint64_t xgetbv0(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* 1 on Intel CPUs: kernel/x86/tile32_prefetch.h (whether the GEMV streams prefetch into L2
- * or L1) and the kernels that choose their stream count by it. */
+/* 1 on Intel CPUs: the kernels that choose their stream count or scale step by it. */
 int pw__x86_intel;
 
+/* 1 where the GEMV streams prefetch into L2 (hint T1), 0 into L1 (T0): kernel/x86/
+ * tile32_prefetch.h, which has the measurements. L2 on Intel cores and on AMD Zen 4
+ * (family 19h with AVX-512), L1 elsewhere (Zen 5, family 1Ah, measured; the rest,
+ * Zen 3 among them, untried). */
+int pw__x86_prefetch_l2;
+
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
- * vendor (pw__x86_intel) and CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first
- * callers racing store the same values. */
+ * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), and
+ * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
+ * values. */
 static int x86_traits_known, x86_clflushopt;
 
 static void x86_traits(void) {
     if (__atomic_load_n(&x86_traits_known, __ATOMIC_ACQUIRE)) return;
     unsigned a, b, c, d;
-    int intel = 0, flushopt = 0;
+    int intel = 0, amd = 0, family = 0, avx512f = 0, flushopt = 0;
     if (__get_cpuid(0, &a, &b, &c, &d)) {
+        const unsigned max_leaf = a;
         char vendor[13];
         memcpy(vendor, &b, 4);
         memcpy(vendor + 4, &d, 4);
         memcpy(vendor + 8, &c, 4);
         vendor[12] = '\0';
         intel = strcmp(vendor, "GenuineIntel") == 0;
-        if (a >= 7) {
+        amd = strcmp(vendor, "AuthenticAMD") == 0;
+        if (max_leaf >= 1) {
+            __cpuid(1, a, b, c, d);
+            family = (int)((a >> 8) & 0xF); /* base family, + extended family when 0xF */
+            if (family == 0xF) family += (int)((a >> 20) & 0xFF);
+        }
+        if (max_leaf >= 7) {
             __cpuid_count(7, 0, a, b, c, d);
             flushopt = (b >> 23) & 1;
+            avx512f = (b >> 16) & 1; /* family 19h with AVX-512: Zen 4, not Zen 3 */
         }
     }
     __atomic_store_n(&pw__x86_intel, intel, __ATOMIC_RELAXED);
+    const int l2 = intel || (amd && family == 0x19 && avx512f);
+    __atomic_store_n(&pw__x86_prefetch_l2, l2, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

@@ -278,7 +278,7 @@ PW__INLINE void panel_wide(const uint8_t *tile, int64_t chunks, const uint8_t *l
 #define PW__QC4W_KEEP(v) __asm__("" : "+x"(v))
 
 /* The prefetch of batch 1's streams: pw__tile32_prefetch with its hint chosen once per
- * call (T1: Intel cores, tile32_prefetch.h), not at every chunk. */
+ * call (T1: Intel cores and AMD Zen 4, tile32_prefetch.h), not at every chunk. */
 PW__INLINE void gemv_prefetch(const uint8_t *w, const int T1) {
     if (T1) /* the hint a literal in each branch: clang wants a constant */
         _mm_prefetch((const char *)(w + PW__TILE32_PF), _MM_HINT_T1);
@@ -363,7 +363,7 @@ static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8
     const size_t esz = f16 ? 2 : 4;
     const int8_t *q = (const int8_t *)(lhs + sizeof(pw__qd8_header));
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + c->pack_desc->in_padded;
-    const int t1 = __atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED);
+    const int t1 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
     pw__streams_step st;
     for (int64_t j = 0; j < p.per; ++j) {

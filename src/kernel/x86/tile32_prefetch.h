@@ -3,8 +3,8 @@
  * kernels of the 32-row tilings (tile32_avx512.h, tile32_avx2.h) and of QC4W
  * (qc4w_gemm_avx512.c, qc4w_gemm_avx2.c; int4_avx512.h has its figures): each part of a
  * record fetches the same bytes PW__TILE32_PF further on, into L1 (hint T0) or, on
- * Intel cores, into L2 (T1): one stream. A thread's range of tiles is one linear
- * stream, so the bytes that far on are the ones it reads next.
+ * Intel cores and AMD Zen 4, into L2 (T1): one stream. A thread's range of tiles is one
+ * linear stream, so the bytes that far on are the ones it reads next.
  *
  * Measured on this project's machine (AMD EPYC Zen 5 VM, 2 vCPUs, load average 1-2):
  * packwise bench --formats Q4_0,Q8_0,Q4_K,Q6_K --shapes 11008x4096 --batch 1
@@ -44,6 +44,26 @@
  * so Intel cores prefetch into L2 (an L2 prefetch holds no L1 fill buffer while the
  * line comes from memory, and Intel cores have fewer of those than Zen's L1 has miss
  * buffers) and the others into L1, as measured on Zen 5.
+ *
+ * On an AMD EPYC VM of family 19h (Zen 4, Genoa; AVX-512 in two 256-bit halves; 2 vCPUs,
+ * 1 MiB L2 each, 32 MiB L3), L1 was the worst of the three: the same command with
+ * --threads 1,2, the hint switched at run time in one build, two rounds in turn, fraction
+ * of the read (1 thread / 2 threads), avx512:
+ *
+ *              L1 8 KiB (T0)               L2 8 KiB (T1)
+ *   Q4_0       70.5 61.3 / 66.5 64.6       77.5 74.0 / 81.2 89.0
+ *   Q8_0       57.5 63.7 / 75.2 69.2       76.9 71.9 / 85.3 86.0
+ *   Q4_K       55.0 48.9 / 70.2 72.5       70.8 66.9 / 81.6 81.3
+ *   Q6_K       81.8 100.9 / 91.3 90.4      85.1 83.8 / 90.0 89.4
+ *   QC4W       58.7 77.9 / 70.8 80.3       75.5 77.8 / 83.3 85.7
+ *
+ * and one process timing the hints in turn on four rotating [11008, 4096] weights (12
+ * rounds of 10 calls, median GB/s, 1 thread): Q8_0 11.6 (T0) against 17.3 (T1), Q4_K
+ * 16.8 against 20.5, Q4_0 22.3 / 24.4, Q6_K 25.9 / 23.2. So Zen 4 (family 19h with
+ * AVX-512) prefetches into L2 as Intel does (base/cpu.c's pw__x86_prefetch_l2). With no
+ * software prefetch at all Q4_0 read faster still there (33.6 GB/s in that process) and
+ * Q6_K, whose records are read in three parts, at half the speed (11.0): not taken, one
+ * hint serves all.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -56,13 +76,16 @@
 #define PW__TILE32_PF 8192 /* bytes of the stream ahead of the record being read */
 
 /* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
- * kernel): the stream goes into L2 (hint T1) there, into L1 (T0) elsewhere; the AVX-512
- * Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
+ * kernel): the AVX-512 Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
 extern int pw__x86_intel;
+
+/* 1 where the stream goes into L2 (hint T1): Intel and AMD Zen 4; 0 where into L1
+ * (T0): Zen 5 and the rest (base/cpu.c, same time). */
+extern int pw__x86_prefetch_l2;
 
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED))
         for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T1);
     else
         for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T0);
