@@ -205,7 +205,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * taken by whichever thread is free) on the context's threads with the widest
  * loads, PW_BENCH_CEILING_WAYS ways, each sample all of them: each chunk as one
  * stream with the read loops' software prefetch into L1 (the kernels' way) and
- * without it, as 4 interleaved streams with it and as 8 without, and as 8 and 16
+ * without it, as 4 interleaved streams with it and as 4 and 8 without, and as 8 and 16
  * with prefetches into L2. None is always the fastest, so the ceiling is the fastest
  * way's median. On an AMD Zen 5 VM a 22 MiB buffer just flushed read 42-49 GB/s on 1
  * thread as one prefetched stream, 29-40 as 4 or 8; 900 MiB read again (its
@@ -224,7 +224,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 6
+#define PW_BENCH_CEILING_WAYS 7
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */

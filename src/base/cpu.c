@@ -26,6 +26,12 @@ int pw__x86_intel;
  * Zen 3 among them, untried). */
 int pw__x86_prefetch_l2;
 
+/* 1 where the core's own prefetcher streams a contiguous record run as fast as software
+ * prefetch does or faster: AMD Zen 4 (family 19h with AVX-512). The AVX-512 Q4_0 and
+ * Q4_K GEMVs (q4x_avx512.c, q4kx_avx512.c) skip their prefetches there; the others keep
+ * them (tile32_prefetch.h has the measurements). */
+int pw__x86_hw_streams;
+
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
@@ -59,6 +65,7 @@ static void x86_traits(void) {
     __atomic_store_n(&pw__x86_intel, intel, __ATOMIC_RELAXED);
     const int l2 = intel || (amd && family == 0x19 && avx512f);
     __atomic_store_n(&pw__x86_prefetch_l2, l2, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_hw_streams, amd && family == 0x19 && avx512f, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

@@ -66,8 +66,14 @@
  * (three rounds in turn, 1 thread, median of the read) no prefetch gave Q4_K 83.6%
  * against 67.6 with L2, QC4W 98.3 against 83.4, Q4_0 96.3 against 90.5, Q8_0 66.6
  * against 79.9, with single fractions up to 105.9%: the per-case ceiling has no 2- or
- * 4-stream read without prefetch, the kernels' own pattern then. Not taken: a choice
- * per family and CPU, to try with that ceiling way added; one hint serves all here.
+ * 4-stream read without prefetch, the kernels' own pattern then. With that way added to
+ * the ceiling, Q4_0 and Q4_K at avx512 read without software prefetch on Zen 4
+ * (pw__x86_hw_streams; one process, four rotating weights, median GB/s, L2 against
+ * none: Q4_K 1 thread 20.95 / 25.96 and 25.79, 2 threads 31.35 / 32.68; Q4_0 1 thread
+ * 22.9-24.7 / 30.0-34.6, 2 threads 30.7-31.2 / 31.8-33.1; the shipped switch timed the
+ * same way later, in a faster spell: Q4_K 23.40 / 24.12-24.57 and 39.4-39.7 / 40.2-41.0,
+ * Q4_0 29.98 / 39.23 and 31.12 / 35.40). Q8_0 (mixed), Q6_K (worse) and QC4W (not
+ * measured apart) keep the hint.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -86,6 +92,10 @@ extern int pw__x86_intel;
 /* 1 where the stream goes into L2 (hint T1): Intel and AMD Zen 4; 0 where into L1
  * (T0): Zen 5 and the rest (base/cpu.c, same time). */
 extern int pw__x86_prefetch_l2;
+
+/* 1 where the AVX-512 Q4_0 and Q4_K GEMVs leave their streams to the hardware
+ * prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are above). */
+extern int pw__x86_hw_streams;
 
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
