@@ -205,11 +205,14 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * taken by whichever thread is free) on the context's threads with the widest
  * loads, PW_BENCH_CEILING_WAYS ways, each sample all of them: each chunk as one
  * stream with the read loops' software prefetch into L1 (the kernels' way) and
- * without it, as 4 interleaved streams with it and as 4 and 8 without, and as 8 and 16
- * with prefetches into L2. None is always the fastest, so the ceiling is the fastest
- * way's median. On an AMD Zen 5 VM a 22 MiB buffer just flushed read 42-49 GB/s on 1
- * thread as one prefetched stream, 29-40 as 4 or 8; 900 MiB read again (its
- * translations in the TLB) 30-33 GB/s as one stream, 38-39 as 8. On an Intel Xeon
+ * without it, as 4 interleaved streams with it and as 8 without, and as 8 and 16
+ * with prefetches into L2; and, its own buffer only, each thread's whole share (its 8
+ * chunks, one range) as 4 streams without prefetch, the way the GEMVs that leave their
+ * streams to the hardware read on Zen 4 (tile32_prefetch.h). None is always the
+ * fastest, so the ceiling is the fastest way's median. On an AMD Zen 5 VM a 22 MiB
+ * buffer just flushed read 42-49 GB/s on 1 thread as one prefetched stream, 29-40 as 4
+ * or 8; 900 MiB read again (its translations in the TLB) 30-33 GB/s as one stream,
+ * 38-39 as 8. On an Intel Xeon
  * (Sapphire Rapids class) VM one core reads a flushed 25 MiB at 9-11 GB/s as one
  * stream, prefetched or not, 12-14 as 8 or 16 streams, 13-15 with the L2 prefetches;
  * with only the first four ways the Q8_0 GEMV kernel, whose loads come between
@@ -233,6 +236,7 @@ typedef struct pw_bench_ceiling {
     size_t pieces;
     pw_bench_sampler way[PW_BENCH_CEILING_WAYS];
     int clean;         /* the basis pw_bench_ceiling_kernel_median chose (-1: not yet) */
+    int threads;       /* the threads it is read on */
 } pw_bench_ceiling;
 #define PW_BENCH_CLEAN_MIN 5
 /* Allocate and fill a buffer of about `bytes` (0 or an exit code after a message). */

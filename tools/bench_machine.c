@@ -324,6 +324,7 @@ static int ceiling_pieces(pw_bench_ceiling *c, size_t pieces, int threads) {
     if (c->piece == NULL || c->piece_bytes == NULL)
         return pw_cli_fail("bench", "out of memory for a ceiling of %zu pieces", pieces);
     c->clean = -1;
+    c->threads = threads;
     for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) pw_bench_sampler_init(&c->way[w], threads);
     return PW_EXIT_OK;
 }
@@ -397,13 +398,15 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
 
 /* The ceiling's ways of reading (bench.h): one stream with the kernels' software
  * prefetch into L1 and without it; four streams with it; eight without; eight and
- * sixteen with prefetches into L2 (pw_bench_prefetch: a negative distance); four
- * without (the AVX-512 Q4_0 GEMV's way on Zen 4). */
+ * sixteen with prefetches into L2 (pw_bench_prefetch: a negative distance); each
+ * thread's share as one range of four streams without prefetch (`whole`: the GEMVs'
+ * way on Zen 4, tile32_prefetch.h). */
 static const struct {
-    int prefetch, streams;
+    int prefetch, streams, whole;
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {
-    {PW_BENCH_PREFETCH_BYTES, 1}, {0, 1}, {PW_BENCH_PREFETCH_BYTES, 4},
-    {0, 8},                       {-8192, 8}, {-4096, 16}, {0, 4}};
+    {PW_BENCH_PREFETCH_BYTES, 1, 0}, {0, 1, 0},     {PW_BENCH_PREFETCH_BYTES, 4, 0},
+    {0, 8, 0},                       {-8192, 8, 0}, {-4096, 16, 0},
+    {0, 4, 1}};
 
 typedef struct piece_task {
     read_fn fn;
@@ -418,17 +421,31 @@ static void run_piece(void *p, size_t i) {
                        __ATOMIC_RELAXED);
 }
 
+/* Task i of c->threads: the i-th share of the buffer, one range (a `whole` way). */
+static void run_share(void *p, size_t i) {
+    piece_task *t = p;
+    const size_t share = t->c->bytes / (size_t)t->c->threads;
+    __atomic_fetch_add(&t->sink, t->fn(t->c->buffer + i * share, share, t->prefetch, t->streams),
+                       __ATOMIC_RELAXED);
+}
+
 /* One timed read of the pieces way w: after a flush of them, or (flush 0) of a buffer
  * of its own after one untimed read (the blocks of a tracker: no read first; the caller
  * read them just before, bench.h). */
 static void ceiling_read(pw_context *ctx, pw_bench_ceiling *c, int w, int flush) {
     piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].streams, 0};
+    /* whole shares: the buffer's threads shares are each a whole number of 4 KiB pages */
+    const size_t unit = 4096 * (size_t)c->threads;
+    const int whole = ceiling_ways[w].whole && c->buffer != NULL && c->threads > 0 &&
+                      c->bytes % unit == 0;
+    void (*task)(void *, size_t) = whole ? run_share : run_piece;
+    const size_t tasks = whole ? (size_t)c->threads : c->pieces;
     if (flush)
         for (size_t i = 0; i < c->pieces; ++i) pw_bench_flush(c->piece[i], c->piece_bytes[i]);
     else if (c->buffer != NULL)
-        pw_context_parallel_for(ctx, run_piece, &t, c->pieces);
+        pw_context_parallel_for(ctx, task, &t, tasks);
     pw_bench_sample_start(&c->way[w]);
-    pw_context_parallel_for(ctx, run_piece, &t, c->pieces);
+    pw_context_parallel_for(ctx, task, &t, tasks);
     pw_bench_sample_stop(&c->way[w]);
 }
 
