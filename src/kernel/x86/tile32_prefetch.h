@@ -72,8 +72,12 @@
  * none: Q4_K 1 thread 20.95 / 25.96 and 25.79, 2 threads 31.35 / 32.68; Q4_0 1 thread
  * 22.9-24.7 / 30.0-34.6, 2 threads 30.7-31.2 / 31.8-33.1; the shipped switch timed the
  * same way later, in a faster spell: Q4_K 23.40 / 24.12-24.57 and 39.4-39.7 / 40.2-41.0,
- * Q4_0 29.98 / 39.23 and 31.12 / 35.40). Q8_0 (mixed), Q6_K (worse) and QC4W (not
- * measured apart) keep the hint.
+ * Q4_0 29.98 / 39.23 and 31.12 / 35.40). Q8_0 (mixed), Q6_K (worse) and QC4W keep the
+ * hint. Q4_0 1 thread then reads at 0.93-1.02 of the per-case ceiling, one run in twelve
+ * at 1.024 (flagged), and the decode step's Q4_0 at 1.03: no read loop of the bench's
+ * streams faster than this kernel does there. QC4W without prefetch read 1.2-1.3x
+ * faster still, at 1.01-1.04 of the ceiling: not taken until the bench has a read that
+ * bounds it.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
