@@ -63,9 +63,9 @@ static void x86_traits(void) {
         }
     }
     __atomic_store_n(&pw__x86_intel, intel, __ATOMIC_RELAXED);
-    const int l2 = intel || (amd && family == 0x19 && avx512f);
-    __atomic_store_n(&pw__x86_prefetch_l2, l2, __ATOMIC_RELAXED);
-    __atomic_store_n(&pw__x86_hw_streams, amd && family == 0x19 && avx512f, __ATOMIC_RELAXED);
+    const int zen4 = amd && family == 0x19 && avx512f;
+    __atomic_store_n(&pw__x86_prefetch_l2, intel || zen4, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

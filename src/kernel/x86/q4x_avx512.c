@@ -58,18 +58,9 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 
-/* The record function with no software prefetch, where the hardware prefetcher streams
- * the records alone (pw__x86_hw_streams, tile32_prefetch.h). */
-Q4X_INLINE void q4x_block_hw(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
-    (void)pf;
-    q4x_block(rec, xbp, 0, acc);
-}
-
+/* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h). */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block_hw, 4);
-    else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4);
+    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

@@ -101,12 +101,18 @@ static inline __attribute__((always_inline)) void pw__tile32_store(float *y, con
  * weight faster as several streams than as one (a decode step, packwise bench --step,
  * 1 thread: Q4_0 23 -> 34 GB/s, Q8_0 26 -> 37 GB/s at 4 streams; a plain read of 900
  * MiB 30-33 -> 38-39 GB/s at 8), while K-quant records (4.6 and 6.6 KiB, prefetched in
- * parts) lose (Q4_K 30 -> 21 GB/s at 4): each family passes its own count. */
+ * parts) lose (Q4_K 30 -> 21 GB/s at 4): each family passes its own count. `hw`: the
+ * family's records may be left to the hardware prefetcher where the CPU streams them
+ * faster so (pw__x86_hw_streams, tile32_prefetch.h): the record function is then never
+ * asked to prefetch. */
 static inline __attribute__((always_inline)) void
 pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
-               pw__tile32_block_fn block, const int S) {
+               pw__tile32_block_fn block, const int S, const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
+    /* how far on a record's prefetch reaches; past any range when the hardware streams */
+    const int none = hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
+    const uint64_t ahead = none ? UINT64_MAX / 2 : PW__TILE32_PF;
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;
@@ -116,7 +122,7 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
             __m512 acc[PW__STREAMS_MAX][2];
 #pragma GCC unroll 8
             for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = _mm512_setzero_ps();
-            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, PW__TILE32_PF, block, acc);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, block, acc);
             for (int s = 0; s < st.live; ++s)
                 pw__tile32_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }
