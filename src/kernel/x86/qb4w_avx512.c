@@ -98,17 +98,10 @@ PW__INLINE void prefetch_block(ahead *pf, const tile_ctx *t, const int CH) {
     const uint8_t *p = pf->t + 64 * (uint64_t)(pf->b * CH);
     const uint8_t *sc = pf->t + t->scale_at + 64 * (uint64_t)pf->b;
     const uint8_t *zp = pf->t + t->zero_at + 16 * (uint64_t)pf->b;
-    if (pf->l2) { /* the hint a literal in each branch: clang wants a constant */
 #pragma GCC unroll 32
-        for (int i = 0; i < CH; ++i) _mm_prefetch((const char *)(p + 64 * i), _MM_HINT_T1);
-        _mm_prefetch((const char *)sc, _MM_HINT_T1);
-        _mm_prefetch((const char *)zp, _MM_HINT_T1);
-    } else {
-#pragma GCC unroll 32
-        for (int i = 0; i < CH; ++i) _mm_prefetch((const char *)(p + 64 * i), _MM_HINT_T0);
-        _mm_prefetch((const char *)sc, _MM_HINT_T0);
-        _mm_prefetch((const char *)zp, _MM_HINT_T0);
-    }
+    for (int i = 0; i < CH; ++i) pw__x86_prefetch_line(p + 64 * i, pf->l2);
+    pw__x86_prefetch_line(sc, pf->l2);
+    pw__x86_prefetch_line(zp, pf->l2);
     if (++pf->b == t->nb) {
         pf->b = 0;
         pf->t += t->d->tile_bytes;

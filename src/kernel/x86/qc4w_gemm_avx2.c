@@ -277,14 +277,9 @@ PW__INLINE void panel_wide(const uint8_t *tile, int64_t chunks, const uint8_t *l
 #define PW__QC4W_GEMV_S 2
 #define PW__QC4W_KEEP(v) __asm__("" : "+x"(v))
 
-/* The prefetch of batch 1's streams: pw__tile32_prefetch with its hint chosen once per
- * call (T1: Intel cores and AMD Zen 4, tile32_prefetch.h), not at every chunk. */
-PW__INLINE void gemv_prefetch(const uint8_t *w, const int T1) {
-    if (T1) /* the hint a literal in each branch: clang wants a constant */
-        _mm_prefetch((const char *)(w + PW__TILE32_PF), _MM_HINT_T1);
-    else
-        _mm_prefetch((const char *)(w + PW__TILE32_PF), _MM_HINT_T0);
-}
+/* Batch 1 prefetches its streams PW__TILE32_PF ahead as pw__tile32_prefetch does, with
+ * the hint read once per call (T1: Intel cores and AMD Zen 4, tile32_prefetch.h), not at
+ * every chunk. */
 
 /* Two tiles' int32 sums (s0: tile w0, s1: tile w1; [0] channels 0..7, [1] 8..15) over
  * every chunk, as gemv_range's comment says per level. Named sums, not arrays: GCC 12
@@ -298,8 +293,8 @@ PW__INLINE void gemv_two(const uint8_t *w0, const uint8_t *w1, const int8_t *q, 
         for (int64_t k = 0; k < chunks; ++k, w0 += 64, w1 += 64) {
             const __m256i ul = bcast32((const int8_t *)(u + 8 * k));
             const __m256i uh = bcast32((const int8_t *)(u + 8 * k + 4));
-            gemv_prefetch(w0, T1);
-            gemv_prefetch(w1, T1);
+            pw__x86_prefetch_line(w0 + PW__TILE32_PF, T1);
+            pw__x86_prefetch_line(w1 + PW__TILE32_PF, T1);
             const __m256i r00 = _mm256_load_si256((const __m256i *)w0);
             const __m256i r01 = _mm256_load_si256((const __m256i *)(w0 + 32));
             const __m256i r10 = _mm256_load_si256((const __m256i *)w1);
@@ -329,8 +324,8 @@ PW__INLINE void gemv_two(const uint8_t *w0, const uint8_t *w1, const int8_t *q, 
             for (int64_t k = k0; k < k1; ++k) {
                 const uint8_t *v0 = w0 + 64 * k, *v1 = w1 + 64 * k;
                 const __m256i ql = bcast32(q + 8 * k), qh = bcast32(q + 8 * k + 4);
-                gemv_prefetch(v0, T1);
-                gemv_prefetch(v1, T1);
+                pw__x86_prefetch_line(v0 + PW__TILE32_PF, T1);
+                pw__x86_prefetch_line(v1 + PW__TILE32_PF, T1);
                 const __m256i r00 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)v0), bias8);
                 const __m256i r01 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)(v0 + 32)), bias8);
                 const __m256i r10 = _mm256_xor_si256(_mm256_load_si256((const __m256i *)v1), bias8);

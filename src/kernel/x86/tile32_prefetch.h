@@ -101,12 +101,19 @@ extern int pw__x86_prefetch_l2;
  * prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are above). */
 extern int pw__x86_hw_streams;
 
+/* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
+ * L1. The hint is a literal in each branch: clang wants a constant. */
+static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const void *p, int l2) {
+    if (l2)
+        _mm_prefetch((const char *)p, _MM_HINT_T1);
+    else
+        _mm_prefetch((const char *)p, _MM_HINT_T0);
+}
+
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    if (__atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED))
-        for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T1);
-    else
-        for (int l = 0; l < bytes; l += 64) _mm_prefetch((const char *)(p + PW__TILE32_PF + l), _MM_HINT_T0);
+    const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
+    for (int l = 0; l < bytes; l += 64) pw__x86_prefetch_line(p + PW__TILE32_PF + l, l2);
 }
 
 /* Prefetch the first bytes of a range's stream, which no record before them fetched. */
