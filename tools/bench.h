@@ -208,8 +208,15 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * without it, as 4 interleaved streams with it and as 8 without, and as 8 and 16
  * with prefetches into L2; and, its own buffer only, each thread's whole share (its 8
  * chunks, one range) as 4 streams without prefetch, the way the GEMVs that leave their
- * streams to the hardware read on Zen 4 (tile32_prefetch.h). None is always the
- * fastest, so the ceiling is the fastest way's median. On an AMD Zen 5 VM a 22 MiB
+ * streams to the hardware read on Zen 4 (tile32_prefetch.h); and 4 streams without
+ * prefetch, by chunks and by whole shares, paced by a few dependent integer
+ * operations on each line as a kernel's loads are by its arithmetic. None is always the
+ * fastest, so the ceiling is the fastest way's median. On an AMD Zen 4 VM the paced
+ * reads were the fastest: [11008, 4096] Q4_0's and QC4W's bytes, 1 thread, every way in
+ * turn, two runs, the unpaced ways' best 26.0-31.7 GB/s against 29.3-40.6 paced (2,
+ * 3, 4, 5 or 6 vpmaddwd a line alike, 8 slower); 2 threads 36.7-39.8 against
+ * 40.8-43.8. Without them the Q4_0 GEMV that leaves its streams to the hardware came
+ * out at 0.99-1.06 of the unpaced ways' best in those runs. On an AMD Zen 5 VM a 22 MiB
  * buffer just flushed read 42-49 GB/s on 1 thread as one prefetched stream, 29-40 as 4
  * or 8; 900 MiB read again (its translations in the TLB) 30-33 GB/s as one stream,
  * 38-39 as 8. On an Intel Xeon
@@ -227,7 +234,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 7
+#define PW_BENCH_CEILING_WAYS 9
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -307,7 +314,9 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
  * read a few lines of each in turn, every line software-prefetched `prefetch` bytes
  * ahead into L1 (hint T0; PW_BENCH_PREFETCH_BYTES is the GEMV kernels' distance,
  * kernel/x86/tile32_prefetch.h), or -prefetch bytes ahead into L2 (T1) when it is
- * negative, or not at all (0: the hardware prefetcher alone). */
+ * negative, or not at all (0: the hardware prefetcher alone); with `work` dependent
+ * integer operations on each loaded line before it is summed (0: none), a read paced
+ * as a kernel's loads are by its arithmetic. */
 #define PW_BENCH_PREFETCH_BYTES 8192
 static inline void pw_bench_prefetch(const void *p, int prefetch) {
     if (prefetch > 0)
@@ -316,13 +325,13 @@ static inline void pw_bench_prefetch(const void *p, int prefetch) {
         __builtin_prefetch((const char *)p - prefetch, 0, 2);
 }
 double pw_bench_int8_scalar(uint64_t iters);
-uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams);
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams, int work);
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);
 double pw_bench_int8_avxvnni(uint64_t iters);
 double pw_bench_int8_avx512(uint64_t iters);
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams);
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams);
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams, int work);
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams, int work);
 #endif
 #if defined(__aarch64__)
 double pw_bench_int8_neon(uint64_t iters);

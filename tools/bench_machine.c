@@ -45,17 +45,25 @@ double pw_bench_int8_scalar(uint64_t iters) {
     return (double)iters * 8.0 * 2.0;
 }
 
-uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams) {
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams, int work) {
     const size_t part = bytes / (size_t)streams;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (size_t o = 0; o < part; o += 64)
         for (int k = 0; k < streams; ++k) {
             const uint64_t *v = (const uint64_t *)((const uint8_t *)p + (size_t)k * part + o);
             if (prefetch) pw_bench_prefetch(v, prefetch);
-            s0 += v[0] + v[1];
-            s1 += v[2] + v[3];
-            s2 += v[4] + v[5];
-            s3 += v[6] + v[7];
+            uint64_t a = v[0] + v[1], b = v[2] + v[3], c = v[4] + v[5], d = v[6] + v[7];
+            for (int w = 0; w < work; ++w) { /* dependent multiplies between the loads */
+                a *= a | 1;
+                b *= b | 1;
+                c *= c | 1;
+                d *= d | 1;
+                __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+            }
+            s0 += a;
+            s1 += b;
+            s2 += c;
+            s3 += d;
         }
     return s0 + s1 + s2 + s3;
 }
@@ -88,7 +96,7 @@ double pw_bench_int8_neon(uint64_t iters) {
 #endif
 
 typedef double (*int8_fn)(uint64_t iters);
-typedef uint64_t (*read_fn)(const void *p, size_t bytes, int prefetch, int streams);
+typedef uint64_t (*read_fn)(const void *p, size_t bytes, int prefetch, int streams, int work);
 
 static int has(uint32_t f, uint32_t want) { return (f & want) == want; }
 
@@ -181,7 +189,7 @@ typedef struct read_task {
 /* Task i reads bytes [i * chunk, (i + 1) * chunk) of base. */
 static void run_read(void *p, size_t i) {
     read_task *t = p;
-    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->chunk, t->chunk, t->prefetch, t->streams), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->chunk, t->chunk, t->prefetch, t->streams, 0), __ATOMIC_RELAXED);
 }
 
 typedef struct int8_task {
@@ -400,24 +408,25 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
  * prefetch into L1 and without it; four streams with it; eight without; eight and
  * sixteen with prefetches into L2 (pw_bench_prefetch: a negative distance); each
  * thread's share as one range of four streams without prefetch (`whole`: the GEMVs'
- * way on Zen 4, tile32_prefetch.h). */
+ * way on Zen 4, tile32_prefetch.h); and four streams without prefetch paced by four
+ * dependent vpmaddwd on each line (`work`), by pieces and by whole shares. */
 static const struct {
-    int prefetch, streams, whole;
+    int prefetch, streams, whole, work;
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {
-    {PW_BENCH_PREFETCH_BYTES, 1, 0}, {0, 1, 0},     {PW_BENCH_PREFETCH_BYTES, 4, 0},
-    {0, 8, 0},                       {-8192, 8, 0}, {-4096, 16, 0},
-    {0, 4, 1}};
+    {PW_BENCH_PREFETCH_BYTES, 1, 0, 0}, {0, 1, 0, 0},     {PW_BENCH_PREFETCH_BYTES, 4, 0, 0},
+    {0, 8, 0, 0},                       {-8192, 8, 0, 0}, {-4096, 16, 0, 0},
+    {0, 4, 1, 0},                       {0, 4, 0, 4},     {0, 4, 1, 4}};
 
 typedef struct piece_task {
     read_fn fn;
     const pw_bench_ceiling *c;
-    int prefetch, streams;
+    int prefetch, streams, work;
     uint64_t sink;
 } piece_task;
 
 static void run_piece(void *p, size_t i) {
     piece_task *t = p;
-    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->streams),
+    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->streams, t->work),
                        __ATOMIC_RELAXED);
 }
 
@@ -425,7 +434,7 @@ static void run_piece(void *p, size_t i) {
 static void run_share(void *p, size_t i) {
     piece_task *t = p;
     const size_t share = t->c->bytes / (size_t)t->c->threads;
-    __atomic_fetch_add(&t->sink, t->fn(t->c->buffer + i * share, share, t->prefetch, t->streams),
+    __atomic_fetch_add(&t->sink, t->fn(t->c->buffer + i * share, share, t->prefetch, t->streams, t->work),
                        __ATOMIC_RELAXED);
 }
 
@@ -433,7 +442,8 @@ static void run_share(void *p, size_t i) {
  * of its own after one untimed read (the blocks of a tracker: no read first; the caller
  * read them just before, bench.h). */
 static void ceiling_read(pw_context *ctx, pw_bench_ceiling *c, int w, int flush) {
-    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].streams, 0};
+    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].streams,
+                    ceiling_ways[w].work, 0};
     /* whole shares: the buffer's threads shares are each a whole number of 4 KiB pages */
     const size_t unit = 4096 * (size_t)c->threads;
     const int whole = ceiling_ways[w].whole && c->buffer != NULL && c->threads > 0 &&

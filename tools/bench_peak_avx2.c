@@ -74,7 +74,7 @@ double pw_bench_int8_avx2(uint64_t iters) {
 
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams) {
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams, int work) {
     const size_t part = bytes / (size_t)streams;
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t o = 0; o < part; o += 256)
@@ -82,10 +82,21 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int strea
             /* 256 bytes a step: four whole cache lines, two loads each. */
             const __m256i *v = (const __m256i *)((const uint8_t *)p + (size_t)k * part + o);
             for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + 2 * l, prefetch);
-            s0 = _mm256_add_epi64(s0, _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1)));
-            s1 = _mm256_add_epi64(s1, _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3)));
-            s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5)));
-            s3 = _mm256_add_epi64(s3, _mm256_add_epi64(_mm256_load_si256(v + 6), _mm256_load_si256(v + 7)));
+            __m256i a = _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1));
+            __m256i b = _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3));
+            __m256i c = _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5));
+            __m256i d = _mm256_add_epi64(_mm256_load_si256(v + 6), _mm256_load_si256(v + 7));
+            for (int w = 0; w < work; ++w) { /* a dependent chain of vpmaddwd on each line */
+                a = _mm256_madd_epi16(a, a);
+                b = _mm256_madd_epi16(b, b);
+                c = _mm256_madd_epi16(c, c);
+                d = _mm256_madd_epi16(d, d);
+                __asm__("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d));
+            }
+            s0 = _mm256_add_epi64(s0, a);
+            s1 = _mm256_add_epi64(s1, b);
+            s2 = _mm256_add_epi64(s2, c);
+            s3 = _mm256_add_epi64(s3, d);
         }
     const __m256i s = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
     const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));

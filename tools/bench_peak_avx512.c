@@ -50,17 +50,26 @@ double pw_bench_int8_avx512(uint64_t iters) {
 }
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams) {
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams, int work) {
     const size_t part = bytes / (size_t)streams;
     __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t o = 0; o < part; o += 256)
         for (int k = 0; k < streams; ++k) {
             const __m512i *v = (const __m512i *)((const uint8_t *)p + (size_t)k * part + o);
             for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + l, prefetch);
-            s0 = _mm512_add_epi64(s0, _mm512_load_si512(v));
-            s1 = _mm512_add_epi64(s1, _mm512_load_si512(v + 1));
-            s2 = _mm512_add_epi64(s2, _mm512_load_si512(v + 2));
-            s3 = _mm512_add_epi64(s3, _mm512_load_si512(v + 3));
+            __m512i a = _mm512_load_si512(v), b = _mm512_load_si512(v + 1);
+            __m512i c = _mm512_load_si512(v + 2), d = _mm512_load_si512(v + 3);
+            for (int w = 0; w < work; ++w) { /* a dependent chain of vpmaddwd on each line */
+                a = _mm512_madd_epi16(a, a);
+                b = _mm512_madd_epi16(b, b);
+                c = _mm512_madd_epi16(c, c);
+                d = _mm512_madd_epi16(d, d);
+                __asm__("" : "+v"(a), "+v"(b), "+v"(c), "+v"(d));
+            }
+            s0 = _mm512_add_epi64(s0, a);
+            s1 = _mm512_add_epi64(s1, b);
+            s2 = _mm512_add_epi64(s2, c);
+            s3 = _mm512_add_epi64(s3, d);
         }
     uint64_t lanes[8], sum = 0;
     _mm512_storeu_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
