@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* Batch 1 streams the packed weights once, every line prefetched into L1 (hint T0,
- * nothing into L2) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
+ * nothing into L2; into L2 on Intel and Zen 4, and QC4W not at all on Zen 4:
+ * tile32_prefetch.h) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
  * 32-row tilings do (tile32_prefetch.h); QB4W, whose tiles are three streams (data,
  * scales, zero points), each prefetched where it is read, PW__QB4W_PF bytes of tiles
  * (since its 4 streams, qb4w_avx512.c, that lead over all of them: a quarter each).

@@ -57,7 +57,7 @@ Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 }
 
 static void q8x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, 0);
+    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, 1);
 }
 
 const pw__kernel pw__k_q8_0_q8x32k4_avx512vnni = PW__Q8X_KERNEL(

@@ -72,12 +72,26 @@
  * none: Q4_K 1 thread 20.95 / 25.96 and 25.79, 2 threads 31.35 / 32.68; Q4_0 1 thread
  * 22.9-24.7 / 30.0-34.6, 2 threads 30.7-31.2 / 31.8-33.1; the shipped switch timed the
  * same way later, in a faster spell: Q4_K 23.40 / 24.12-24.57 and 39.4-39.7 / 40.2-41.0,
- * Q4_0 29.98 / 39.23 and 31.12 / 35.40). Q8_0 (mixed), Q6_K (worse) and QC4W keep the
- * hint. Q4_0 1 thread then reads at 0.93-1.02 of the per-case ceiling, one run in twelve
- * at 1.024 (flagged), and the decode step's Q4_0 at 1.03: no read loop of the bench's
- * streams faster than this kernel does there. QC4W without prefetch read 1.2-1.3x
- * faster still, at 1.01-1.04 of the ceiling: not taken until the bench has a read that
- * bounds it.
+ * Q4_0 29.98 / 39.23 and 31.12 / 35.40). Q4_0 1 thread then read at 0.93-1.02 of the
+ * per-case ceiling (one run in twelve at 1.024, flagged) and QC4W without prefetch at
+ * 1.01-1.04: none of the bench's read loops then streamed as fast as these kernels.
+ * Reads paced by arithmetic between the loads, as a kernel's are, do (the ceiling's
+ * paced ways, tools/bench.h: 15-30% faster than any unpaced read here). Against that
+ * ceiling, the switch timed in one build, PW_EXP-style, two rounds of
+ * --formats Q8_0,Q6_K,QC4W,QB4W --threads 1,2 in turn, fraction (1 thread / 2 threads):
+ *
+ *              prefetch (L2)                 none
+ *   Q8_0       66.7 79.6 / 81.8 75.4        85.0 93.2 / 84.9 85.8
+ *   Q6_K       71.6 93.3 / 81.7 86.8        34.7 34.9 / 55.3 55.2
+ *   QC4W       68.6 78.2 / 76.7 80.0        91.3 89.5 / 85.3 85.7
+ *   QB4W/32    70.7 81.5 / 79.8 81.3        76.9 67.5 / 75.8 78.2
+ *   QB4W/128   69.5 71.1 / 76.9 75.4        65.0 62.6 / 70.6 71.0
+ *
+ * and two more rounds over [11008, 4096] and [4096, 4096]: Q8_0 1 thread 64-74 against
+ * 80-84, 2 threads 80-85 against 74-83; QC4W 68-70 against 87-93, 2 threads 78-88
+ * against 85-88. So Q8_0 and QC4W leave their streams to the hardware on Zen 4 as Q4_0
+ * and Q4_K do; Q6_K (three-part records) and QB4W (data, scales and zero points in
+ * three streams) keep the hint.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -97,8 +111,8 @@ extern int pw__x86_intel;
  * (T0): Zen 5 and the rest (base/cpu.c, same time). */
 extern int pw__x86_prefetch_l2;
 
-/* 1 where the AVX-512 Q4_0 and Q4_K GEMVs leave their streams to the hardware
- * prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are above). */
+/* 1 where the AVX-512 Q4_0, Q8_0, Q4_K and QC4W GEMVs leave their streams to the
+ * hardware prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are above). */
 extern int pw__x86_hw_streams;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
