@@ -221,7 +221,7 @@ Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
  * Q4_K measured no gain (72-79% against 76-82%) and streams once; AVX-512 Q6_K
  * (q6kx_avx512.c) neither. */
 static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 2);
+    pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 2, 0);
 }
 
 /* ---- GEMM ---- */

@@ -79,11 +79,15 @@ typedef void (*pw__t32a_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf,
  * activation block of xb_bytes (block_values k values each). The range's tiles are
  * read as `streams` (1 or 2, a constant: 2 x 4 accumulators of 16 registers) contiguous
  * parts at once, a record of each in turn, as the AVX-512 loop does
- * (tile32_avx512.h). */
+ * (tile32_avx512.h); `hw` as there: the family's records may be left to the hardware
+ * prefetcher where the CPU streams them faster so (pw__x86_hw_streams). */
 PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
-                                  size_t xb_bytes, pw__t32a_block_fn block, const int S) {
+                                  size_t xb_bytes, pw__t32a_block_fn block, const int S,
+                                  const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
+    const int none = hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
+    const uint64_t ahead = none ? UINT64_MAX / 2 : PW__TILE32_PF;
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;
@@ -93,7 +97,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
             __m256 acc[2][4];
             for (int s = 0; s < 2; ++s)
                 for (int q = 0; q < 4; ++q) acc[s][q] = _mm256_setzero_ps();
-            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, PW__TILE32_PF, block, acc);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, block, acc);
             for (int s = 0; s < st.live; ++s)
                 pw__t32a_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }

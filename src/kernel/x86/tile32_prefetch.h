@@ -91,7 +91,18 @@
  * 80-84, 2 threads 80-85 against 74-83; QC4W 68-70 against 87-93, 2 threads 78-88
  * against 85-88. So Q8_0 and QC4W leave their streams to the hardware on Zen 4 as Q4_0
  * and Q4_K do; Q6_K (three-part records) and QB4W (data, scales and zero points in
- * three streams) keep the hint.
+ * three streams) keep the hint. At the avx2 level (PACKWISE_ISA=avx2, tile32_avx2.h and
+ * QC4W's qc4w_gemm_avx2.c), the same A/B, two rounds, 1 thread / 2 threads:
+ *
+ *              prefetch (L2)                 none
+ *   Q4_0       72.5 74.4 / 80.1 71.3        86.7 87.7 / 80.8 85.7
+ *   Q8_0       64.6 62.9 / 76.5 81.2        92.7 95.7 / 86.1 91.9
+ *   Q4_K       58.5 55.9 / 64.6 66.9        25.8 26.1 / 41.2 42.8
+ *   Q6_K       65.8 64.3 / 59.3 73.4        23.0 23.1 / 37.9 37.8
+ *   QC4W       72.7 81.8 / 78.7 79.0        85.4 84.5 / 87.0 90.8
+ *
+ * so there Q4_0, Q8_0 and QC4W leave their streams to the hardware and the K-quants keep
+ * the hint (their AVX2 records take longer to compute than the prefetcher's lead).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -111,8 +122,9 @@ extern int pw__x86_intel;
  * (T0): Zen 5 and the rest (base/cpu.c, same time). */
 extern int pw__x86_prefetch_l2;
 
-/* 1 where the AVX-512 Q4_0, Q8_0, Q4_K and QC4W GEMVs leave their streams to the
- * hardware prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are above). */
+/* 1 where the AVX-512 Q4_0, Q8_0, Q4_K and QC4W GEMVs and the AVX2 Q4_0, Q8_0 and QC4W
+ * ones leave their streams to the hardware prefetcher: AMD Zen 4 (base/cpu.c, same
+ * time; the measurements are above). */
 extern int pw__x86_hw_streams;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
