@@ -102,7 +102,7 @@
  *   QC4W       72.7 81.8 / 78.7 79.0        85.4 84.5 / 87.0 90.8
  *
  * so there Q4_0, Q8_0 and QC4W leave their streams to the hardware and the K-quants keep
- * the hint (their AVX2 records take longer to compute than the prefetcher's lead).
+ * the hint (why the K-quants differ was not looked into).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
