@@ -51,6 +51,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/kernel.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -376,14 +377,22 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define K_IBM_RB 256  /* rows per pass: their sums (96 bytes a row) 24 KiB of L1 */
 #define K_IBM_S 4     /* columns read at once: the streams */
 #define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
+/* On Zen 4 (pw__x86_hw_streams, base/cpu.c) half as far: --layout kernel --policy
+ * in_place, [11008, 4096] and [4096, 4096], 1 / 2 threads, two rounds of each distance
+ * in turn: Q4_K 4096 B 47-55 / 50-68%, 3072 43-60 / 48-70, 2048 51-57 / 70-72, 1536
+ * 51-58 / 49-74, 1024 55-62 / 72-77; Q6_K 49-55 / 40-67, 46-59 / 62-75, 60-66 / 65-77,
+ * 56-61 / 67-74, 56-61 / 66-76; three more rounds of 4096 and the shipped switch, 1
+ * thread: Q4_K 46-57 / 51-58, Q6_K 48-56 / 59-63. */
+#define K_IBM_PF_ZEN4 2048
 RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
-                         int fmt) {
+                         int fmt, const int pf) {
     const int S = K_IBM_S;
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
     const int64_t nb = c->in / 256;
     const int adjacent = rs == bb;
+    const size_t lead = (size_t)pf / K_IBM_S;
     __m512 acc[K_IBM_RB], accm[K_IBM_RB / 2];
     if (o1 <= o0) return;
     /* passes of near-equal length, whole quads */
@@ -426,7 +435,7 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
                         for (int r = 0; r < KQ; ++r)
                             blk[r] = col[s] + (size_t)(q + (r < qrows ? r : 0)) * rs;
                         if (adjacent) {
-                            const size_t at = (size_t)q * bb + K_IBM_PF / K_IBM_S;
+                            const size_t at = (size_t)q * bb + lead;
                             const uint8_t *p = at < run ? col[s] + at
                                                : next[s] != NULL ? next[s] + (at - run)
                                                                  : NULL;
@@ -485,7 +494,10 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
     }                                                                                       \
     static void ibm_##name_(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,       \
                             int64_t i1) {                                                   \
-        k_ibm_run(c, o0, o1, i0, i1, k_);                                                   \
+        if (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED))                         \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN4);                                \
+        else                                                                                \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF);                                     \
     }                                                                                       \
     const pw__kernel pw__k_##name_##_rm_avx512vnni = {                                      \
         .info = RM_INFO(fmt_, id, nr, "rm", PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major"),      \
