@@ -63,6 +63,7 @@ typedef struct pw_bench_result {
     double weight_gbps;    /* row-major weight bytes / median_s */
     double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of its own int8 peak */
     double ceiling_gbps;   /* GEMV: the same bytes streamed, sampled between the kernel's runs */
+    const char *ceiling_way; /* GEMV: the fastest way of that read (pw_bench_ceiling_finish) */
     double machine_fraction; /* of the machine section's figure (context): GEMV its read
                                 bandwidth, GEMM its int8 peak */
     double peak_gops;      /* GEMM: the int8 peak loop, sampled between the kernel's runs */
@@ -270,11 +271,12 @@ double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *ker
 double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
- * *invalid (fraction above PW_BENCH_CEILING_SLACK) and *machine_fraction (of m's read
- * bandwidth; m may be NULL). */
+ * *invalid (fraction above PW_BENCH_CEILING_SLACK), *machine_fraction (of m's read
+ * bandwidth; m may be NULL) and *way, the fastest way's name (static; JSON
+ * "ceiling_way", "none" when no sample was taken). */
 void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
                              double *ceiling_gbps, double *fraction, int *invalid,
-                             double *machine_fraction);
+                             double *machine_fraction, const char **way);
 
 /*
  * A GEMM case's own int8 peak: the machine section's loop (the ISA level's own

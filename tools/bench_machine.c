@@ -412,10 +412,17 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
  * dependent vpmaddwd on each line (`work`), by pieces and by whole shares. */
 static const struct {
     int prefetch, streams, whole, work;
+    const char *name; /* JSON "ceiling_way" when it is the fastest */
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {
-    {PW_BENCH_PREFETCH_BYTES, 1, 0, 0}, {0, 1, 0, 0},     {PW_BENCH_PREFETCH_BYTES, 4, 0, 0},
-    {0, 8, 0, 0},                       {-8192, 8, 0, 0}, {-4096, 16, 0, 0},
-    {0, 4, 1, 0},                       {0, 4, 0, 4},     {0, 4, 1, 4}};
+    {PW_BENCH_PREFETCH_BYTES, 1, 0, 0, "1_stream_l1"},
+    {0, 1, 0, 0, "1_stream"},
+    {PW_BENCH_PREFETCH_BYTES, 4, 0, 0, "4_streams_l1"},
+    {0, 8, 0, 0, "8_streams"},
+    {-8192, 8, 0, 0, "8_streams_l2"},
+    {-4096, 16, 0, 0, "16_streams_l2"},
+    {0, 4, 1, 0, "4_streams_share"},
+    {0, 4, 0, 4, "4_streams_paced"},
+    {0, 4, 1, 4, "4_streams_share_paced"}};
 
 typedef struct piece_task {
     read_fn fn;
@@ -473,15 +480,27 @@ double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *ker
     return pw_bench_sample_median_of(kernel, c->clean);
 }
 
-double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
+/* The fastest way (-1 when no sample was taken) and its GB/s in *gbps. */
+static int fastest_way(pw_bench_ceiling *c, double *gbps) {
     const int clean = c->clean != 0; /* -1 (no kernel median asked for): undisturbed when any */
     double best = 0;
+    int at = -1;
     for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) {
         if (c->way[w].nall == 0) continue;
-        const double gbps = (double)c->bytes / pw_bench_sample_median_of(&c->way[w], clean) * 1e-9;
-        if (gbps > best) best = gbps;
+        const double g = (double)c->bytes / pw_bench_sample_median_of(&c->way[w], clean) * 1e-9;
+        if (g > best) {
+            best = g;
+            at = w;
+        }
     }
-    return best;
+    *gbps = best;
+    return at;
+}
+
+double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
+    double gbps;
+    fastest_way(c, &gbps);
+    return gbps;
 }
 
 static void ceiling_release(pw_bench_ceiling *c) {
@@ -504,8 +523,9 @@ void pw_bench_ceiling_free(pw_bench_ceiling *c) {
 
 void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
                              double *ceiling_gbps, double *fraction, int *invalid,
-                             double *machine_fraction) {
-    *ceiling_gbps = pw_bench_ceiling_gbps(c);
+                             double *machine_fraction, const char **way) {
+    const int w = fastest_way(c, ceiling_gbps);
+    *way = w >= 0 ? ceiling_ways[w].name : "none";
     pw_bench_ceiling_free(c);
     *machine_fraction = m != NULL && m->read_gbps > 0 ? weight_gbps / m->read_gbps : 0;
     *fraction = *ceiling_gbps > 0 ? weight_gbps / *ceiling_gbps : 0;

@@ -29,9 +29,10 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
     printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64 ",\"layout\":\"%s\"",
            pw_memory_policy_name(c->policy), c->packed_bytes, c->layout);
     if (!c->gemm)
-        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"machine_fraction\":%.6g",
+        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"ceiling_way\":\"%s\","
+               "\"machine_fraction\":%.6g",
                json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",
-               json_num(c->machine_fraction));
+               c->ceiling_way != NULL ? c->ceiling_way : "none", json_num(c->machine_fraction));
     else
         printf(",\"peak_gops\":%.6g,\"peak_valid\":%s,\"machine_fraction\":%.6g", json_num(c->peak_gops),
                c->ceiling_invalid ? "false" : "true", json_num(c->machine_fraction));

@@ -20,7 +20,7 @@
  * "machine_fraction" is the same against the machine section's read.
  *
  * JSON: {"kind":"step","format":F,"layers":L,"threads":T,"tokens_per_s":..,
- *        "weight_gbps":..,"ceiling_gbps":..,"fraction":..,"ceiling_valid":..,
+ *        "weight_gbps":..,"ceiling_gbps":..,"fraction":..,"ceiling_valid":..,"ceiling_way":..,
  *        "machine_fraction":..,"layer_us":..,"separate_layer_us":..,
  *        "saving_us_per_layer":..,"weight_bytes":..,"clean_reps":..}
  */
@@ -315,16 +315,17 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
             const double gbps = (double)m.weight_bytes / ta * 1e-9;
             double ceil_gbps, frac, mfrac;
             int invalid;
-            pw_bench_ceiling_finish(&ceiling, gbps, mach, &ceil_gbps, &frac, &invalid, &mfrac);
+            const char *way;
+            pw_bench_ceiling_finish(&ceiling, gbps, mach, &ceil_gbps, &frac, &invalid, &mfrac, &way);
             const double layer_us = ta / layers * 1e6, sep_us = tb / layers * 1e6;
             if (o->json)
                 printf("{\"kind\":\"step\",\"format\":\"%s\",\"layers\":%d,\"threads\":%d,"
                        "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction\":%.6g,"
-                       "\"ceiling_valid\":%s,\"machine_fraction\":%.6g,\"layer_us\":%.6g,"
+                       "\"ceiling_valid\":%s,\"ceiling_way\":\"%s\",\"machine_fraction\":%.6g,\"layer_us\":%.6g,"
                        "\"separate_layer_us\":%.6g,\"saving_us_per_layer\":%.6g,\"weight_bytes\":%" PRIu64
                        ",\"clean_reps\":%d,\"spin_wait\":%d}\n",
                        variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, ceil_gbps, frac,
-                       invalid ? "false" : "true", mfrac, layer_us, sep_us, sep_us - layer_us,
+                       invalid ? "false" : "true", way, mfrac, layer_us, sep_us, sep_us - layer_us,
                        m.weight_bytes, sa.nclean, o->spin_wait);
             else
                 printf("%-7s %2d %12.2f %10.1f %10.2f %10.2f %8.1f%%%s %12.1f %12.1f\n",
