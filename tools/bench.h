@@ -320,6 +320,16 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
  * integer operations on each loaded line before it is summed (0: none), a read paced
  * as a kernel's loads are by its arithmetic. */
 #define PW_BENCH_PREFETCH_BYTES 8192
+/* The x86 read loops' pacing: `work` dependent madd_ (the width's vpmaddwd) on each of
+ * the four vectors a..d, kept (asm constraint keep_) from being folded away. */
+#define PW_BENCH_PACE(work, madd_, keep_, a, b, c, d)                                      \
+    for (int w_ = 0; w_ < (work); ++w_) {                                                  \
+        (a) = madd_((a), (a));                                                             \
+        (b) = madd_((b), (b));                                                             \
+        (c) = madd_((c), (c));                                                             \
+        (d) = madd_((d), (d));                                                             \
+        __asm__("" : keep_(a), keep_(b), keep_(c), keep_(d));                              \
+    }
 static inline void pw_bench_prefetch(const void *p, int prefetch) {
     if (prefetch > 0)
         __builtin_prefetch((const char *)p + prefetch, 0, 3);

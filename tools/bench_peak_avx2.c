@@ -86,13 +86,7 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int strea
             __m256i b = _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3));
             __m256i c = _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5));
             __m256i d = _mm256_add_epi64(_mm256_load_si256(v + 6), _mm256_load_si256(v + 7));
-            for (int w = 0; w < work; ++w) { /* a dependent chain of vpmaddwd on each line */
-                a = _mm256_madd_epi16(a, a);
-                b = _mm256_madd_epi16(b, b);
-                c = _mm256_madd_epi16(c, c);
-                d = _mm256_madd_epi16(d, d);
-                __asm__("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d));
-            }
+            PW_BENCH_PACE(work, _mm256_madd_epi16, "+x", a, b, c, d);
             s0 = _mm256_add_epi64(s0, a);
             s1 = _mm256_add_epi64(s1, b);
             s2 = _mm256_add_epi64(s2, c);

@@ -59,13 +59,7 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int str
             for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + l, prefetch);
             __m512i a = _mm512_load_si512(v), b = _mm512_load_si512(v + 1);
             __m512i c = _mm512_load_si512(v + 2), d = _mm512_load_si512(v + 3);
-            for (int w = 0; w < work; ++w) { /* a dependent chain of vpmaddwd on each line */
-                a = _mm512_madd_epi16(a, a);
-                b = _mm512_madd_epi16(b, b);
-                c = _mm512_madd_epi16(c, c);
-                d = _mm512_madd_epi16(d, d);
-                __asm__("" : "+v"(a), "+v"(b), "+v"(c), "+v"(d));
-            }
+            PW_BENCH_PACE(work, _mm512_madd_epi16, "+v", a, b, c, d);
             s0 = _mm512_add_epi64(s0, a);
             s1 = _mm512_add_epi64(s1, b);
             s2 = _mm512_add_epi64(s2, c);
