@@ -77,8 +77,9 @@
  * 1.01-1.04: none of the bench's read loops then streamed as fast as these kernels.
  * Reads paced by arithmetic between the loads, as a kernel's are, do (the ceiling's
  * paced ways, tools/bench.h: 15-30% faster than any unpaced read here). Against that
- * ceiling, the switch timed in one build, PW_EXP-style, two rounds of
- * --formats Q8_0,Q6_K,QC4W,QB4W --threads 1,2 in turn, fraction (1 thread / 2 threads):
+ * ceiling, one experimental build choosing at run time (from the environment), two
+ * rounds of --formats Q8_0,Q6_K,QC4W,QB4W --threads 1,2 with each choice in turn,
+ * fraction (1 thread / 2 threads):
  *
  *              prefetch (L2)                 none
  *   Q8_0       66.7 79.6 / 81.8 75.4        85.0 93.2 / 84.9 85.8
