@@ -267,8 +267,6 @@ void pw_bench_ceiling_sample_way(pw_context *ctx, pw_bench_ceiling *c, int way, 
 /* The kernel's median (seconds) on the basis its samples share with the ceiling's
  * (undisturbed, or all), which the ceiling keeps for its own figure. */
 double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *kernel);
-/* GB/s of the fastest way's median on that basis (0 when no sample was taken). */
-double pw_bench_ceiling_gbps(pw_bench_ceiling *c);
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
  * *invalid (fraction above PW_BENCH_CEILING_SLACK), *machine_fraction (of m's read
@@ -320,8 +318,9 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
  * integer operations on each loaded line before it is summed (0: none), a read paced
  * as a kernel's loads are by its arithmetic. */
 #define PW_BENCH_PREFETCH_BYTES 8192
-/* The x86 read loops' pacing: `work` dependent madd_ (the width's vpmaddwd) on each of
- * the four vectors a..d, kept (asm constraint keep_) from being folded away. */
+/* The read loops' pacing: `work` dependent madd_(x, x) on each of the four values a..d
+ * (x86: the width's vpmaddwd; scalar: a multiply), kept (asm constraint keep_) from
+ * being folded away. */
 #define PW_BENCH_PACE(work, madd_, keep_, a, b, c, d)                                      \
     for (int w_ = 0; w_ < (work); ++w_) {                                                  \
         (a) = madd_((a), (a));                                                             \

@@ -45,6 +45,9 @@ double pw_bench_int8_scalar(uint64_t iters) {
     return (double)iters * 8.0 * 2.0;
 }
 
+/* The scalar read's pacing step: a dependent multiply. */
+static inline uint64_t pace64(uint64_t a, uint64_t b) { return a * (b | 1); }
+
 uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams, int work) {
     const size_t part = bytes / (size_t)streams;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -53,13 +56,7 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int str
             const uint64_t *v = (const uint64_t *)((const uint8_t *)p + (size_t)k * part + o);
             if (prefetch) pw_bench_prefetch(v, prefetch);
             uint64_t a = v[0] + v[1], b = v[2] + v[3], c = v[4] + v[5], d = v[6] + v[7];
-            for (int w = 0; w < work; ++w) { /* dependent multiplies between the loads */
-                a *= a | 1;
-                b *= b | 1;
-                c *= c | 1;
-                d *= d | 1;
-                __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
-            }
+            PW_BENCH_PACE(work, pace64, "+r", a, b, c, d);
             s0 += a;
             s1 += b;
             s2 += c;
@@ -495,12 +492,6 @@ static int fastest_way(pw_bench_ceiling *c, double *gbps) {
     }
     *gbps = best;
     return at;
-}
-
-double pw_bench_ceiling_gbps(pw_bench_ceiling *c) {
-    double gbps;
-    fastest_way(c, &gbps);
-    return gbps;
 }
 
 static void ceiling_release(pw_bench_ceiling *c) {

@@ -86,8 +86,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
                                   size_t xb_bytes, pw__t32a_block_fn block, const int S,
                                   const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
-    const int none = hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
-    const uint64_t ahead = none ? UINT64_MAX / 2 : PW__TILE32_PF;
+    const uint64_t ahead = pw__tile32_ahead(hw);
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;

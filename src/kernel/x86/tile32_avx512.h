@@ -110,9 +110,7 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
                int64_t block_values, uint64_t record_bytes, size_t xb_bytes,
                pw__tile32_block_fn block, const int S, const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
-    /* how far on a record's prefetch reaches; past any range when the hardware streams */
-    const int none = hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
-    const uint64_t ahead = none ? UINT64_MAX / 2 : PW__TILE32_PF;
+    const uint64_t ahead = pw__tile32_ahead(hw);
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;

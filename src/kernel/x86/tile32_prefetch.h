@@ -137,6 +137,15 @@ static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const vo
         _mm_prefetch((const char *)p, _MM_HINT_T0);
 }
 
+/* How far on a GEMV record's prefetch reaches (PW__STREAMS_RECORDS' pf_ahead): past any
+ * range where the family's records may be left to the hardware (hw) and the CPU streams
+ * them faster so (pw__x86_hw_streams), so that the record function is never asked to
+ * prefetch; else PW__TILE32_PF. */
+static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
+    return hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? UINT64_MAX / 2
+                                                                         : PW__TILE32_PF;
+}
+
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
