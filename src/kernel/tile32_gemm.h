@@ -16,7 +16,9 @@
  * activations fit the level's budget (a pass after the first adds to the sums it left
  * in Y); tiles; panels of near-equal height, at most PW__T32L_MR rows. Where `prefetch`
  * is set, each tile fetches the records read after its own into L2 a few lines per
- * record read (pw__tile32_gemm_next). Part tiles store their live outputs only.
+ * record read (pw__tile32_gemm_next); where records are made (fill), on every ISA, the
+ * blocks the next fill reads (pw__tile32_fill_next). Part tiles store their live
+ * outputs only.
  */
 #ifndef PACKWISE_KERNEL_TILE32_GEMM_H
 #define PACKWISE_KERNEL_TILE32_GEMM_H
@@ -39,7 +41,7 @@ typedef void (*pw__t32l_block_fn)(const uint8_t *rec, const uint8_t *const *x,
 PW__T32L_INLINE void pw__t32l_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1,
                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
                                     size_t xb_bytes, float *y, int64_t ldy, int live, int from_y,
-                                    pw__tile32_next nx, pw__t32l_block_fn block, const int mr) {
+                                    pw__tile32_next *nx, pw__t32l_block_fn block, const int mr) {
     float acc[PW__T32L_MR][PW__TILE32_NR] __attribute__((aligned(32)));
     const uint8_t *x[PW__T32L_MR];
     for (int r = 0; r < mr; ++r) {
@@ -50,8 +52,7 @@ PW__T32L_INLINE void pw__t32l_panel(const uint8_t *recs, uint64_t record_bytes, 
     const uint8_t *rec = recs;
     for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
         block(rec, x, acc, mr);
-        for (int l = 0; l < nx.lines && nx.pf < nx.end; ++l, nx.pf += 64)
-            __builtin_prefetch(nx.pf, 0, 2);
+        pw__tile32_next_fetch(nx);
         for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
     }
     for (int r = 0; r < mr; ++r) memcpy(y + r * ldy, acc[r], sizeof(float) * (size_t)live);
@@ -79,8 +80,10 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
             const int64_t t0 = o0 + tile * PW__TILE32_NR;
             const int live = o1 - t0 < PW__TILE32_NR ? (int)(o1 - t0) : PW__TILE32_NR;
             const uint8_t *recs = pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
-            pw__tile32_next nx = {NULL, NULL, 0};
-            if (prefetch && fill == NULL)
+            pw__tile32_next nx = PW__TILE32_NEXT_NONE;
+            if (fill != NULL) /* the blocks of the next fill, on every ISA */
+                nx = pw__tile32_fill_next(c, o1, t0, b1, b2, nb, kb, panels);
+            else if (prefetch)
                 nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
                                           record_bytes);
             int64_t i = ib;
@@ -93,7 +96,7 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
 #define PW__T32L_CASE(h_)                                                                        \
     case h_:                                                                                   \
         pw__t32l_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
-                       live, b1 > 0, nx, block, h_);                                           \
+                       live, b1 > 0, &nx, block, h_);                                          \
         break;
                     PW__T32L_CASE(1)
                     PW__T32L_CASE(2)
@@ -101,8 +104,7 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
                     PW__T32L_CASE(4) /* PW__T32L_MR */
 #undef PW__T32L_CASE
                 }
-                i += h;
-                nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
+                i += h; /* the next panel prefetches on from where this one stopped */
             }
         }
     }

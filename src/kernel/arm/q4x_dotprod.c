@@ -146,7 +146,7 @@ const pw__kernel pw__k_q4_0_q4x32k4_gemm_dotprod =
 /* GEMM over input-block-major Q4_0 bytes as they are: each tile's records of a pass
  * made in an L1 scratch from the blocks of its columns (pw__q4x_record_from_blocks,
  * portable C), then the panels above over them (kernel/tile32_gemm.h). */
-PW__TILE32_IBM_FILL(q4xn_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, pw__q4x_record_from_blocks, 0)
+PW__TILE32_IBM_FILL(q4xn_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, pw__q4x_record_from_blocks)
 
 static void q4xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_gemm_block,

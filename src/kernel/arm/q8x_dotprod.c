@@ -141,7 +141,7 @@ const pw__kernel pw__k_q8_0_q8x32k4_gemm_dotprod =
 /* GEMM over input-block-major Q8_0 bytes as they are: each tile's records of a pass
  * made in an L1 scratch from the blocks of its columns (pw__q8x_record_from_blocks,
  * portable C), then the panels above over them (kernel/tile32_gemm.h). */
-PW__TILE32_IBM_FILL(q8xn_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, pw__q8x_record_from_blocks, 0)
+PW__TILE32_IBM_FILL(q8xn_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, pw__q8x_record_from_blocks)
 
 static void q8xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8xn_gemm_block,

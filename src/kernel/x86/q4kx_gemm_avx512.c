@@ -237,7 +237,7 @@ Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     }
 }
 
-PW__TILE32_IBM_FILL(q4kxg_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, q4kx_record_from_blocks, 1)
+PW__TILE32_IBM_FILL(q4kxg_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, q4kx_record_from_blocks)
 
 static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any,

@@ -122,7 +122,7 @@ Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     pw__t32f_d_from_blocks(src, (int)bb, rec + PW__Q4X_SCALES);
 }
 
-PW__TILE32_IBM_FILL(q4x_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, q4x_record_from_blocks, 0)
+PW__TILE32_IBM_FILL(q4x_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, q4x_record_from_blocks)
 
 static void q4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_gemm_block,

@@ -403,7 +403,7 @@ const pw__kernel PW__AVX2_SYM(pw__k_q6_k_q6kx32k4_gemm) = PW__Q6KX_GEMM_KERNEL(
 
 /* GEMM over input-block-major Q6_K bytes as they are: the loop above over records made
  * one at a time from a column's blocks (pw__q6kx_record_from_blocks, portable C). */
-PW__TILE32_IBM_FILL(q6kxa_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, pw__q6kx_record_from_blocks, 1)
+PW__TILE32_IBM_FILL(q6kxa_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, pw__q6kx_record_from_blocks)
 
 static void q6kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any,

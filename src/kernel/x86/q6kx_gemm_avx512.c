@@ -282,7 +282,7 @@ Q6KXG_INLINE void q6kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     }
 }
 
-PW__TILE32_IBM_FILL(q6kxg_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, q6kx_record_from_blocks, 1)
+PW__TILE32_IBM_FILL(q6kxg_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, q6kx_record_from_blocks)
 
 static void q6kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXG_MR, q6kxg_decode, q6kxg_panel_any,

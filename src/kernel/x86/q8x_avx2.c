@@ -196,7 +196,7 @@ const pw__kernel PW__AVX2_SYM(pw__k_q8_0_q8x32k4_gemm) = PW__Q8X_GEMM_KERNEL(
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
 
 /* GEMM over input-block-major Q8_0 bytes as they are (as q4x_avx2.c's). */
-PW__TILE32_IBM_FILL(q8xa_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, pw__q8x_record_from_blocks, 0)
+PW__TILE32_IBM_FILL(q8xa_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, pw__q8x_record_from_blocks)
 
 static void q8xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8xa_gemm_block,

@@ -102,7 +102,7 @@ Q8XG_INLINE void q8x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     pw__t32f_d_from_blocks(src, (int)bb, rec + PW__Q8X_SCALES);
 }
 
-PW__TILE32_IBM_FILL(q8x_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, q8x_record_from_blocks, 0)
+PW__TILE32_IBM_FILL(q8x_fill_ibm, pw__block_q8_0, PW__Q8X_RECORD, q8x_record_from_blocks)
 
 static void q8x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_gemm_block,

@@ -85,8 +85,8 @@ pw__t32g_scale_add(const uint8_t *d, const uint8_t *const *x, const __m512i *lo,
 static inline __attribute__((always_inline)) void
 pw__t32g_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1, int64_t b2,
                const uint8_t *xrow, size_t xq_row_bytes, size_t xb_bytes, float *y, int64_t ldy,
-               __mmask16 m0, __mmask16 m1, int from_y, const uint8_t *pf, const uint8_t *pf_end,
-               int pf_lines, pw__t32g_block_fn block, const int mr) {
+               __mmask16 m0, __mmask16 m1, int from_y, pw__tile32_next *nx,
+               pw__t32g_block_fn block, const int mr) {
     float acc[PW__T32G_MR][PW__TILE32_NR] __attribute__((aligned(64)));
     const uint8_t *x[PW__T32G_MR];
 #pragma GCC unroll 10
@@ -99,8 +99,7 @@ pw__t32g_panel(const uint8_t *recs, uint64_t record_bytes, int64_t b1, int64_t b
     const uint8_t *rec = recs;
     for (int64_t b = b1; b < b2; ++b, rec += record_bytes) {
         block(rec, x, acc, mr);
-        for (int l = 0; l < pf_lines && pf < pf_end; ++l, pf += 64)
-            _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pw__tile32_next_fetch(nx);
 #pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) x[r] += xb_bytes;
     }
@@ -136,12 +135,13 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
             const uint32_t keep = live == 32 ? 0xFFFFFFFFu : (1u << live) - 1;
             const __mmask16 m0 = (__mmask16)keep, m1 = (__mmask16)(keep >> 16);
             const uint8_t *recs = pw__tile32_pass_records(c, t0, b1, b2, record_bytes, fill, scratch);
-            /* the packed records read after these come from memory: fetched into L2 a
-             * few lines per record read, spread over every panel of this tile */
-            pw__tile32_next nx = {NULL, NULL, 0};
-            if (fill == NULL)
-                nx = pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb, panels,
-                                          record_bytes);
+            /* the records read after these (made: the blocks the next fill reads) come
+             * from memory: fetched into L2 a few lines per record read, spread over every
+             * panel of this tile */
+            pw__tile32_next nx =
+                fill == NULL ? pw__tile32_gemm_next(c, o0, o1, t0, i1, ib, rows, b1, b2, nb, kb,
+                                                    panels, record_bytes)
+                             : pw__tile32_fill_next(c, o1, t0, b1, b2, nb, kb, panels);
             int64_t i = ib;
             for (int64_t p = 0; p < panels; ++p) {
                 /* near-equal panels: the first rows % panels are one row taller */
@@ -152,7 +152,7 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
 #define PW__T32G_CASE(h_)                                                                        \
     case h_:                                                                                   \
         pw__t32g_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
-                       m0, m1, b1 > 0, nx.pf, nx.end, nx.lines, block, h_);                       \
+                       m0, m1, b1 > 0, &nx, block, h_);                                           \
         break;
                     PW__T32G_CASE(1)
                     PW__T32G_CASE(2)
@@ -166,8 +166,7 @@ pw__t32g_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t 
                     PW__T32G_CASE(10) /* PW__T32G_MR */
 #undef PW__T32G_CASE
                 }
-                i += h;
-                nx.pf += (uint64_t)(64 * nx.lines) * (uint64_t)(b2 - b1);
+                i += h; /* the next panel prefetches on from where this one stopped */
             }
         }
     }
