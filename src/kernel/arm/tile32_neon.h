@@ -121,7 +121,9 @@ PW__T32N_INLINE void pw__t32ng_run(const pw__mm_call *c, int64_t o0, int64_t o1,
 }
 
 /* The same over records made from input-block-major bytes as it goes (the IBM GEMM
- * kernels: kernel/tile32.h, pw__tile32_fill_ibm). */
+ * kernels: kernel/tile32.h, pw__tile32_fill_ibm). These do prefetch, on every ISA: the
+ * blocks of the next fill lie in runs a column apart, not in the one linear stream a
+ * stream prefetcher follows (pw__tile32_fill_next; unmeasured on Arm). */
 PW__T32N_INLINE void pw__t32ng_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                         int64_t i1, int64_t block_values, uint64_t record_bytes,
                                         size_t xb_bytes, pw__t32l_block_fn block,
