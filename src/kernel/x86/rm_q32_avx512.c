@@ -291,6 +291,15 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * From L2 (a 512-row weight) it computes at 47 GB/s for Q4_0 and 55 for Q8_0,
  * against 71 and 68 for the tiled q4x/q8x kernels, whose records put one row
  * per int32 lane and so need no lane sums and one scale vector per 16 rows.
+ * On a Zen 4 VM (AVX-512 in two 256-bit halves) it is compute-bound below the bus:
+ * a [1024, 4096] weight left in cache (flush skipped, a scratch build) reads at 21-26
+ * GB/s for Q4_0 and 24-34 for Q8_0 (the q4x/q8x GEMVs 74 and 78-81), no faster than
+ * cold (24-25, 27-29), where the read ceilings at [4096, 4096] are 29-39 GB/s. A quad
+ * step takes 12 vector operations (two vpermw, the insert and five f32 operations
+ * beside the nibble work and two vpdpbusd), a tiled record step 5. Summing each row's
+ * four lanes in
+ * integers before the f32 work (unpacks and adds over four quads, one f32 chain per
+ * 16 rows) would save about one operation in twelve by that count; not tried.
  */
 #define IBM_KC 8     /* block columns read together */
 #define IBM_RB 512   /* most rows per pass (their partial sums: at most 16 KiB) */

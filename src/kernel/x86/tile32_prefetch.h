@@ -103,7 +103,16 @@
  *   QC4W       72.7 81.8 / 78.7 79.0        85.4 84.5 / 87.0 90.8
  *
  * so there Q4_0, Q8_0 and QC4W leave their streams to the hardware and the K-quants keep
- * the hint (why the K-quants differ was not looked into).
+ * the hint (why the K-quants differ was not looked into). The AVX2 K-quants are not
+ * compute-bound there: a [1024, 4096] weight left in cache (flush skipped, a scratch
+ * build) reads at 37-40 GB/s, cold at 18-22. Their hint varied in the same way, one
+ * build, 1 thread, [11008, 4096]: Q4_K 55-60% (L2, 8 KiB, one stream: shipped), L1
+ * 64-73, two streams 61-65, L2 4 or 16 KiB 55-72, L1 4, 12 or 16 KiB 51-66, L2 2 KiB
+ * 39; Q6_K 76-83 (L2, 8 KiB, two streams: shipped), one stream 63-64, L1 66, one stream
+ * in L1 83-84, 4 KiB 37-42, 16 KiB 70-72, 2 KiB 30-37. Three more rounds of Q4_K over
+ * both shapes and 1 and 2 threads put L1 8 KiB at 60-69 / 48-79 against 54-82 / 65-72:
+ * no choice reached 0.85, and none was clearly ahead across thread counts, so the
+ * shipped one stays.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
