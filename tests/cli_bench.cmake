@@ -331,6 +331,37 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "read_GB/s" OR NOT out MATCHES "int8_GOP/s"
   fail("table: rc ${rc}: ${out}${err}")
 endif()
 
+# 4b. x_best: with two policies each case is timed against the faster of the two (one of
+# them at 1.00, the other at most that); a product timed once has none.
+bench(--quick --formats Q4_0 --shapes 64x512 --threads 1 --batch 1 --layout kernel
+      --policy in_place,compact)
+if(NOT rc EQUAL 0 OR NOT out MATCHES " x_best ")
+  fail("table with two policies: rc ${rc}: ${out}${err}")
+endif()
+lines_of("${out}" lines)
+set(xbest "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^gemv Q4_0 ")
+    string(REGEX REPLACE " +" ";" toks "${line}")
+    list(GET toks 16 xb)
+    list(APPEND xbest "${xb}")
+  endif()
+endforeach()
+list(LENGTH xbest nxb)
+list(FIND xbest "1.00" at_best)
+if(NOT nxb EQUAL 2 OR at_best LESS 0)
+  fail("x_best of the two policies' GEMV rows: [${xbest}] in ${out}")
+endif()
+foreach(xb IN LISTS xbest)
+  if(NOT xb MATCHES "^[01]\\.[0-9][0-9]$" OR xb GREATER 1)
+    fail("x_best ${xb} is not a ratio to the fastest: ${out}")
+  endif()
+endforeach()
+bench(--quick --formats Q4_0 --shapes 64x512 --threads 1 --batch 1)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\ngemv Q4_0 [^\n]* - +[0-9.]+ +[0-9.]+x")
+  fail("x_best of a product timed once is not '-': ${out}")
+endif()
+
 # 5. Bad usage exits 2 with a message naming the problem.
 foreach(args "--shapes;64x100;--formats;Q4_0|whole number of Q4_0 blocks"
              "--kernel;no_such_kernel|no_such_kernel"

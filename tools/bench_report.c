@@ -44,6 +44,26 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
     printf("}\n");
 }
 
+/* Whether cases a and b time the same product: kind, format, shape, batch and threads (the
+ * policies and layouts of one weight). */
+static int same_product(const pw_bench_result *a, const pw_bench_result *b) {
+    return a->gemm == b->gemm && a->format == b->format && a->out == b->out && a->in == b->in &&
+           a->n == b->n && a->threads == b->threads;
+}
+
+/* Case i's GFLOP/s over the fastest case of the same product in this run, or 0 where it
+ * is the only one (the table's x_best). */
+static double over_best(const pw_bench_results *r, size_t i) {
+    double best = 0;
+    int peers = 0;
+    for (size_t j = 0; j < r->count; ++j)
+        if (same_product(&r->cases[i], &r->cases[j])) {
+            ++peers;
+            if (r->cases[j].gflops > best) best = r->cases[j].gflops;
+        }
+    return peers > 1 && best > 0 ? r->cases[i].gflops / best : 0.0;
+}
+
 void pw_bench_print_table(const pw_bench_results *r) {
     printf("machine, measured in this run (context; the fractions are of each case's own ceiling, "
            "sampled between its runs: GEMV the same bytes read, ceiling in GB/s; GEMM the int8 peak "
@@ -58,9 +78,9 @@ void pw_bench_print_table(const pw_bench_results *r) {
                (double)m->read_bytes / (1 << 20), m->int8_gops, m->peak_isa, m->read_clean,
                m->peak_clean);
     }
-    printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %9s %14s %7s %7s %8s %7s\n", "kind",
-           "format", "policy", "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s",
-           "ceiling", "fraction", "x_ref", "x_f32", "pack_ms", "packed");
+    printf("\n%-4s %-6s %-8s %-28s %6s %6s %4s %2s %11s %9s %8s %9s %14s %7s %7s %6s %8s %7s\n",
+           "kind", "format", "policy", "kernel", "out", "in", "n", "T", "median_ms", "GFLOP/s", "GB/s",
+           "ceiling", "fraction", "x_ref", "x_f32", "x_best", "pack_ms", "packed");
     int invalid = 0;
     int disturbed = 0;
     for (int i = 0; i < r->nmachine; ++i)
@@ -70,7 +90,7 @@ void pw_bench_print_table(const pw_bench_results *r) {
                    r->machine[i].threads);
     for (size_t i = 0; i < r->count; ++i) {
         const pw_bench_result *c = &r->cases[i];
-        char frac[32], xref[16] = "-", xf32[16] = "-", pack[16] = "-";
+        char frac[32], xref[16] = "-", xf32[16] = "-", xbest[16] = "-", pack[16] = "-";
         snprintf(frac, sizeof frac, "%5.1f%% %s%s", 100.0 * c->fraction, c->gemm ? "int8" : "bw",
                  c->ceiling_invalid ? "!" : "");
         invalid += c->ceiling_invalid;
@@ -79,16 +99,18 @@ void pw_bench_print_table(const pw_bench_results *r) {
         else snprintf(ceil, sizeof ceil, "%.0f", c->peak_gops);
         if (c->ref_ratio > 0) snprintf(xref, sizeof xref, "%.1f", c->ref_ratio);
         if (c->f32_ratio > 0) snprintf(xf32, sizeof xf32, "%.2f", c->f32_ratio);
+        const double xb = over_best(r, i);
+        if (xb > 0) snprintf(xbest, sizeof xbest, "%.2f", xb);
         if (c->pack_s > 0) snprintf(pack, sizeof pack, "%.1f", 1e3 * c->pack_s);
         disturbed += c->clean_reps == 0;
         char packed[16];
         snprintf(packed, sizeof packed, "%.2fx", (double)c->packed_bytes / (double)c->weight_bytes);
         printf("%-4s %-6s %-8s %-28s %6" PRId64 " %6" PRId64 " %4" PRId64 " %2d %10.3f%c %9.2f %8.2f "
-               "%9s %14s %7s %7s %8s %7s\n",
+               "%9s %14s %7s %7s %6s %8s %7s\n",
                c->gemm ? "gemm" : "gemv", pw_format_get(c->format)->name,
                pw_memory_policy_name(c->policy), c->kernel, c->out, c->in, c->n, c->threads,
                1e3 * c->median_s, c->clean_reps ? ' ' : '*', c->gflops, c->weight_gbps, ceil, frac, xref,
-               xf32, pack, packed);
+               xf32, xbest, pack, packed);
     }
     if (invalid)
         printf("! above %.0f%% of its ceiling (GEMV: the same bytes streamed in the same run; GEMM: "
@@ -98,7 +120,9 @@ void pw_bench_print_table(const pw_bench_results *r) {
         printf("* no run of this case kept its threads on a CPU 80%% of the time (a loaded machine, "
                "or work that does not spread over the threads): its median is of disturbed runs\n");
     printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
-           "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path; packed: bytes of "
-           "the packed forms the weight holds over its own bytes)\n",
+           "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path; x_best: over the "
+           "fastest case of the same format, shape, n and threads in this run, where --policy or "
+           "--layout gave it several; packed: bytes of the packed forms the weight holds over its own "
+           "bytes)\n",
            r->count, r->elapsed_s);
 }
