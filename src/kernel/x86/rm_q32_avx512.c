@@ -296,10 +296,16 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * GB/s for Q4_0 and 24-34 for Q8_0 (the q4x/q8x GEMVs 74 and 78-81), no faster than
  * cold (24-25, 27-29), where the read ceilings at [4096, 4096] are 29-39 GB/s. A quad
  * step takes 12 vector operations (two vpermw, the insert and five f32 operations
- * beside the nibble work and two vpdpbusd), a tiled record step 5. Summing each row's
- * four lanes in
- * integers before the f32 work (unpacks and adds over four quads, one f32 chain per
- * 16 rows) would save about one operation in twelve by that count; not tried.
+ * beside the nibble work and two vpdpbusd), a tiled record step 5. llvm-mca
+ * (-mcpu=znver4, the step GCC 12 makes) puts it at 7.5 cycles, the four FP pipes at
+ * 7.1, 7.4, 7.0 and 5.6 cycles of work, the zmm vcvtph2ps alone 4 uops: the measured
+ * 24-26 GB/s is that figure at about 2.7 GHz. The two vpdpbusd alone hold FP0 and FP1
+ * for 4 of those cycles. Converting only the four d of a step (vextracti32x4, an xmm
+ * vcvtph2ps and vmulps, a vpermps to spread them) cuts 16 uops to 14 and the block
+ * throughput to 6.0, yet llvm-mca simulates it at 7.75 cycles (FP1 the limit), so it
+ * was not built; summing each row's four lanes in integers before the f32 work
+ * (unpacks and adds over four quads, one f32 chain per 16 rows) would save about one
+ * operation in twelve by the count above; not tried either.
  */
 #define IBM_KC 8     /* block columns read together */
 #define IBM_RB 512   /* most rows per pass (their partial sums: at most 16 KiB) */
