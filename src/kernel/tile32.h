@@ -251,8 +251,9 @@ static inline const uint8_t *pw__tile32_ibm_blocks(const pw__mm_call *c, int64_t
  * next fill reads, its tile's columns [nb1, nb2) (the next pass of tile t0, else the
  * first of the next tile), one run of the 32 rows' blocks per column. Spread so, not
  * issued by the fill itself as a burst before each record (every line of the next
- * tile's column): [11008, 4096] n = 128, 1 thread, both in turn, the IBM GEMM over the
- * packed one in the same run: Zen 4, three rounds, Q8_0 0.87-0.91x -> 0.96-0.99x; an
+ * tile's column): [11008, 4096] n = 128, 1 thread, both in turn, the IBM GEMM's
+ * fraction of its int8 peak over the packed one's in the same run: Zen 4, three rounds,
+ * Q8_0 0.87-0.91x -> 0.96-0.99x; an
  * Intel Xeon, five rounds, fraction of the int8 peak (medians) Q8_0 47.6 -> 53.1%, Q4_0
  * 49.3 -> 53.0%. */
 static inline pw__tile32_next pw__tile32_fill_next(const pw__mm_call *c, int64_t o1, int64_t t0,

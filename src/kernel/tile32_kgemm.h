@@ -24,8 +24,9 @@
  *                the range's stream (tiles lie one after another), or where
  *                records are made the blocks the next fill reads (not the fill
  *                itself before each record, as a burst: [11008, 4096] n = 128, 1
- *                thread, Zen 4, three rounds in turn, the IBM GEMM over the packed
- *                one Q4_K 0.87-0.91x -> 0.97-0.99x, Q6_K 0.89-0.90x -> 0.97x);
+ *                thread, Zen 4, three rounds in turn, the IBM GEMM's fraction of
+ *                the int8 peak over the packed one's: Q4_K 0.87-0.91x ->
+ *                0.97-0.99x, Q6_K 0.89-0.91x -> 0.97-0.98x);
  *   panels       ceil(rows / mr) of near-equal height (20 rows with mr 8:
  *                7, 7, 6), each the whole record.
  *
