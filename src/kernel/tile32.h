@@ -179,8 +179,9 @@ static inline int64_t pw__tile32_pass_blocks(int64_t rows, size_t xb_bytes, int6
 
 /* What a GEMM tile prefetches while its panels run: the records read after its own
  * (the next tile of the pass, else the first tile's records of the next pass or row
- * block, else the tile after the range, which the same thread most often runs next),
- * `lines` lines per record read, from pf up to end. */
+ * block, else the tile after the range, which the same thread most often runs next;
+ * pw__tile32_gemm_next), or the blocks the next fill reads (pw__tile32_fill_next),
+ * `lines` lines per record read, from pf up to end, then run after run. */
 typedef struct pw__tile32_next {
     const uint8_t *pf, *end; /* the current run: its next line, its end */
     int lines;               /* per record read */
@@ -253,9 +254,8 @@ static inline const uint8_t *pw__tile32_ibm_blocks(const pw__mm_call *c, int64_t
  * issued by the fill itself as a burst before each record (every line of the next
  * tile's column): [11008, 4096] n = 128, 1 thread, both in turn, the IBM GEMM's
  * fraction of its int8 peak over the packed one's in the same run: Zen 4, three rounds,
- * Q8_0 0.87-0.91x -> 0.96-0.99x; an
- * Intel Xeon, five rounds, fraction of the int8 peak (medians) Q8_0 47.6 -> 53.1%, Q4_0
- * 49.3 -> 53.0%. */
+ * Q8_0 0.87-0.91x -> 0.96-0.99x; an Intel Xeon, five rounds, the IBM GEMM's fraction of
+ * the int8 peak (medians) Q8_0 47.6 -> 53.1%, Q4_0 49.3 -> 53.0%. */
 static inline pw__tile32_next pw__tile32_fill_next(const pw__mm_call *c, int64_t o1, int64_t t0,
                                                    int64_t b1, int64_t b2, int64_t nb, int64_t kb,
                                                    int64_t panels) {
