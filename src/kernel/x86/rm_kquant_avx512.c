@@ -383,7 +383,7 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * 51-58 / 49-74, 1024 55-62 / 72-77; Q6_K 49-55 / 40-67, 46-59 / 62-75, 60-66 / 65-77,
  * 56-61 / 67-74, 56-61 / 66-76; three more rounds of 4096 and the shipped switch, 1
  * thread: Q4_K 46-57 / 51-58, Q6_K 48-56 / 59-63. Later, [11008, 4096], two rounds of
- * each in turn: this (L1, 2 KiB) Q4_K 59-61 / 71-74%, Q6_K 67-68 / 70; into L2 58 /
+ * each in turn: this (L1, 2 KiB) Q4_K 59-61 / 71-74%, Q6_K 67-68 / 70; into L2 57-58 /
  * 65-68, 40 / 52; no prefetch 60-61 / 65-73, 42-44 / 51-54; L1 4 KiB 57 / 54-71, 56 /
  * 71; L1 8 KiB 53 / 65-67, 47-49 / 44-56. Not compute-bound alone: a [1024, 4096]
  * weight left in cache (a scratch build that skips the flush) reads at Q4_K 22-29,
