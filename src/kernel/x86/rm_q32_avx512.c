@@ -291,10 +291,11 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * From L2 (a 512-row weight) it computes at 47 GB/s for Q4_0 and 55 for Q8_0,
  * against 71 and 68 for the tiled q4x/q8x kernels, whose records put one row
  * per int32 lane and so need no lane sums and one scale vector per 16 rows.
- * On a Zen 4 VM (AVX-512 in two 256-bit halves) it is compute-bound below the bus:
- * a [1024, 4096] weight left in cache (flush skipped, a scratch build) reads at 21-26
- * GB/s for Q4_0 and 24-34 for Q8_0 (the q4x/q8x GEMVs 74 and 78-81), no faster than
- * cold (24-25, 27-29), where the read ceilings at [4096, 4096] are 29-39 GB/s. A quad
+ * On a Zen 4 VM (AVX-512 in two 256-bit halves) Q4_0's is compute-bound below the
+ * bus: a [1024, 4096] weight left in cache (flush skipped, a scratch build) reads at
+ * 21-27 GB/s, no faster than cold (23-26; the q4x GEMV 74 in cache), where the read
+ * ceilings at [4096, 4096] are 29-39 GB/s; Q8_0's partly (24-41 in cache against 23-29
+ * cold, five rounds; the q8x GEMV 78-81). A quad
  * step takes 12 vector operations (two vpermw, the insert and five f32 operations
  * beside the nibble work and two vpdpbusd), a tiled record step 5. llvm-mca
  * (-mcpu=znver4, the step GCC 12 makes) puts it at 7.5 cycles, the four FP pipes at
