@@ -45,7 +45,7 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
 }
 
 /* Whether cases a and b time the same product: kind, format, shape, batch and threads (the
- * policies and layouts of one weight). */
+ * policies of one weight). */
 static int same_product(const pw_bench_result *a, const pw_bench_result *b) {
     return a->gemm == b->gemm && a->format == b->format && a->out == b->out && a->in == b->in &&
            a->n == b->n && a->threads == b->threads;
@@ -121,8 +121,8 @@ void pw_bench_print_table(const pw_bench_results *r) {
                "or work that does not spread over the threads): its median is of disturbed runs\n");
     printf("\n%zu cases in %.1f s (GEMV cold: weights flushed before each run; GEMM warm, packing "
            "excluded; x_ref, x_f32: GFLOP/s over the reference kernel and the f32 path; x_best: over the "
-           "fastest case of the same format, shape, n and threads in this run, where --policy or "
-           "--layout gave it several; packed: bytes of the packed forms the weight holds over its own "
-           "bytes)\n",
+           "fastest case of the same format, shape, n and threads in this run, where several "
+           "policies timed it (with --layout kernel, in_place reads the kernel-order bytes as they are); "
+           "packed: bytes of the packed forms the weight holds over its own bytes)\n",
            r->count, r->elapsed_s);
 }
