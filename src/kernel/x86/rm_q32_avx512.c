@@ -291,22 +291,20 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * From L2 (a 512-row weight) it computes at 47 GB/s for Q4_0 and 55 for Q8_0,
  * against 71 and 68 for the tiled q4x/q8x kernels, whose records put one row
  * per int32 lane and so need no lane sums and one scale vector per 16 rows.
- * On a Zen 4 VM (AVX-512 in two 256-bit halves) Q4_0's is compute-bound below the
- * bus: a [1024, 4096] weight left in cache (flush skipped, a scratch build) reads at
- * 21-27 GB/s, no faster than cold (23-26; the q4x GEMV 74 in cache), where the read
- * ceilings at [4096, 4096] are 29-39 GB/s; Q8_0's partly (24-41 in cache against 23-29
- * cold, five rounds; the q8x GEMV 78-81). A quad
+ * On a Zen 4 VM (AVX-512 in two 256-bit halves) Q4_0's runs below the bus whether
+ * the weight is cold or not: a [1024, 4096] weight left in L3 (flush skipped, a scratch
+ * build) reads at 21-27 GB/s against 23-26 cold, where the q4x GEMV reads 74 from L3
+ * and the read ceilings at [4096, 4096] are 29-39 GB/s; Q8_0's is partly held by its
+ * own work (24-41 from L3 against 23-29 cold, five rounds; the q8x GEMV 78-81). A quad
  * step takes 12 vector operations (two vpermw, the insert and five f32 operations
- * beside the nibble work and two vpdpbusd), a tiled record step 5. llvm-mca
- * (-mcpu=znver4, the step GCC 12 makes) puts it at 7.5 cycles, the four FP pipes at
- * 7.1, 7.4, 7.0 and 5.6 cycles of work, the zmm vcvtph2ps alone 4 uops: the measured
- * 24-26 GB/s is that figure at about 2.7 GHz. The two vpdpbusd alone hold FP0 and FP1
- * for 4 of those cycles. Converting only the four d of a step (vextracti32x4, an xmm
- * vcvtph2ps and vmulps, a vpermps to spread them) cuts 16 uops to 14 and the block
- * throughput to 6.0, yet llvm-mca simulates it at 7.75 cycles (FP1 the limit), so it
- * was not built; summing each row's four lanes in integers before the f32 work
- * (unpacks and adds over four quads, one f32 chain per 16 rows) would save about one
- * operation in twelve by the count above; not tried either.
+ * beside the nibble work and two vpdpbusd), a tiled record step 5; at the 3.7 GHz the
+ * bench's vpdpbusd peak loop implies (470 GOP/s, one zmm vpdpbusd a cycle), Q4_0's 25
+ * GB/s is about 10.5 cycles a quad step. (llvm-mca's znver4 model, which costs a zmm
+ * vpdpbusd at two cycles, half what that loop measures, was no guide here.) Not tried:
+ * converting only the four d of a step (an xmm vcvtph2ps, a vpermps to spread them)
+ * in place of the zmm vcvtph2ps; summing each row's four lanes in integers before the
+ * f32 work (unpacks and adds over four quads, one f32 chain per 16 rows), about one
+ * operation in twelve fewer.
  */
 #define IBM_KC 8     /* block columns read together */
 #define IBM_RB 512   /* most rows per pass (their partial sums: at most 16 KiB) */
