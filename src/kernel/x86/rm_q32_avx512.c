@@ -300,11 +300,16 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * beside the nibble work and two vpdpbusd), a tiled record step 5; at the 3.7 GHz the
  * bench's vpdpbusd peak loop implies (470 GOP/s, one zmm vpdpbusd a cycle), Q4_0's 25
  * GB/s is about 10.5 cycles a quad step. (llvm-mca's znver4 model, which costs a zmm
- * vpdpbusd at two cycles, half what that loop measures, was no guide here.) Not tried:
- * converting only the four d of a step (an xmm vcvtph2ps, a vpermps to spread them)
- * in place of the zmm vcvtph2ps; summing each row's four lanes in integers before the
- * f32 work (unpacks and adds over four quads, one f32 chain per 16 rows), about one
- * operation in twelve fewer.
+ * vpdpbusd at two cycles, half what that loop measures, was no guide here.) So Q4_0 and
+ * IQ4_NL now take 16 rows at a time (ibm_group_step): the four quads' dots summed per
+ * row in integers, then one f32 conversion, scale and fma for the 16 rows where each
+ * quad had its own. Zen 4, one build switched at run time (not in the tree), --layout
+ * kernel --policy in_place, three rounds in turn, 1 thread: Q4_0 [11008, 4096]
+ * 65.5-65.7% -> 69.6-71.1, [4096, 4096] 59.3-60.4 -> 63.4-66.7; IQ4_NL 58.4-58.8 ->
+ * 65.4-66.8 and 53.3-55.2 -> 59.9-67.2; 2 threads level (four more rounds: Q4_0
+ * 77.4-81.7 against 79.4-81.7, IQ4_NL 64.0-82.7 against 73.2-81.0). Not tried:
+ * converting only the four d of a quad step (an xmm vcvtph2ps) for the rows after the
+ * last whole group.
  */
 #define IBM_KC 8     /* block columns read together */
 #define IBM_RB 512   /* most rows per pass (their partial sums: at most 16 KiB) */
@@ -355,6 +360,34 @@ RM_INLINE __m512 ibm_step(const uint8_t *blk, int t, const q32_act *a, int fmt, 
 }
 
 /*
+ * Q4_0/IQ4_NL, 16 adjacent rows (four quads, 288 bytes) of one block column: acc (lane
+ * r: row r of the 16) + their products. Each quad's dot keeps a row's four
+ * partial sums in its 128-bit lane L; two rounds of unpacks and adds sum them in
+ * integers (exact: |sum| <= 4 * 2 * 4 * 255 * 127 < 2^24) into one lane per row, so
+ * the f32 work (the d of 16 rows converted and scaled once, one conversion, one fma)
+ * is done once per 16 rows, not once per quad.
+ */
+RM_INLINE __m512 ibm_group_step(const uint8_t *blk, const q32_act *a, int fmt, __m512 acc) {
+    const size_t qb = 4 * q32_block_bytes(fmt); /* a quad's bytes */
+    __m512i g[4], dot[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+        g[q] = q32_gather(q32_head(blk + q * qb, 4, fmt));
+        dot[q] = q32_dot(blk + q * qb, g[q], a, 4, fmt);
+    }
+    const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(dot[0], dot[1]),
+                                        _mm512_unpackhi_epi32(dot[0], dot[1]));
+    const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(dot[2], dot[3]),
+                                        _mm512_unpackhi_epi32(dot[2], dot[3]));
+    const __m512i sum = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+    /* lane 4L + k of sum is row 4k + L: to row order, where q32_row_scales puts the d
+     * (qword 6 of each quad's g) */
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const __m512 d = q32_row_scales(NULL, g, 4, 4, fmt, a->d);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_permutexvar_epi32(order, sum)), d, acc);
+}
+
+/*
  * y[i, o .. o + rows) for rows <= IBM_RB adjacent rows, IBM_KC block columns at
  * a time: each unit (quad or pair) of rows adds its run of the IBM_KC columns
  * to its partial sum (one zmm in L1), so the weight is read as IBM_KC
@@ -370,14 +403,35 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const int64_t nb = c->in / 32;
     const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (size_t)i * c->xq_row_bytes);
     const uint8_t *base = w->data + (size_t)(w->offset + o * w->strides[0]) * bb;
-    __m512 part[IBM_RB / 2];
+    __m512 part[IBM_RB / 2], partg[IBM_RB / 16];
     q32_act act[IBM_KC];
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
+    /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
+    const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
     for (int64_t b0 = 0; b0 < nb; b0 += IBM_KC) {
         const int kc = nb - b0 < IBM_KC ? (int)(nb - b0) : IBM_KC;
         for (int k = 0; k < kc; ++k) act[k] = ibm_act_load(x + b0 + k, fmt);
         const uint8_t *col = base + (size_t)b0 * bs;
-        for (int u = 0; u < units; ++u, col += ub) {
+        for (int gi = 0; gi < groups; ++gi, col += 4 * ub) {
+            __m512 acc = b0 == 0 ? _mm512_setzero_ps() : partg[gi];
+            if (kc == IBM_KC) {
+                const size_t at = (size_t)gi * 4 * ub + IBM_PF; /* as for a quad, below */
+                const uint8_t *pf = at < run ? col + IBM_PF
+                                    : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
+                                                       : NULL;
+#pragma GCC unroll 8
+                for (int k = 0; k < IBM_KC; ++k) {
+                    if (pf != NULL)
+                        for (size_t l = 0; l < 4 * ub + 64; l += 64)
+                            pw__x86_prefetch_line(pf + k * bs + l, l2);
+                    acc = ibm_group_step(col + k * bs, &act[k], fmt, acc);
+                }
+            } else {
+                for (int k = 0; k < kc; ++k) acc = ibm_group_step(col + k * bs, &act[k], fmt, acc);
+            }
+            partg[gi] = acc;
+        }
+        for (int u = u0; u < units; ++u, col += ub) {
             const int t = u < full ? unit : last;
             __m512 acc = b0 == 0 ? _mm512_setzero_ps() : part[u];
             if (kc == IBM_KC && t == unit) {
@@ -402,7 +456,8 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         }
     }
     float *yr = c->y + i * c->ldy + o;
-    for (int u = 0; u < units; ++u) {
+    for (int gi = 0; gi < groups; ++gi) _mm512_storeu_ps(yr + 16 * gi, partg[gi]);
+    for (int u = u0; u < units; ++u) {
         const int t = u < full ? unit : last;
         if (fmt == Q32_Q8_0) {
             yr[2 * u] = _mm512_mask_reduce_add_ps(0x00FF, part[u]);
