@@ -266,7 +266,9 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * lane; the fp16 d of the quad's rows come from the same vpermw (words
  * 24..27). Q8_0 takes two adjacent rows per zmm ([row r | row r + 1], 68
  * bytes). Each unit (quad or pair) keeps one f32 partial sum, its int32 lanes
- * still apart (a row's lanes are added once, at the end).
+ * still apart (a row's lanes are added once, at the end); Q4_0 and IQ4_NL take four
+ * quads at a time where they can, their lanes added in integers at every step, one
+ * f32 sum per row (ibm_group_step).
  *
  * Order of reading: IBM_KC block columns at a time over up to IBM_RB rows, each
  * unit running down its IBM_KC columns before the next unit, so the weight is
@@ -389,9 +391,10 @@ RM_INLINE __m512 ibm_group_step(const uint8_t *blk, const q32_act *a, int fmt, _
 
 /*
  * y[i, o .. o + rows) for rows <= IBM_RB adjacent rows, IBM_KC block columns at
- * a time: each unit (quad or pair) of rows adds its run of the IBM_KC columns
- * to its partial sum (one zmm in L1), so the weight is read as IBM_KC
- * sequential streams, each the rows' bytes of one column in order.
+ * a time: each unit (quad or pair of rows; Q4_0/IQ4_NL 16 rows, then quads for the
+ * rest) adds its run of the IBM_KC columns to its partial sum (one zmm in L1), so the
+ * weight is read as IBM_KC sequential streams, each the rows' bytes of one column in
+ * order.
  */
 RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
     const pw_view *w = c->w;
