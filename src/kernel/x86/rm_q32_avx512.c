@@ -309,7 +309,10 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * kernel --policy in_place, three rounds in turn, 1 thread: Q4_0 [11008, 4096]
  * 65.5-65.7% -> 69.6-71.1, [4096, 4096] 59.3-60.4 -> 63.4-66.7; IQ4_NL 58.4-58.8 ->
  * 65.4-66.8 and 53.3-55.2 -> 59.9-67.2; 2 threads level (four more rounds: Q4_0
- * 77.4-81.7 against 79.4-81.7, IQ4_NL 64.0-82.7 against 73.2-81.0). Not tried:
+ * 77.4-81.7 against 79.4-81.7, IQ4_NL 64.0-82.7 against 73.2-81.0). The same for
+ * Q8_0 (eight pairs, three rounds of unpacks and lane shuffles, the 16 d in one gather)
+ * was not kept: three rounds in turn, [11008, 4096] 1 thread 77.2-77.7% -> 77.4-79.9,
+ * [4096, 4096] 74.8-75.7 -> 71.3-72.1, 2 threads 83.1-87.1 -> 75.7-84.2. Not tried:
  * converting only the four d of a quad step (an xmm vcvtph2ps) for the rows after the
  * last whole group.
  */
