@@ -392,6 +392,17 @@ RM_INLINE __m512 ibm_group_step(const uint8_t *blk, const q32_act *a, int fmt, _
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_permutexvar_epi32(order, sum)), d, acc);
 }
 
+/* Where a unit's prefetch starts: IBM_PF on along its column from byte off of the pass's
+ * column run (col, in column group b0); past this pass's rows, the same distance into the
+ * next column group's (read next), not the next pass's; NULL after the last group. */
+RM_INLINE const uint8_t *ibm_ahead(const uint8_t *base, const uint8_t *col, size_t off,
+                                   size_t run, int64_t b0, int64_t nb, size_t bs) {
+    const size_t at = off + IBM_PF;
+    return at < run ? col + IBM_PF
+           : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
+                              : NULL;
+}
+
 /*
  * y[i, o .. o + rows) for rows <= IBM_RB adjacent rows, IBM_KC block columns at
  * a time: each unit (quad or pair of rows; Q4_0/IQ4_NL 16 rows, then quads for the
@@ -421,10 +432,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         for (int gi = 0; gi < groups; ++gi, col += 4 * ub) {
             __m512 acc = b0 == 0 ? _mm512_setzero_ps() : partg[gi];
             if (kc == IBM_KC) {
-                const size_t at = (size_t)gi * 4 * ub + IBM_PF; /* as for a quad, below */
-                const uint8_t *pf = at < run ? col + IBM_PF
-                                    : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
-                                                       : NULL;
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs);
 #pragma GCC unroll 8
                 for (int k = 0; k < IBM_KC; ++k) {
                     if (pf != NULL)
@@ -441,12 +449,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             const int t = u < full ? unit : last;
             __m512 acc = b0 == 0 ? _mm512_setzero_ps() : part[u];
             if (kc == IBM_KC && t == unit) {
-                /* IBM_PF on along the column; past this pass's rows, the same distance
-                 * into the next column group's (read next), not the next pass's */
-                const size_t at = (size_t)u * ub + IBM_PF;
-                const uint8_t *pf = at < run ? col + IBM_PF
-                                    : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
-                                                       : NULL;
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
 #pragma GCC unroll 8
                 for (int k = 0; k < IBM_KC; ++k) {
                     if (pf != NULL) {
