@@ -29,8 +29,8 @@ int pw__x86_prefetch_l2;
 /* 1 where the core's own prefetcher streams a contiguous record run as fast as software
  * prefetch does or faster: AMD Zen 4 (family 19h with AVX-512). The AVX-512 Q4_0, Q8_0,
  * Q4_K and QC4W GEMVs (q4x_avx512.c, q8x_avx512.c, q4kx_avx512.c, qc4w_gemm_avx512.c)
- * and the AVX2 Q4_0, Q8_0 and QC4W ones skip their prefetches there; the rest keep them
- * (tile32_prefetch.h has the measurements). */
+ * and the AVX2 Q4_0, Q8_0, Q4_K and QC4W ones skip their prefetches there; the rest keep
+ * them (tile32_prefetch.h has the measurements). */
 int pw__x86_hw_streams;
 
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
