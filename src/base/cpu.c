@@ -27,10 +27,10 @@ int pw__x86_intel;
 int pw__x86_prefetch_l2;
 
 /* 1 where the core's own prefetcher streams a contiguous record run as fast as software
- * prefetch does or faster: AMD Zen 4 (family 19h with AVX-512). The AVX-512 Q4_0, Q8_0,
- * Q4_K and QC4W GEMVs (q4x_avx512.c, q8x_avx512.c, q4kx_avx512.c, qc4w_gemm_avx512.c)
- * and the AVX2 Q4_0, Q8_0, Q4_K and QC4W ones skip their prefetches there; the rest keep
- * them (tile32_prefetch.h has the measurements). */
+ * prefetch does or faster: AMD Zen 4 (family 19h with AVX-512). The AVX-512 and AVX2
+ * Q4_0, Q8_0, Q4_K, Q6_K and QC4W GEMVs (q4x_*.c, q8x_*.c, q4kx_*.c, q6kx_*.c,
+ * qc4w_gemm_*.c) skip their prefetches there; the rest keep them (tile32_prefetch.h has
+ * the measurements). */
 int pw__x86_hw_streams;
 
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the

@@ -107,9 +107,11 @@
  * record's scales, at its end, before its steps; Q6_K's scales, after the 16 sub-blocks,
  * between them), which Zen 4's prefetcher does not follow. Q4_K's GEMVs now read a record
  * in address order (q4kx_avx512.c, q4kx_avx2.c) and leave it to the hardware at both
- * levels: 1 thread avx512 71-77% -> 85-90%, avx2 53-62% -> 82-86%. Q6_K read so (its 32
- * sub-block sums kept in L1 until the scales) measured 64-71% without the hint and 60-64%
- * with it, against 68-73% as it is: it keeps its order and the hint. The AVX2 K-quants are not
+ * levels: 1 thread avx512 71-77% -> 85-90%, avx2 53-62% -> 82-86%. So do the Q6_K GEMVs,
+ * each sub-block's loads in address order too (q6kx_avx512.c, q6kx_avx2.c): avx512
+ * 70-79% -> 86-90%, avx2 56-63% -> 84-89%; their sub-block sums read in address order
+ * with the loads of a sub-block left in GCC's order measured 64-71%, no better than
+ * before. Before that, the AVX2 K-quants were not
  * compute-bound there: a [1024, 4096] weight left in cache (flush skipped, a scratch
  * build) reads at 37-40 GB/s, cold at 18-22. Their hint varied in the same way, one
  * build, 1 thread, [11008, 4096]: Q4_K 55-60% (L2, 8 KiB, one stream: shipped), L1
@@ -117,8 +119,8 @@
  * 39; Q6_K 76-83 (L2, 8 KiB, two streams: shipped), one stream 63-64, L1 66, one stream
  * in L1 83-84, 4 KiB 37-42, 16 KiB 70-72, 2 KiB 30-37. Three more rounds of Q4_K over
  * both shapes and 1 and 2 threads put L1 8 KiB at 60-69 / 48-79 against 54-82 / 65-72:
- * no choice reached 0.85, and none was clearly ahead across thread counts, so the
- * shipped one stays.
+ * no choice reached 0.85, and none was clearly ahead across thread counts (the reading
+ * order above was the cause).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -138,9 +140,9 @@ extern int pw__x86_intel;
  * (T0): Zen 5 and the rest (base/cpu.c, same time). */
 extern int pw__x86_prefetch_l2;
 
-/* 1 where the AVX-512 Q4_0, Q8_0, Q4_K and QC4W GEMVs and the AVX2 Q4_0, Q8_0, Q4_K and
- * QC4W ones leave their streams to the hardware prefetcher: AMD Zen 4 (base/cpu.c, same
- * time; the measurements are above). */
+/* 1 where the AVX-512 and AVX2 Q4_0, Q8_0, Q4_K, Q6_K and QC4W GEMVs leave their streams
+ * to the hardware prefetcher: AMD Zen 4 (base/cpu.c, same time; the measurements are
+ * above). */
 extern int pw__x86_hw_streams;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
