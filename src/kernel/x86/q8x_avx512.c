@@ -40,39 +40,25 @@
 
 #define Q8X_INLINE static inline __attribute__((always_inline))
 
-/* The record's 16 lines of values into w, loaded in address order by one asm statement.
- * Written as plain loads, GCC's scheduler hoists some of them and the d after them
- * ahead of others (offsets 0, 64, 1024, 128, 320, 768, ... in the record): on Zen 4,
- * whose hardware prefetcher streams these records (pw__x86_hw_streams), that order
- * costs a tenth of the read. One build switched at run time (not in the tree),
- * packwise bench --formats Q8_0 --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2,
- * three rounds in turn, fraction of the read, 1 thread: 75.3-81.4% (GCC's order)
- * against 85.3-96.3% (address order); 2 threads 77.5-88.9 against 82.4-88.6. (The AVX2
- * kernel, q8x_avx2.c, read the same bytes at 92.3-98.8 / 84.5-91.3 in those rounds.) */
-Q8X_INLINE void q8x_load_values(const uint8_t *rec, __m512i w[16]) {
-    __asm__("vmovdqu64 0(%16), %0\n\tvmovdqu64 64(%16), %1\n\t"
-            "vmovdqu64 128(%16), %2\n\tvmovdqu64 192(%16), %3\n\t"
-            "vmovdqu64 256(%16), %4\n\tvmovdqu64 320(%16), %5\n\t"
-            "vmovdqu64 384(%16), %6\n\tvmovdqu64 448(%16), %7\n\t"
-            "vmovdqu64 512(%16), %8\n\tvmovdqu64 576(%16), %9\n\t"
-            "vmovdqu64 640(%16), %10\n\tvmovdqu64 704(%16), %11\n\t"
-            "vmovdqu64 768(%16), %12\n\tvmovdqu64 832(%16), %13\n\t"
-            "vmovdqu64 896(%16), %14\n\tvmovdqu64 960(%16), %15"
-            : "=v"(w[0]), "=v"(w[1]), "=v"(w[2]), "=v"(w[3]), "=v"(w[4]), "=v"(w[5]), "=v"(w[6]),
-              "=v"(w[7]), "=v"(w[8]), "=v"(w[9]), "=v"(w[10]), "=v"(w[11]), "=v"(w[12]),
-              "=v"(w[13]), "=v"(w[14]), "=v"(w[15])
-            : "r"(rec), "m"(*(const uint8_t(*)[PW__Q8X_SCALES])rec));
-}
-
 /* One record with one pw__q8_32 activation block (the record function of
  * tile32_avx512.h): prefetches its own bytes further on, then its dots, the record
- * read in address order (q8x_load_values; the d last: its address passes through an
- * empty asm that depends on the last line loaded). */
+ * read in address order: its 16 lines of values by pw__tile32_load_lines8, then the d
+ * (its address passes through an empty asm that depends on the last line loaded).
+ * Written as plain loads, GCC's scheduler hoisted some of them and the d ahead of others
+ * (offsets 0, 64, 1024, 128, 320, 768, ... in the record), and Zen 4, whose hardware
+ * prefetcher streams these records (pw__x86_hw_streams), read them a tenth slower: one
+ * build switched at run time (not in the tree), packwise bench --formats Q8_0 --shapes
+ * 11008x4096,4096x4096 --batch 1 --threads 1,2, three rounds in turn, fraction of the
+ * read, 1 thread: 75.3-81.4% (GCC's order) against 85.3-96.3% (address order); 2
+ * threads 77.5-88.9 against 82.4-88.6. (The AVX2 kernel, q8x_avx2.c, read the same
+ * bytes at 92.3-98.8 / 84.5-91.3 in those rounds.) Q4_0's records (q4x_avx512.c), read
+ * the same way, measured no change: 91.7-99.0 against 92.3-96.9. */
 Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) pw__tile32_prefetch(rec, PW__Q8X_RECORD);
     __m512i w[16];
-    q8x_load_values(rec, w);
+    pw__tile32_load_lines8(rec, w, _mm512_setzero_si512());
+    pw__tile32_load_lines8(rec + 512, w + 8, w[7]);
     const uint8_t *d = rec + PW__Q8X_SCALES;
     __asm__("" : "+r"(d) : "v"(w[15]));
     const __m512i c = _mm512_set1_epi32(-128 * xb->sum);

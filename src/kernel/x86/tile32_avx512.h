@@ -29,6 +29,23 @@ static inline __attribute__((always_inline)) __m512i pw__tile32_bcast4(const int
     return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
 }
 
+/* The eight 64-byte lines [p, p + 512) into w[0..7], loaded in address order by one asm
+ * statement, after `after` is ready (the previous call's last line, so that consecutive
+ * calls keep their order too). Plain loads are reordered by GCC's scheduler (or folded
+ * into their uses, in the order of the arithmetic); Zen 4's hardware prefetcher streams
+ * a record read in address order faster (q8x_avx512.c has the figures). `after` is an
+ * input the asm does not read. */
+static inline __attribute__((always_inline)) void pw__tile32_load_lines8(const uint8_t *p,
+                                                                         __m512i w[8],
+                                                                         __m512i after) {
+    __asm__("vmovdqu64 0(%8), %0\n\tvmovdqu64 64(%8), %1\n\tvmovdqu64 128(%8), %2\n\t"
+            "vmovdqu64 192(%8), %3\n\tvmovdqu64 256(%8), %4\n\tvmovdqu64 320(%8), %5\n\t"
+            "vmovdqu64 384(%8), %6\n\tvmovdqu64 448(%8), %7"
+            : "=v"(w[0]), "=v"(w[1]), "=v"(w[2]), "=v"(w[3]), "=v"(w[4]), "=v"(w[5]), "=v"(w[6]),
+              "=v"(w[7])
+            : "r"(p), "v"(after), "m"(*(const uint8_t(*)[512])p));
+}
+
 /* acc[0] += f32(lo) * d[0..15] * xd, acc[1] += f32(hi) * d[16..31] * xd: a record's
  * integer dots of rows 0..15 (lo) and 16..31 (hi) times the rows' fp16 scales d (32 of
  * them, in row order) and the activation block's scale xd. */
