@@ -251,7 +251,8 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t)
 #pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g) s[g] = q4kxa_scale_add(s[g], dots[t][g], q4kxa_scale(&rs, t, g));
+        for (int g = 0; g < 4; ++g)
+            s[g] = q4kxa_scale_add(s[g], dots[t][g], q4kxa_scale(&rs, t, g));
     if (PW__VNNI) {
         s[2] = _mm256_srai_epi32(s[2], 4);
         s[3] = _mm256_srai_epi32(s[3], 4);
@@ -388,7 +389,8 @@ _Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
  * 63.3-75.6, address order with it 66.9-72.5 / 76.5-83.1, address order without it
  * 81.9-85.5 / 82.3-90.5. */
 static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block, 1, 1);
+    pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block, 1,
+                 1);
 }
 
 static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -80,8 +80,8 @@ Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
  * fraction of the read, 1 thread: 71.4-76.9% (scales first) against 84.8-90.2%
  * (address order); 2 threads 74.0-85.1 against 80.5-90.7. The same from L2 ([512, 4096],
  * a scratch build that skips the flush): 58.7-59.5 GB/s against 58.8-59.9, the
- * arithmetic the same. Prefetching the next record's scales ahead in the old order (8 lines, into L1 or
- * L2) did not help: 66-76%. */
+ * arithmetic the same. Prefetching the next record's scales ahead in the old order (8
+ * lines, into L1 or L2) did not help: 66-76%. */
 Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m512i m0f = _mm512_set1_epi8(0x0F);

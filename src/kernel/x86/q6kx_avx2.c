@@ -239,12 +239,12 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
 #pragma GCC unroll 2
             for (int h = 0; h < 2; ++h) {
                 const __m256i sca = q6kxa_sc16(rec, s, h), scb = q6kxa_sc16(rec, s, 2 + h);
-                const __m256i ta = _mm256_add_epi32(
-                    _mm256_madd_epi16(sca, off), _mm256_add_epi32(_mm256_madd_epi16(w[s][h][0][0], sca),
-                                                                  _mm256_madd_epi16(w[s][h][1][0], sca)));
-                const __m256i tb = _mm256_add_epi32(
-                    _mm256_madd_epi16(scb, off), _mm256_add_epi32(_mm256_madd_epi16(w[s][h][0][1], scb),
-                                                                  _mm256_madd_epi16(w[s][h][1][1], scb)));
+                __m256i ta = _mm256_madd_epi16(sca, off), tb = _mm256_madd_epi16(scb, off);
+#pragma GCC unroll 2
+                for (int p = 0; p < 2; ++p) {
+                    ta = _mm256_add_epi32(ta, _mm256_madd_epi16(w[s][h][p][0], sca));
+                    tb = _mm256_add_epi32(tb, _mm256_madd_epi16(w[s][h][p][1], scb));
+                }
                 sum[h] = _mm256_add_epi32(sum[h], ta);
                 sum[2 + h] = _mm256_add_epi32(sum[2 + h], tb);
             }

@@ -109,8 +109,10 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
 #pragma GCC unroll 16
     for (int s = 0; s < 16; ++s) {
         const __m128i *sc = (const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s);
-        sx = _mm512_add_epi32(sx, _mm512_mullo_epi32(xs[s], _mm512_cvtepi8_epi32(_mm_loadu_si128(sc))));
-        sy = _mm512_add_epi32(sy, _mm512_mullo_epi32(ys[s], _mm512_cvtepi8_epi32(_mm_loadu_si128(sc + 1))));
+        const __m512i sc_lo = _mm512_cvtepi8_epi32(_mm_loadu_si128(sc));
+        const __m512i sc_hi = _mm512_cvtepi8_epi32(_mm_loadu_si128(sc + 1));
+        sx = _mm512_add_epi32(sx, _mm512_mullo_epi32(xs[s], sc_lo));
+        sy = _mm512_add_epi32(sy, _mm512_mullo_epi32(ys[s], sc_hi));
     }
     pw__tile32_scale_add(acc, sx, sy, rec + PW__Q6KX_D, xb->d);
 }
