@@ -204,6 +204,7 @@ PW_KERNEL(q4_0_ibm_gemm_dotprod)
 PW_KERNEL(q8_0_ibm_dotprod)
 PW_KERNEL(q8_0_ibm_gemm_dotprod)
 PW_KERNEL(q4_k_ibm_dotprod)
+PW_KERNEL(q4_k_ibm_gemm_dotprod)
 PW_KERNEL(q6_k_ibm_dotprod)
 PW_KERNEL(tq2_0_ibm_dotprod)
 
@@ -300,6 +301,10 @@ PW_KERNEL(q4_k_q4kx32k4_avx2)
 PW_KERNEL(q4_k_q4kx32k4_gemm_avx2)
 PW_KERNEL(q4_k_q4kx32k4_avxvnni)
 PW_KERNEL(q4_k_q4kx32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(q4_k_q4kx32k4_dotprod)
+PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
 #endif
 
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.

@@ -1,0 +1,264 @@
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "q4kx_dotprod.c needs Arm64 dotprod (cmake gives *_dotprod.c -march=armv8.2-a+dotprod)"
+#endif
+/*
+ * NEON dotprod GEMV and GEMM over the q4kx32k4 family (layout in kernel/q4kx.h):
+ * Q4_K in the bytes the x86 kernels read, so one packed weight (or cache file)
+ * serves both, and on Arm the one form of a Q4_K weight serves n = 1 and n > 1 at
+ * the file's size (before, the compact policy left Q4_K in place and ran the
+ * row-major GEMV kernel for every n). The GEMV loop is tile32_neon.h's, the GEMM
+ * loop tile32_kgemm.h's; this file is the record functions. Activations are
+ * pw__q8_256 rows (|qs| <= 127).
+ *
+ * A 64-byte step s of a record is four q registers, as in q4x_dotprod.c: bytes
+ * [64s + 16j, +16) hold, per 4-byte lane l, k = 4s .. 4s+3 of row 4j + l in the
+ * low nibbles and of row 16 + 4j + l in the high nibbles. Group q (q = 0..7) is
+ * rows 4q .. 4q+3: the low nibbles of register j = q (q < 4) or the high
+ * nibbles of register j = q - 4. Sub-block t (32 values, one 6-bit scale and
+ * min per row) is steps 8t .. 8t+7, and its 32 activation bytes are two q
+ * registers a0, a1, whose 4-byte lanes the indexed SDOT takes per step.
+ *
+ * Per sub-block t and group q (unsigned nibbles, valid signed bytes: SDOT is exact):
+ *
+ *   dot_tq = sum_s sdot(nibbles, a, lane s)        int32, |.| <= 32 * 15 * 128
+ *   S_q   += dot_tq * sc_t      (MLA by the rows' scales widened to int32)
+ *   M_q   += m_t * b_t          (b_t = bsums[2t] + bsums[2t+1], MLAL by a scalar)
+ *
+ *   end of record:  acc_q += (f32(S_q) * d - f32(M_q) * dmin) * x.d
+ *
+ * (FMLS, then FMLA by x.d: the x86 kernels' float steps). |S| <= 8 * 63 * 61440 <
+ * 2^25, |M| <= 8 * 63 * 8128 < 2^23: exact in int32.
+ *
+ * Scales (q4kxn_decode): byte i of rows 0..15 (and of rows 16..31) is 16
+ * consecutive bytes of the record, one q register: a few byte operations give
+ * the 6-bit scale and min of 16 rows and one sub-block at once, widened to int32
+ * (scales) and int16 (mins) into an L1 scratch that the GEMV reads once and
+ * every GEMM panel reads again.
+ *
+ * GEMV (q4kxn_block): the record in address order, as the x86 kernels read it
+ * (q4kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
+ * the 64 steps, each sub-block's 8 group dots kept in L1 (1 KiB), then d, dmin and
+ * the scales that weigh them. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT.
+ *
+ * GEMM (q4kxn_panel, tile32_kgemm.h): the record's scales decoded once for every
+ * panel; per quarter j of the record (register j of each step: 8 rows) and
+ * sub-block, its bytes unpacked once for the panel's mr rows of X: per step 1
+ * load, 2 unpacking ops and 2 x mr SDOT; the 2 x mr sub-block chains, 2 x mr
+ * scaled sums and 2 x mr activation vectors stay in registers (mr = 4: 24 of 32).
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
+ * computed and not stored.
+ */
+/* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
+ * SDOT chains and spills. Set before the includes so that every inlined helper shares
+ * the options. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+
+#include "format/blocks.h"
+#include "kernel/arm/tile32_neon.h"
+#include "kernel/q4kx.h"
+#include "kernel/tile32_kgemm.h"
+
+#include <stddef.h>
+
+#define Q4KXN_INLINE static inline __attribute__((always_inline))
+
+#define Q4KXN_MR 4 /* most rows of X per GEMM panel */
+
+/* One record's scales in the form the dots use, row r of the tile at index r. */
+typedef struct q4kxn_rec {
+    int32_t sc[8][32]; /* sub-block t's 6-bit scale */
+    int16_t mn[8][32]; /* sub-block t's 6-bit min */
+    float d[32], dmin[32];
+} q4kxn_rec;
+_Static_assert(sizeof(q4kxn_rec) <= PW__T32K_SCRATCH, "q4kxn_rec fits the loop's scratch");
+
+/* Decode record rec's scales, mins, d and dmin into rs (pw__k4_scale_min, 16 rows at a
+ * time: sub-blocks 0..3 are the low 6 bits of bytes t and t + 4; 4..7 a nibble of
+ * byte t + 8 with, as bits 4-5, the top two bits of byte t or t + 4). */
+Q4KXN_INLINE void q4kxn_decode(const uint8_t *rec, q4kxn_rec *rs) {
+    const uint8x16_t m63 = vdupq_n_u8(63), m0f = vdupq_n_u8(0x0F);
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t *p = rec + PW__Q4KX_SCALES + 192 * h;
+        uint8x16_t b[12];
+        for (int i = 0; i < 12; ++i) b[i] = vld1q_u8(p + 16 * i);
+        for (int t = 0; t < 8; ++t) {
+            uint8x16_t sc, mn;
+            if (t < 4) {
+                sc = vandq_u8(b[t], m63);
+                mn = vandq_u8(b[t + 4], m63);
+            } else {
+                sc = vsliq_n_u8(vandq_u8(b[t + 4], m0f), vshrq_n_u8(b[t - 4], 6), 4);
+                mn = vsliq_n_u8(vshrq_n_u8(b[t + 4], 4), vshrq_n_u8(b[t], 6), 4);
+            }
+            const uint16x8_t s0 = vmovl_u8(vget_low_u8(sc)), s1 = vmovl_high_u8(sc);
+            int32_t *ps = rs->sc[t] + 16 * h;
+            vst1q_s32(ps, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(s0))));
+            vst1q_s32(ps + 4, vreinterpretq_s32_u32(vmovl_high_u16(s0)));
+            vst1q_s32(ps + 8, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(s1))));
+            vst1q_s32(ps + 12, vreinterpretq_s32_u32(vmovl_high_u16(s1)));
+            vst1q_s16(rs->mn[t] + 16 * h, vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn))));
+            vst1q_s16(rs->mn[t] + 16 * h + 8, vreinterpretq_s16_u16(vmovl_high_u8(mn)));
+        }
+    }
+    for (int q = 0; q < 8; ++q) {
+        vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + PW__Q4KX_D + 8 * q));
+        vst1q_f32(rs->dmin + 4 * q, pw__t32n_f16x4(rec + PW__Q4KX_DMIN + 8 * q));
+    }
+}
+
+/* b[t] = the sum of sub-block t's 32 activations (two bsums; |.| <= 32 * 128). */
+Q4KXN_INLINE void q4kxn_sums(const pw__q8_256 *xb, int16_t b[8]) {
+    vst1q_s16(b, vpaddq_s16(vld1q_s16(xb->bsums), vld1q_s16(xb->bsums + 8)));
+}
+
+/* acc + (f32(s) * d - f32(M) * dmin) * xd for group q (rows 4q .. 4q+3), M = sum_t
+ * m_t b_t of its rows. */
+Q4KXN_INLINE float32x4_t q4kxn_finish(float32x4_t acc, int32x4_t s, const q4kxn_rec *rs, int q,
+                                      const int16_t b[8], float xd) {
+    int32x4_t m = vdupq_n_s32(0);
+    for (int t = 0; t < 8; ++t) m = vmlal_n_s16(m, vld1_s16(rs->mn[t] + 4 * q), b[t]);
+    const float32x4_t f = vfmsq_f32(vmulq_f32(vcvtq_f32_s32(s), vld1q_f32(rs->d + 4 * q)),
+                                    vcvtq_f32_s32(m), vld1q_f32(rs->dmin + 4 * q));
+    return vfmaq_n_f32(acc, f, xd);
+}
+
+/* ---- GEMV ---- */
+
+/* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
+Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    const uint8x16_t m = vdupq_n_u8(0x0F);
+    int32_t dots[8][8][4] __attribute__((aligned(16))); /* [t][q]: 1 KiB, L1 */
+    for (int t = 0; t < 8; ++t) {
+        const uint8_t *sb = rec + 512 * t;
+        const int8x16_t a0 = vld1q_s8(xb->qs + 32 * t), a1 = vld1q_s8(xb->qs + 32 * t + 16);
+        int32x4_t dot[8];
+        for (int q = 0; q < 8; ++q) dot[q] = vdupq_n_s32(0);
+#define Q4KXN_STEP(s)                                                                          \
+    for (int j = 0; j < 4; ++j) {                                                              \
+        const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, m)), a0, a1, s);        \
+        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), a0, a1,  \
+                                   s);                                                         \
+    }
+        PW__T32N_STEPS(Q4KXN_STEP)
+#undef Q4KXN_STEP
+        for (int q = 0; q < 8; ++q) vst1q_s32(dots[t][q], dot[q]);
+    }
+    q4kxn_rec rs __attribute__((aligned(16)));
+    q4kxn_decode(rec, &rs);
+    int16_t b[8];
+    q4kxn_sums(xb, b);
+    for (int q = 0; q < 8; ++q) {
+        int32x4_t s = vdupq_n_s32(0);
+        for (int t = 0; t < 8; ++t)
+            s = vmlaq_s32(s, vld1q_s32(dots[t][q]), vld1q_s32(rs.sc[t] + 4 * q));
+        acc[q] = q4kxn_finish(acc[q], s, &rs, q, b, xb->d);
+    }
+}
+
+/* ---- GEMM ---- */
+
+/* The GEMM loop's decode (tile32_kgemm.h). */
+static void q4kxn_gemm_decode(const uint8_t *rec, void *out) { q4kxn_decode(rec, out); }
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Quarter j of
+ * every step (groups j and 4 + j) at a time, so that the 2 x mr chains of one
+ * sub-block and the 2 x mr scaled sums stay in registers. */
+Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint8_t *const *x,
+                              float *yb, const int mr) {
+    const uint8x16_t m = vdupq_n_u8(0x0F);
+    int16_t b[Q4KXN_MR][8];
+    const int8_t *qs[Q4KXN_MR];
+    for (int i = 0; i < mr; ++i) {
+        q4kxn_sums((const pw__q8_256 *)x[i], b[i]);
+        qs[i] = (const int8_t *)(x[i] + offsetof(pw__q8_256, qs));
+    }
+    for (int j = 0; j < 4; ++j) {
+        int32x4_t sl[Q4KXN_MR], sh[Q4KXN_MR];
+        for (int i = 0; i < mr; ++i) sl[i] = sh[i] = vdupq_n_s32(0);
+        for (int t = 0; t < 8; ++t) {
+            const uint8_t *sb = rec + 512 * t + 16 * j;
+            int8x16_t a0[Q4KXN_MR], a1[Q4KXN_MR];
+            int32x4_t lo[Q4KXN_MR], hi[Q4KXN_MR];
+            for (int i = 0; i < mr; ++i) {
+                a0[i] = vld1q_s8(qs[i] + 32 * t);
+                a1[i] = vld1q_s8(qs[i] + 32 * t + 16);
+                lo[i] = hi[i] = vdupq_n_s32(0);
+            }
+#define Q4KXN_GSTEP(s)                                                                         \
+    {                                                                                          \
+        const uint8x16_t v = vld1q_u8(sb + 64 * (s));                                          \
+        const int8x16_t vl = vreinterpretq_s8_u8(vandq_u8(v, m));                              \
+        const int8x16_t vh = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                            \
+        for (int i = 0; i < mr; ++i) {                                                         \
+            lo[i] = PW__T32N_SDOT(lo[i], vl, a0[i], a1[i], s);                                 \
+            hi[i] = PW__T32N_SDOT(hi[i], vh, a0[i], a1[i], s);                                 \
+        }                                                                                      \
+    }
+            PW__T32N_STEPS(Q4KXN_GSTEP)
+#undef Q4KXN_GSTEP
+            const int32x4_t scl = vld1q_s32(rs->sc[t] + 4 * j);
+            const int32x4_t sch = vld1q_s32(rs->sc[t] + 16 + 4 * j);
+            for (int i = 0; i < mr; ++i) {
+                sl[i] = vmlaq_s32(sl[i], lo[i], scl);
+                sh[i] = vmlaq_s32(sh[i], hi[i], sch);
+            }
+        }
+        for (int i = 0; i < mr; ++i) {
+            const float xd = ((const pw__q8_256 *)x[i])->d;
+            float *yl = yb + 32 * i + 4 * j, *yh = yb + 32 * i + 16 + 4 * j;
+            vst1q_f32(yl, q4kxn_finish(vld1q_f32(yl), sl[i], rs, j, b[i], xd));
+            vst1q_f32(yh, q4kxn_finish(vld1q_f32(yh), sh[i], rs, 4 + j, b[i], xd));
+        }
+    }
+}
+
+/* A panel of any height 1..Q4KXN_MR, each height its own instance; pf unused (no
+ * software prefetch on Arm: tile32_neon.h). */
+static void q4kxn_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    (void)pf;
+    switch (mr) {
+    case 1: q4kxn_panel(rec, (const q4kxn_rec *)rs, x, yb, 1); break;
+    case 2: q4kxn_panel(rec, (const q4kxn_rec *)rs, x, yb, 2); break;
+    case 3: q4kxn_panel(rec, (const q4kxn_rec *)rs, x, yb, 3); break;
+    case 4: q4kxn_panel(rec, (const q4kxn_rec *)rs, x, yb, 4); break;
+    default: break;
+    }
+}
+_Static_assert(Q4KXN_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
+
+static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxn_block);
+}
+
+static void q4kxn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXN_MR, q4kxn_gemm_decode, q4kxn_panel_any);
+}
+
+/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
+ * below q4_k_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
+const pw__kernel pw__k_q4_k_q4kx32k4_dotprod =
+    PW__Q4KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_q4_k_q4kx32k4_gemm_dotprod =
+    PW__Q4KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_gemm_run,
+                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
+
+/* GEMM over input-block-major Q4_K bytes as they are: the loop above over records
+ * made one at a time from a column's blocks (pw__q4kx_record_from_blocks). */
+PW__TILE32_IBM_FILL(q4kxn_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, pw__q4kx_record_from_blocks)
+
+static void q4kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                               int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXN_MR, q4kxn_gemm_decode,
+                      q4kxn_panel_any, q4kxn_fill_ibm);
+}
+
+const pw__kernel pw__k_q4_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "q4_k", PW_FORMAT_Q4_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
