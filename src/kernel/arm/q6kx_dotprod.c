@@ -1,0 +1,247 @@
+#if !defined(__aarch64__) || !defined(__ARM_FEATURE_DOTPROD)
+#error "q6kx_dotprod.c needs Arm64 dotprod (cmake gives *_dotprod.c -march=armv8.2-a+dotprod)"
+#endif
+/*
+ * NEON dotprod GEMV and GEMM over the q6kx32k4 family (layout in kernel/q6kx.h):
+ * Q6_K in the bytes the x86 kernels read, so one packed weight (or cache file)
+ * serves both, and on Arm the one form of a Q6_K weight serves n = 1 and n > 1 at
+ * the file's size (before, the compact policy left Q6_K in place and ran the
+ * row-major GEMV kernel for every n). The GEMV loop is tile32_neon.h's, the GEMM
+ * loop tile32_kgemm.h's; this file is the record functions. Activations are
+ * pw__q8_256 rows (|qs| <= 127).
+ *
+ * Every 64-byte load of a sub-block is four q registers; register j of each
+ * (bytes [16j, +16)) holds, per 4-byte lane l, rows 4j + l (group j) and
+ * 16 + 4j + l (group 4 + j): group q is rows 4q .. 4q+3. Sub-block s's 16
+ * activation bytes are one q register a, whose lane i step i of the sub-block
+ * takes (indexed SDOT). Per sub-block and register j, the low loads L0..L3 and
+ * the high loads H0, H1 make the 6-bit quants (0..63, valid signed bytes) of the
+ * four steps and both groups; with L = L_2p, L' = L_2p+1, H = H_p (q6kx.h's bits):
+ *
+ *   step 2p,     group j:      BSL(0x0F, L, H & 0x30)            L's low nibble, H 4-5
+ *   step 2p,     group 4 + j:  SRI(H >> 2, L, 4)                 L's high nibble, H 6-7
+ *   step 2p + 1, group j:      SLI(L', H, 4) & 0x3F              L''s low nibble, H 0-1
+ *   step 2p + 1, group 4 + j:  SRI((H << 2) & 0x30, L', 4)       L''s high nibble, H 2-3
+ *
+ * nine operations for four quant vectors, then one SDOT each. Per sub-block s and
+ * group q, from c = -32 * bsums[s] (the -32 offset: sum (q - 32) a = sum q a -
+ * 32 sum a; bsums are the sums of 16 activations, one per sub-block):
+ *
+ *   D_sq = c + sum_i sdot(quants, a, lane i)      |.| <= 16 * 63 * 128 + 32 * 2048 < 2^18
+ *   S_q += D_sq * sc_s      (MLA by the rows' int8 scales widened to int32; < 2^29)
+ *   end of record:  acc_q += f32(S_q) * (d * x.d)   (FMLA: the x86 kernels' float step)
+ *
+ * GEMV (q6kxn_block): the record in address order, as the x86 kernels read it
+ * (q6kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
+ * the 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales
+ * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT.
+ *
+ * GEMM (q6kxn_panel, tile32_kgemm.h): the record's scales widened once for every
+ * panel (an L1 scratch); per register j of the loads (8 rows) and sub-block, its
+ * quants made once for the panel's mr rows of X: 6 loads, 18 unpacking ops and
+ * 8 x mr SDOT; the 2 x mr chains, 2 x mr scaled sums and mr activation vectors
+ * stay in registers.
+ *
+ * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
+ * computed and not stored.
+ */
+/* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
+ * SDOT chains and spills. Set before the includes so that every inlined helper shares
+ * the options. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+
+#include "format/blocks.h"
+#include "kernel/arm/tile32_neon.h"
+#include "kernel/q6kx.h"
+#include "kernel/tile32_kgemm.h"
+
+#include <stddef.h>
+
+#define Q6KXN_INLINE static inline __attribute__((always_inline))
+
+#define Q6KXN_MR 4 /* most rows of X per GEMM panel */
+
+/* One record's scales in the form the dots use, row r of the tile at index r. */
+typedef struct q6kxn_rec {
+    int32_t sc[16][32]; /* sub-block s's int8 scale */
+    float d[32];
+} q6kxn_rec;
+_Static_assert(sizeof(q6kxn_rec) <= PW__T32K_SCRATCH, "q6kxn_rec fits the loop's scratch");
+
+/* Widen record rec's int8 scales to int32 and its fp16 d to f32 into rs. */
+Q6KXN_INLINE void q6kxn_decode(const uint8_t *rec, q6kxn_rec *rs) {
+    for (int s = 0; s < 16; ++s)
+        for (int h = 0; h < 2; ++h) {
+            const int8x16_t v = vld1q_s8((const int8_t *)rec + PW__Q6KX_SCALES + 32 * s + 16 * h);
+            const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
+            int32_t *p = rs->sc[s] + 16 * h;
+            vst1q_s32(p, vmovl_s16(vget_low_s16(w0)));
+            vst1q_s32(p + 4, vmovl_high_s16(w0));
+            vst1q_s32(p + 8, vmovl_s16(vget_low_s16(w1)));
+            vst1q_s32(p + 12, vmovl_high_s16(w1));
+        }
+    for (int q = 0; q < 8; ++q) vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + PW__Q6KX_D + 8 * q));
+}
+
+/* The masks the quants are made with. */
+typedef struct q6kxn_masks {
+    uint8x16_t m0f, m30, m3f;
+} q6kxn_masks;
+
+Q6KXN_INLINE q6kxn_masks q6kxn_masks_make(void) {
+    const q6kxn_masks k = {vdupq_n_u8(0x0F), vdupq_n_u8(0x30), vdupq_n_u8(0x3F)};
+    return k;
+}
+
+/* The quants of register j of sub-block sb's high pair p: w[0], w[1] steps 2p and 2p + 1
+ * of group j, w[2], w[3] the same steps of group 4 + j (the file's comment). */
+Q6KXN_INLINE void q6kxn_quants(const uint8_t *sb, int j, int p, q6kxn_masks k, int8x16_t w[4]) {
+    const uint8x16_t l0 = vld1q_u8(sb + 64 * (2 * p) + 16 * j);
+    const uint8x16_t l1 = vld1q_u8(sb + 64 * (2 * p + 1) + 16 * j);
+    const uint8x16_t h = vld1q_u8(sb + PW__Q6KX_HIGH + 64 * p + 16 * j);
+    w[0] = vreinterpretq_s8_u8(vbslq_u8(k.m0f, l0, vandq_u8(h, k.m30)));
+    w[1] = vreinterpretq_s8_u8(vandq_u8(vsliq_n_u8(l1, h, 4), k.m3f));
+    w[2] = vreinterpretq_s8_u8(vsriq_n_u8(vshrq_n_u8(h, 2), l0, 4));
+    w[3] = vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(vshlq_n_u8(h, 2), k.m30), l1, 4));
+}
+
+/* ---- GEMV ---- */
+
+/* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
+Q6KXN_INLINE void q6kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    const q6kxn_masks k = q6kxn_masks_make();
+    int32_t dots[16][8][4] __attribute__((aligned(16))); /* [s][q]: 2 KiB, L1 */
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sb = rec + PW__Q6KX_SUB * s;
+        const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
+        const int32x4_t c = vdupq_n_s32(-32 * xb->bsums[s]);
+        for (int j = 0; j < 4; ++j) {
+            int32x4_t lo = c, hi = c;
+            int8x16_t w[4];
+            q6kxn_quants(sb, j, 0, k, w);
+            lo = vdotq_laneq_s32(lo, w[0], a, 0);
+            lo = vdotq_laneq_s32(lo, w[1], a, 1);
+            hi = vdotq_laneq_s32(hi, w[2], a, 0);
+            hi = vdotq_laneq_s32(hi, w[3], a, 1);
+            q6kxn_quants(sb, j, 1, k, w);
+            lo = vdotq_laneq_s32(lo, w[0], a, 2);
+            lo = vdotq_laneq_s32(lo, w[1], a, 3);
+            hi = vdotq_laneq_s32(hi, w[2], a, 2);
+            hi = vdotq_laneq_s32(hi, w[3], a, 3);
+            vst1q_s32(dots[s][j], lo);
+            vst1q_s32(dots[s][4 + j], hi);
+        }
+    }
+    q6kxn_rec rs __attribute__((aligned(16)));
+    q6kxn_decode(rec, &rs);
+    for (int q = 0; q < 8; ++q) {
+        int32x4_t sum = vdupq_n_s32(0);
+        for (int s = 0; s < 16; ++s)
+            sum = vmlaq_s32(sum, vld1q_s32(dots[s][q]), vld1q_s32(rs.sc[s] + 4 * q));
+        acc[q] = pw__t32n_scale_add(acc[q], sum, vld1q_f32(rs.d + 4 * q), xb->d);
+    }
+}
+
+/* ---- GEMM ---- */
+
+/* The GEMM loop's decode (tile32_kgemm.h). */
+static void q6kxn_gemm_decode(const uint8_t *rec, void *out) { q6kxn_decode(rec, out); }
+
+/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Register j of
+ * every load (groups j and 4 + j) at a time, so that the 2 x mr chains of one
+ * sub-block and the 2 x mr scaled sums stay in registers. */
+Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uint8_t *const *x,
+                              float *yb, const int mr) {
+    const q6kxn_masks k = q6kxn_masks_make();
+    const pw__q8_256 *xb[Q6KXN_MR];
+    for (int i = 0; i < mr; ++i) xb[i] = (const pw__q8_256 *)x[i];
+    for (int j = 0; j < 4; ++j) {
+        int32x4_t sl[Q6KXN_MR], sh[Q6KXN_MR];
+        for (int i = 0; i < mr; ++i) sl[i] = sh[i] = vdupq_n_s32(0);
+        for (int s = 0; s < 16; ++s) {
+            const uint8_t *sb = rec + PW__Q6KX_SUB * s;
+            int8x16_t a[Q6KXN_MR];
+            int32x4_t lo[Q6KXN_MR], hi[Q6KXN_MR];
+            for (int i = 0; i < mr; ++i) {
+                a[i] = vld1q_s8(xb[i]->qs + 16 * s);
+                lo[i] = hi[i] = vdupq_n_s32(-32 * xb[i]->bsums[s]);
+            }
+            int8x16_t w[4];
+            q6kxn_quants(sb, j, 0, k, w);
+            for (int i = 0; i < mr; ++i) {
+                lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 0);
+                lo[i] = vdotq_laneq_s32(lo[i], w[1], a[i], 1);
+                hi[i] = vdotq_laneq_s32(hi[i], w[2], a[i], 0);
+                hi[i] = vdotq_laneq_s32(hi[i], w[3], a[i], 1);
+            }
+            q6kxn_quants(sb, j, 1, k, w);
+            for (int i = 0; i < mr; ++i) {
+                lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 2);
+                lo[i] = vdotq_laneq_s32(lo[i], w[1], a[i], 3);
+                hi[i] = vdotq_laneq_s32(hi[i], w[2], a[i], 2);
+                hi[i] = vdotq_laneq_s32(hi[i], w[3], a[i], 3);
+            }
+            const int32x4_t scl = vld1q_s32(rs->sc[s] + 4 * j);
+            const int32x4_t sch = vld1q_s32(rs->sc[s] + 16 + 4 * j);
+            for (int i = 0; i < mr; ++i) {
+                sl[i] = vmlaq_s32(sl[i], lo[i], scl);
+                sh[i] = vmlaq_s32(sh[i], hi[i], sch);
+            }
+        }
+        const float32x4_t dl = vld1q_f32(rs->d + 4 * j), dh = vld1q_f32(rs->d + 16 + 4 * j);
+        for (int i = 0; i < mr; ++i) {
+            float *yl = yb + 32 * i + 4 * j, *yh = yb + 32 * i + 16 + 4 * j;
+            vst1q_f32(yl, pw__t32n_scale_add(vld1q_f32(yl), sl[i], dl, xb[i]->d));
+            vst1q_f32(yh, pw__t32n_scale_add(vld1q_f32(yh), sh[i], dh, xb[i]->d));
+        }
+    }
+}
+
+/* A panel of any height 1..Q6KXN_MR, each height its own instance; pf unused (no
+ * software prefetch on Arm: tile32_neon.h). */
+static void q6kxn_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    (void)pf;
+    switch (mr) {
+    case 1: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 1); break;
+    case 2: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 2); break;
+    case 3: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 3); break;
+    case 4: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 4); break;
+    default: break;
+    }
+}
+_Static_assert(Q6KXN_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
+
+static void q6kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxn_block);
+}
+
+static void q6kxn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXN_MR, q6kxn_gemm_decode, q6kxn_panel_any);
+}
+
+/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
+ * below q6_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
+const pw__kernel pw__k_q6_k_q6kx32k4_dotprod =
+    PW__Q6KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_q6_k_q6kx32k4_gemm_dotprod =
+    PW__Q6KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_gemm_run,
+                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
+
+/* GEMM over input-block-major Q6_K bytes as they are: the loop above over records
+ * made one at a time from a column's blocks (pw__q6kx_record_from_blocks). */
+PW__TILE32_IBM_FILL(q6kxn_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, pw__q6kx_record_from_blocks)
+
+static void q6kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                               int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXN_MR, q6kxn_gemm_decode,
+                      q6kxn_panel_any, q6kxn_fill_ibm);
+}
+
+const pw__kernel pw__k_q6_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "q6_k", PW_FORMAT_Q6_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
