@@ -34,7 +34,10 @@
  * GEMV (q6kxn_block): the record in address order, as the x86 kernels read it
  * (q6kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
  * the 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales
- * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT.
+ * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT. The llvm-mca estimate
+ * below is of the sub-block loop only: the scale work once a record after it is at
+ * most 273 more instructions (the rest of q6kxn_run) against 16 x 161 in the loop, so
+ * up to 11% more cycles a record than the figure.
  *
  * GEMM (q6kxn_panel, tile32_kgemm.h): the record's scales widened once for every
  * panel (an L1 scratch); per register j of the loads (8 rows) and sub-block, its
@@ -44,6 +47,16 @@
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   q6kxn_run, neoverse-v2: 32.03 cycles/iter, 0.076 cycles/weight byte,
+ *     13.1 B/cycle: 131% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q6kxn_run, apple-m1: 40.37 cycles/iter, 0.096 cycles/weight byte,
+ *     10.4 B/cycle: 57% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q6kxn_panel_any, neoverse-v2: 17.03 cycles/iter, 0.162 cycles/weight byte,
+ *     30.1 int8 MAC/cycle: 47% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q6kxn_panel_any, apple-m1: 24.03 cycles/iter, 0.229 cycles/weight byte,
+ *     21.3 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
  * SDOT chains and spills. Set before the includes so that every inlined helper shares

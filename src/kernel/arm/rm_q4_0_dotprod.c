@@ -18,9 +18,9 @@
  * (pw__arm_q32_row, dotprod_util.h).
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q4_0_rm_dotprod, neoverse-v2: 7.03 cycles/iter, 0.195 cycles/weight byte,
+ *   q4_0_row, neoverse-v2: 7.03 cycles/iter, 0.195 cycles/weight byte,
  *     5.1 B/cycle: 51% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q4_0_rm_dotprod, apple-m1: 8.03 cycles/iter, 0.223 cycles/weight byte,
+ *   q4_0_row, apple-m1: 8.03 cycles/iter, 0.223 cycles/weight byte,
  *     4.5 B/cycle: 25% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"

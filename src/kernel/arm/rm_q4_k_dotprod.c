@@ -25,9 +25,9 @@
  *   activation pw__q8_256, 576 B: d at 0, bsums int16[16] at 8, qs at 64.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q4_k_rm_dotprod, neoverse-v2: 18.30 cycles/iter, 0.127 cycles/weight byte,
+ *   q4_k_row, neoverse-v2: 18.30 cycles/iter, 0.127 cycles/weight byte,
  *     7.9 B/cycle: 79% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q4_k_rm_dotprod, apple-m1: 23.05 cycles/iter, 0.160 cycles/weight byte,
+ *   q4_k_row, apple-m1: 23.05 cycles/iter, 0.160 cycles/weight byte,
  *     6.2 B/cycle: 35% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"

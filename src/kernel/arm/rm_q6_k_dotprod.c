@@ -23,9 +23,9 @@
  *   activation pw__q8_256, 576 B: d at 0, bsums int16[16] at 8, qs at 64.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q6_k_rm_dotprod, neoverse-v2: 35.05 cycles/iter, 0.167 cycles/weight byte,
+ *   q6_k_row, neoverse-v2: 35.05 cycles/iter, 0.167 cycles/weight byte,
  *     6.0 B/cycle: 60% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q6_k_rm_dotprod, apple-m1: 45.58 cycles/iter, 0.217 cycles/weight byte,
+ *   q6_k_row, apple-m1: 45.58 cycles/iter, 0.217 cycles/weight byte,
  *     4.6 B/cycle: 25% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"

@@ -15,10 +15,10 @@
  * (pw__arm_q32_row, dotprod_util.h).
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q8_0_rm_dotprod, neoverse-v2: 5.04 cycles/iter, 0.074 cycles/weight byte,
+ *   q8_0_row, neoverse-v2: 5.04 cycles/iter, 0.074 cycles/weight byte,
  *     13.5 B/cycle: 135% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q8_0_rm_dotprod, apple-m1: 6.53 cycles/iter, 0.096 cycles/weight byte,
- *     10.4 B/cycle: 57% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q8_0_row, apple-m1: 6.53 cycles/iter, 0.096 cycles/weight byte,
+ *     10.4 B/cycle: 58% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"
 

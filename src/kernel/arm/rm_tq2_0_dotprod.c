@@ -16,9 +16,9 @@
  *   activation pw__q8_256, 576 B: d at 0, sum at 4, qs at 64.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   tq2_0_rm_dotprod, neoverse-v2: 14.05 cycles/iter, 0.213 cycles/weight byte,
+ *   tq2_0_row, neoverse-v2: 14.05 cycles/iter, 0.213 cycles/weight byte,
  *     4.7 B/cycle: 47% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   tq2_0_rm_dotprod, apple-m1: 19.08 cycles/iter, 0.289 cycles/weight byte,
+ *   tq2_0_row, apple-m1: 18.88 cycles/iter, 0.286 cycles/weight byte,
  *     3.5 B/cycle: 19% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"
