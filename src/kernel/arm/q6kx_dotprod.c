@@ -68,7 +68,6 @@
 #include "format/blocks.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q6kx.h"
-#include "kernel/tile32_kgemm.h"
 
 #include <stddef.h>
 
@@ -213,28 +212,15 @@ Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uin
     }
 }
 
-/* A panel of any height 1..Q6KXN_MR, each height its own instance; pf unused (no
- * software prefetch on Arm: tile32_neon.h). */
-static void q6kxn_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
-                            float *yb, const uint8_t *pf, int mr) {
-    (void)pf;
-    switch (mr) {
-    case 1: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 1); break;
-    case 2: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 2); break;
-    case 3: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 3); break;
-    case 4: q6kxn_panel(rec, (const q6kxn_rec *)rs, x, yb, 4); break;
-    default: break;
-    }
-}
-_Static_assert(Q6KXN_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
-
 static void q6kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxn_block);
 }
 
-static void q6kxn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXN_MR, q6kxn_gemm_decode, q6kxn_panel_any);
-}
+/* The GEMM runs (tile32_neon.h): over the packed records and over input-block-major
+ * Q6_K bytes as they are, records made one at a time from a column's blocks
+ * (pw__q6kx_record_from_blocks). */
+PW__T32N_KGEMM(q6kxn, q6kxn_panel, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR, PW__Q6KX_RECORD, pw__block_q6_K,
+               pw__q6kx_record_from_blocks)
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
  * below q6_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
@@ -245,16 +231,7 @@ const pw__kernel pw__k_q6_k_q6kx32k4_gemm_dotprod =
     PW__Q6KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_gemm_run,
                          PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
 
-/* GEMM over input-block-major Q6_K bytes as they are: the loop above over records
- * made one at a time from a column's blocks (pw__q6kx_record_from_blocks). */
-PW__TILE32_IBM_FILL(q6kxn_fill_ibm, pw__block_q6_K, PW__Q6KX_RECORD, pw__q6kx_record_from_blocks)
-
-static void q6kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                               int64_t i1) {
-    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXN_MR, q6kxn_gemm_decode,
-                      q6kxn_panel_any, q6kxn_fill_ibm);
-}
-
+/* GEMM over input-block-major bytes as they are. */
 const pw__kernel pw__k_q6_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q6_k", PW_FORMAT_Q6_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_ibm_gemm_run,
     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
