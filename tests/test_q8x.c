@@ -11,10 +11,16 @@
  * dispatch checks are tiling_test.c's. Numerical results of the kernels are
  * test_kernels.c's.
  */
+#include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"
 
+#include "format/blocks.h"
+#include "kernel/kernel.h"
 #include "kernel/q8x.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include <stdint.h>
 
@@ -61,6 +67,67 @@ static const pw_test_tiling q8x = {
     .i8g_stem = "q8_0_i8g32",
 };
 
+#if defined(__x86_64__)
+/* base/cpu.c: 1 where q8x_avx512.c's GEMV runs its 256-bit record function. */
+extern int pw__x86_gemv_ymm;
+
+/*
+ * q8x_avx512.c's two GEMV record functions, chosen by pw__x86_gemv_ymm (512 bits, and
+ * 256 bits on AMD Zen 4), whichever this CPU takes: every kernel of the family against
+ * the oracle under each, and the same bits from both on a weight of 37 rows x 5 blocks of
+ * random quants (q = -128 included) through the forced AVX-512 kernel.
+ */
+static void test_gemv_widths(pw_context *ctx) {
+    static const char name[] = "q8_0_q8x32k4_avx512vnni";
+    size_t idx;
+    if (pw_kernel_find(ctx, name, &idx) != PW_OK ||
+        !pw__kernel_usable(ctx, pw__kernel_list_get(idx))) {
+        pw_context_clear_message(ctx);
+        return;
+    }
+    enum { OUT = 37, NB = 5, IN = NB * 32 };
+    const int saved = pw__x86_gemv_ymm;
+    uint8_t *bytes = malloc((size_t)OUT * NB * BLOCK);
+    float *x = malloc(sizeof(float) * IN), *y[2] = {malloc(sizeof(float) * OUT),
+                                                    malloc(sizeof(float) * OUT)};
+    CHECK(bytes && x && y[0] && y[1], "out of memory");
+    if (bytes && x && y[0] && y[1]) {
+        pw_rng r = {21};
+        for (int b = 0; b < OUT * NB; ++b) {
+            uint8_t *blk = bytes + (size_t)b * BLOCK;
+            const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
+            memcpy(blk, &d, 2);
+            for (int k = 0; k < 32; ++k) blk[2 + k] = (uint8_t)(pw_rng_next(&r) >> 24);
+        }
+        for (int i = 0; i < IN; ++i) x[i] = (float)pw_rng_gauss(&r);
+        pw_view v;
+        const int64_t shape[2] = {OUT, IN};
+        CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q8_0, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes,
+                              (uint64_t)OUT * NB * BLOCK),
+                 ctx);
+        pw_weight_options wo;
+        pw_weight_options_init(&wo);
+        wo.kernel = name;
+        pw_weight *h = NULL;
+        CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
+        for (int ymm = 0; ymm < 2 && h != NULL; ++ymm) {
+            pw__x86_gemv_ymm = ymm;
+            pw_test_tiling_vs_oracle(ctx, &q8x, bytes, OUT, NB, 3, &r,
+                                     ymm ? "256-bit GEMV" : "512-bit GEMV");
+            CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y[ymm]), ctx);
+        }
+        CHECK(h == NULL || memcmp(y[0], y[1], sizeof(float) * OUT) == 0,
+              "%s: the 256-bit record function gave other bits than the 512-bit one", name);
+        pw_weight_destroy(h);
+    }
+    pw__x86_gemv_ymm = saved;
+    free(bytes);
+    free(x);
+    free(y[0]);
+    free(y[1]);
+}
+#endif
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q8x);
@@ -68,6 +135,9 @@ int main(void) {
     pw_test_tiling_dispatch(ctx, &q8x);
     pw_test_tiling_family_kernels(ctx, &q8x);
     pw_test_tiling_gemm_large(ctx, &q8x);
+#if defined(__x86_64__)
+    test_gemv_widths(ctx);
+#endif
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -33,8 +33,13 @@ int pw__x86_prefetch_l2;
  * the measurements). */
 int pw__x86_hw_streams;
 
+/* 1 where the AVX-512 Q8_0 GEMV reads its records faster with 256-bit operations than
+ * with 512-bit ones: AMD Zen 4 (family 19h with AVX-512), measured in q8x_avx512.c. */
+int pw__x86_gemv_ymm;
+
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
- * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), and
+ * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
+ * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */
 static int x86_traits_known, x86_clflushopt;
@@ -67,6 +72,7 @@ static void x86_traits(void) {
     const int zen4 = amd && family == 0x19 && avx512f;
     __atomic_store_n(&pw__x86_prefetch_l2, intel || zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

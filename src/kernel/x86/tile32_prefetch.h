@@ -145,6 +145,10 @@ extern int pw__x86_prefetch_l2;
  * above). */
 extern int pw__x86_hw_streams;
 
+/* 1 where the AVX-512 Q8_0 GEMV runs its 256-bit record function: AMD Zen 4 (base/cpu.c,
+ * same time; q8x_avx512.c has the measurements). */
+extern int pw__x86_gemv_ymm;
+
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
 static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const void *p, int l2) {
