@@ -236,8 +236,8 @@ static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 /* The GEMM runs (tile32_neon.h): over the packed records and over input-block-major
  * Q4_K bytes as they are, records made one at a time from a column's blocks
  * (pw__q4kx_record_from_blocks). */
-PW__T32N_KGEMM(q4kxn, q4kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q4KX_RECORD, pw__block_q4_K,
-               pw__q4kx_record_from_blocks)
+PW__T32N_KGEMM(q4kxn, q4kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q4KX_RECORD,
+               pw__block_q4_K, pw__q4kx_record_from_blocks)
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
  * below q4_k_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */

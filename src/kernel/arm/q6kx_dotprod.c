@@ -219,8 +219,8 @@ static void q6kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 /* The GEMM runs (tile32_neon.h): over the packed records and over input-block-major
  * Q6_K bytes as they are, records made one at a time from a column's blocks
  * (pw__q6kx_record_from_blocks). */
-PW__T32N_KGEMM(q6kxn, q6kxn_panel, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR, PW__Q6KX_RECORD, pw__block_q6_K,
-               pw__q6kx_record_from_blocks)
+PW__T32N_KGEMM(q6kxn, q6kxn_panel, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR, PW__Q6KX_RECORD,
+               pw__block_q6_K, pw__q6kx_record_from_blocks)
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
  * below q6_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */

@@ -140,28 +140,28 @@ PW__T32N_INLINE void pw__t32ng_run_fill(const pw__mm_call *c, int64_t o0, int64_
  * decode_: pre_##_panel_any (pf unused: no software prefetch on Arm, above),
  * pre_##_gemm_run over the packed records, and pre_##_ibm_gemm_run over records made
  * from input-block-major blocks of block_t_ (make_: the family's record maker). */
-#define PW__T32N_KGEMM(pre_, panel_, rec_t_, decode_, mr_, record_bytes_, block_t_, make_)          \
-    _Static_assert((mr_) >= 1 && (mr_) <= 4 && (mr_) <= PW__T32K_MR_MAX, "panel heights");      \
-    static void pre_##_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,    \
-                                 float *yb, const uint8_t *pf, int mr) {                          \
-        (void)pf;                                                                                 \
-        switch (mr) {                                                                             \
-        case 1: panel_(rec, (const rec_t_ *)rs, x, yb, 1); break;                                 \
-        case 2: if ((mr_) >= 2) panel_(rec, (const rec_t_ *)rs, x, yb, 2); break;                 \
-        case 3: if ((mr_) >= 3) panel_(rec, (const rec_t_ *)rs, x, yb, 3); break;                 \
-        case 4: if ((mr_) >= 4) panel_(rec, (const rec_t_ *)rs, x, yb, 4); break;                 \
-        default: break;                                                                           \
-        }                                                                                         \
-    }                                                                                             \
-    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,        \
-                                int64_t i1) {                                                     \
-        pw__t32k_run(c, o0, o1, i0, i1, record_bytes_, mr_, decode_, pre_##_panel_any);          \
-    }                                                                                             \
-    PW__TILE32_IBM_FILL(pre_##_fill_ibm, block_t_, record_bytes_, make_)                          \
-    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,    \
-                                    int64_t i1) {                                                 \
-        pw__t32k_run_fill(c, o0, o1, i0, i1, record_bytes_, mr_, decode_, pre_##_panel_any,      \
-                          pre_##_fill_ibm);                                                       \
+#define PW__T32N_KGEMM(pre_, panel_, rec_t_, decode_, mr_, record_bytes_, block_t_, make_)         \
+    _Static_assert((mr_) >= 1 && (mr_) <= 4 && (mr_) <= PW__T32K_MR_MAX, "panel heights");         \
+    static void pre_##_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,      \
+                                 float *yb, const uint8_t *pf, int mr) {                           \
+        (void)pf;                                                                                  \
+        switch (mr) {                                                                              \
+        case 1: panel_(rec, (const rec_t_ *)rs, x, yb, 1); break;                                  \
+        case 2: if ((mr_) >= 2) panel_(rec, (const rec_t_ *)rs, x, yb, 2); break;                  \
+        case 3: if ((mr_) >= 3) panel_(rec, (const rec_t_ *)rs, x, yb, 3); break;                  \
+        case 4: if ((mr_) >= 4) panel_(rec, (const rec_t_ *)rs, x, yb, 4); break;                  \
+        default: break;                                                                            \
+        }                                                                                          \
+    }                                                                                              \
+    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
+                                int64_t i1) {                                                      \
+        pw__t32k_run(c, o0, o1, i0, i1, record_bytes_, mr_, decode_, pre_##_panel_any);            \
+    }                                                                                              \
+    PW__TILE32_IBM_FILL(pre_##_fill_ibm, block_t_, record_bytes_, make_)                           \
+    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,      \
+                                    int64_t i1) {                                                  \
+        pw__t32k_run_fill(c, o0, o1, i0, i1, record_bytes_, mr_, decode_, pre_##_panel_any,        \
+                          pre_##_fill_ibm);                                                        \
     }
 
 #endif
