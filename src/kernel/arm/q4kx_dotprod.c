@@ -29,19 +29,19 @@
  * (FMLS, then FMLA by x.d: the x86 kernels' float steps). |S| <= 8 * 63 * 61440 <
  * 2^25, |M| <= 8 * 63 * 8128 < 2^23: exact in int32.
  *
- * Scales (q4kxn_decode): byte i of rows 0..15 (and of rows 16..31) is 16
+ * Scales (q4kxn_sc_mn): byte i of rows 0..15 (and of rows 16..31) is 16
  * consecutive bytes of the record, one q register: a few byte operations give
  * the 6-bit scale and min of 16 rows and one sub-block at once, widened to int32
- * (scales) and int16 (mins) into an L1 scratch that the GEMV reads once and
- * every GEMM panel reads again.
+ * (scales) and int16 (mins): where the GEMV uses them, and into an L1 scratch
+ * (q4kxn_decode) that every GEMM panel of a record reads.
  *
  * GEMV (q4kxn_block): the record in address order, as the x86 kernels read it
  * (q4kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
  * the 64 steps, each sub-block's 8 group dots kept in L1 (1 KiB), then d, dmin and
  * the scales that weigh them. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT. The llvm-mca
  * estimate below is of the sub-block loop only: the scale work once a record after it
- * is at most 434 more instructions (the rest of q4kxn_run) against 8 x 180 in the loop,
- * so up to 30% more cycles a record than the figure.
+ * is at most 308 more instructions (the rest of q4kxn_run) against 8 x 180 in the loop,
+ * so up to 21% more cycles a record than the figure.
  *
  * GEMM (q4kxn_panel, tile32_kgemm.h): the record's scales decoded once for every
  * panel; per quarter j of the record (register j of each step: 8 rows) and
@@ -87,30 +87,47 @@ typedef struct q4kxn_rec {
 } q4kxn_rec;
 _Static_assert(sizeof(q4kxn_rec) <= PW__T32K_SCRATCH, "q4kxn_rec fits the loop's scratch");
 
-/* Decode record rec's scales, mins, d and dmin into rs (pw__k4_scale_min, 16 rows at a
- * time: sub-blocks 0..3 are the low 6 bits of bytes t and t + 4; 4..7 a nibble of
- * byte t + 8 with, as bits 4-5, the top two bits of byte t or t + 4). */
-Q4KXN_INLINE void q4kxn_decode(const uint8_t *rec, q4kxn_rec *rs) {
+/* The 6-bit scales (*sc) and mins (*mn) of sub-block t of 16 rows, one byte a row, from
+ * b[i] = packed byte i of the 16 rows (pw__k4_scale_min, 16 rows at a time: sub-blocks
+ * 0..3 are the low 6 bits of bytes t and t + 4; 4..7 a nibble of byte t + 8 with, as
+ * bits 4-5, the top two bits of byte t - 4 or t). */
+Q4KXN_INLINE void q4kxn_sc_mn(const uint8x16_t b[12], int t, uint8x16_t *sc, uint8x16_t *mn) {
     const uint8x16_t m63 = vdupq_n_u8(63), m0f = vdupq_n_u8(0x0F);
+    if (t < 4) {
+        *sc = vandq_u8(b[t], m63);
+        *mn = vandq_u8(b[t + 4], m63);
+    } else {
+        *sc = vsliq_n_u8(vandq_u8(b[t + 4], m0f), vshrq_n_u8(b[t - 4], 6), 4);
+        *mn = vsliq_n_u8(vshrq_n_u8(b[t + 4], 4), vshrq_n_u8(b[t], 6), 4);
+    }
+}
+
+/* The packed scale bytes of rows 16h .. 16h + 15: byte i in b[i]. */
+Q4KXN_INLINE void q4kxn_scale_bytes(const uint8_t *rec, int h, uint8x16_t b[12]) {
+    const uint8_t *p = rec + PW__Q4KX_SCALES + 192 * h;
+    for (int i = 0; i < 12; ++i) b[i] = vld1q_u8(p + 16 * i);
+}
+
+/* The 16 bytes of v as int32: w[k] = bytes 4k .. 4k+3 (rows 4k .. 4k+3 of the 16). */
+Q4KXN_INLINE void q4kxn_widen(uint8x16_t v, int32x4_t w[4]) {
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
+    w[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    w[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
+    w[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    w[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
+}
+
+/* Decode record rec's scales, mins, d and dmin into rs (the GEMM panels' form). */
+Q4KXN_INLINE void q4kxn_decode(const uint8_t *rec, q4kxn_rec *rs) {
     for (int h = 0; h < 2; ++h) {
-        const uint8_t *p = rec + PW__Q4KX_SCALES + 192 * h;
         uint8x16_t b[12];
-        for (int i = 0; i < 12; ++i) b[i] = vld1q_u8(p + 16 * i);
+        q4kxn_scale_bytes(rec, h, b);
         for (int t = 0; t < 8; ++t) {
             uint8x16_t sc, mn;
-            if (t < 4) {
-                sc = vandq_u8(b[t], m63);
-                mn = vandq_u8(b[t + 4], m63);
-            } else {
-                sc = vsliq_n_u8(vandq_u8(b[t + 4], m0f), vshrq_n_u8(b[t - 4], 6), 4);
-                mn = vsliq_n_u8(vshrq_n_u8(b[t + 4], 4), vshrq_n_u8(b[t], 6), 4);
-            }
-            const uint16x8_t s0 = vmovl_u8(vget_low_u8(sc)), s1 = vmovl_high_u8(sc);
-            int32_t *ps = rs->sc[t] + 16 * h;
-            vst1q_s32(ps, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(s0))));
-            vst1q_s32(ps + 4, vreinterpretq_s32_u32(vmovl_high_u16(s0)));
-            vst1q_s32(ps + 8, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(s1))));
-            vst1q_s32(ps + 12, vreinterpretq_s32_u32(vmovl_high_u16(s1)));
+            q4kxn_sc_mn(b, t, &sc, &mn);
+            int32x4_t w[4];
+            q4kxn_widen(sc, w);
+            for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[t] + 16 * h + 4 * k, w[k]);
             vst1q_s16(rs->mn[t] + 16 * h, vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn))));
             vst1q_s16(rs->mn[t] + 16 * h + 8, vreinterpretq_s16_u16(vmovl_high_u8(mn)));
         }
@@ -126,15 +143,19 @@ Q4KXN_INLINE void q4kxn_sums(const pw__q8_256 *xb, int16_t b[8]) {
     vst1q_s16(b, vpaddq_s16(vld1q_s16(xb->bsums), vld1q_s16(xb->bsums + 8)));
 }
 
-/* acc + (f32(s) * d - f32(M) * dmin) * xd for group q (rows 4q .. 4q+3), M = sum_t
- * m_t b_t of its rows. */
+/* acc + (f32(s) * d - f32(m) * dmin) * xd: the float step of four rows. */
+Q4KXN_INLINE float32x4_t q4kxn_float(float32x4_t acc, int32x4_t s, int32x4_t m, float32x4_t d,
+                                     float32x4_t dmin, float xd) {
+    const float32x4_t f = vfmsq_f32(vmulq_f32(vcvtq_f32_s32(s), d), vcvtq_f32_s32(m), dmin);
+    return vfmaq_n_f32(acc, f, xd);
+}
+
+/* The same for group q (rows 4q .. 4q+3) from rs, M = sum_t m_t b_t of its rows. */
 Q4KXN_INLINE float32x4_t q4kxn_finish(float32x4_t acc, int32x4_t s, const q4kxn_rec *rs, int q,
                                       const int16_t b[8], float xd) {
     int32x4_t m = vdupq_n_s32(0);
     for (int t = 0; t < 8; ++t) m = vmlal_n_s16(m, vld1_s16(rs->mn[t] + 4 * q), b[t]);
-    const float32x4_t f = vfmsq_f32(vmulq_f32(vcvtq_f32_s32(s), vld1q_f32(rs->d + 4 * q)),
-                                    vcvtq_f32_s32(m), vld1q_f32(rs->dmin + 4 * q));
-    return vfmaq_n_f32(acc, f, xd);
+    return q4kxn_float(acc, s, m, vld1q_f32(rs->d + 4 * q), vld1q_f32(rs->dmin + 4 * q), xd);
 }
 
 /* ---- GEMV ---- */
@@ -160,15 +181,33 @@ Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
 #undef Q4KXN_STEP
         for (int q = 0; q < 8; ++q) vst1q_s32(dots[t][q], dot[q]);
     }
-    q4kxn_rec rs __attribute__((aligned(16)));
-    q4kxn_decode(rec, &rs);
+    /* the scales and mins decoded where they are used, 16 rows at a time (the GEMM's
+     * scratch would cost a store and a load of each) */
     int16_t b[8];
     q4kxn_sums(xb, b);
-    for (int q = 0; q < 8; ++q) {
-        int32x4_t s = vdupq_n_s32(0);
-        for (int t = 0; t < 8; ++t)
-            s = vmlaq_s32(s, vld1q_s32(dots[t][q]), vld1q_s32(rs.sc[t] + 4 * q));
-        acc[q] = q4kxn_finish(acc[q], s, &rs, q, b, xb->d);
+    for (int h = 0; h < 2; ++h) { /* groups 4h .. 4h+3: rows 16h .. 16h+15 */
+        uint8x16_t bytes[12];
+        q4kxn_scale_bytes(rec, h, bytes);
+        int32x4_t s[4], mm[4];
+        for (int k = 0; k < 4; ++k) s[k] = mm[k] = vdupq_n_s32(0);
+        for (int t = 0; t < 8; ++t) {
+            uint8x16_t sc, mn;
+            q4kxn_sc_mn(bytes, t, &sc, &mn);
+            int32x4_t w[4];
+            q4kxn_widen(sc, w);
+            for (int k = 0; k < 4; ++k) s[k] = vmlaq_s32(s[k], vld1q_s32(dots[t][4 * h + k]), w[k]);
+            const int16x8_t m0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn)));
+            const int16x8_t m1 = vreinterpretq_s16_u16(vmovl_high_u8(mn));
+            mm[0] = vmlal_n_s16(mm[0], vget_low_s16(m0), b[t]);
+            mm[1] = vmlal_high_n_s16(mm[1], m0, b[t]);
+            mm[2] = vmlal_n_s16(mm[2], vget_low_s16(m1), b[t]);
+            mm[3] = vmlal_high_n_s16(mm[3], m1, b[t]);
+        }
+        for (int k = 0; k < 4; ++k) {
+            const int q = 4 * h + k;
+            acc[q] = q4kxn_float(acc[q], s[k], mm[k], pw__t32n_f16x4(rec + PW__Q4KX_D + 8 * q),
+                                 pw__t32n_f16x4(rec + PW__Q4KX_DMIN + 8 * q), xb->d);
+        }
     }
 }
 

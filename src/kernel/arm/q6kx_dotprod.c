@@ -36,14 +36,14 @@
  * the 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales
  * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT. The llvm-mca estimate
  * below is of the sub-block loop only: the scale work once a record after it is at
- * most 273 more instructions (the rest of q6kxn_run) against 16 x 161 in the loop, so
- * up to 11% more cycles a record than the figure.
+ * most 220 more instructions (the rest of q6kxn_run) against 16 x 161 in the loop, so
+ * up to 9% more cycles a record than the figure.
  *
  * GEMM (q6kxn_panel, tile32_kgemm.h): the record's scales widened once for every
- * panel (an L1 scratch); per register j of the loads (8 rows) and sub-block, its
- * quants made once for the panel's mr rows of X: 6 loads, 18 unpacking ops and
- * 8 x mr SDOT; the 2 x mr chains, 2 x mr scaled sums and mr activation vectors
- * stay in registers.
+ * panel (an L1 scratch, q6kxn_decode; the GEMV widens them where it uses them); per
+ * register j of the loads (8 rows) and sub-block, its quants made once for the panel's
+ * mr rows of X: 6 loads, 18 unpacking ops and 8 x mr SDOT; the 2 x mr chains, 2 x mr
+ * scaled sums and mr activation vectors stay in registers.
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
@@ -82,17 +82,25 @@ typedef struct q6kxn_rec {
 } q6kxn_rec;
 _Static_assert(sizeof(q6kxn_rec) <= PW__T32K_SCRATCH, "q6kxn_rec fits the loop's scratch");
 
-/* Widen record rec's int8 scales to int32 and its fp16 d to f32 into rs. */
+/* The int8 scales of sub-block s, rows 16h .. 16h+15, as int32: w[k] rows 16h + 4k ..
+ * 16h + 4k + 3. */
+Q6KXN_INLINE void q6kxn_scales(const uint8_t *rec, int s, int h, int32x4_t w[4]) {
+    const int8x16_t v = vld1q_s8((const int8_t *)rec + PW__Q6KX_SCALES + 32 * s + 16 * h);
+    const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
+    w[0] = vmovl_s16(vget_low_s16(w0));
+    w[1] = vmovl_high_s16(w0);
+    w[2] = vmovl_s16(vget_low_s16(w1));
+    w[3] = vmovl_high_s16(w1);
+}
+
+/* Widen record rec's int8 scales to int32 and its fp16 d to f32 into rs (the GEMM
+ * panels' form). */
 Q6KXN_INLINE void q6kxn_decode(const uint8_t *rec, q6kxn_rec *rs) {
     for (int s = 0; s < 16; ++s)
         for (int h = 0; h < 2; ++h) {
-            const int8x16_t v = vld1q_s8((const int8_t *)rec + PW__Q6KX_SCALES + 32 * s + 16 * h);
-            const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
-            int32_t *p = rs->sc[s] + 16 * h;
-            vst1q_s32(p, vmovl_s16(vget_low_s16(w0)));
-            vst1q_s32(p + 4, vmovl_high_s16(w0));
-            vst1q_s32(p + 8, vmovl_s16(vget_low_s16(w1)));
-            vst1q_s32(p + 12, vmovl_high_s16(w1));
+            int32x4_t w[4];
+            q6kxn_scales(rec, s, h, w);
+            for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[s] + 16 * h + 4 * k, w[k]);
         }
     for (int q = 0; q < 8; ++q) vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + PW__Q6KX_D + 8 * q));
 }
@@ -147,13 +155,22 @@ Q6KXN_INLINE void q6kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
             vst1q_s32(dots[s][4 + j], hi);
         }
     }
-    q6kxn_rec rs __attribute__((aligned(16)));
-    q6kxn_decode(rec, &rs);
-    for (int q = 0; q < 8; ++q) {
-        int32x4_t sum = vdupq_n_s32(0);
-        for (int s = 0; s < 16; ++s)
-            sum = vmlaq_s32(sum, vld1q_s32(dots[s][q]), vld1q_s32(rs.sc[s] + 4 * q));
-        acc[q] = pw__t32n_scale_add(acc[q], sum, vld1q_f32(rs.d + 4 * q), xb->d);
+    /* the scales widened where they are used (the GEMM's scratch would cost a store and a
+     * load of each) */
+    for (int h = 0; h < 2; ++h) { /* groups 4h .. 4h+3: rows 16h .. 16h+15 */
+        int32x4_t sum[4];
+        for (int g = 0; g < 4; ++g) sum[g] = vdupq_n_s32(0);
+        for (int s = 0; s < 16; ++s) {
+            int32x4_t w[4];
+            q6kxn_scales(rec, s, h, w);
+            for (int g = 0; g < 4; ++g)
+                sum[g] = vmlaq_s32(sum[g], vld1q_s32(dots[s][4 * h + g]), w[g]);
+        }
+        for (int g = 0; g < 4; ++g) {
+            const int q = 4 * h + g;
+            acc[q] = pw__t32n_scale_add(acc[q], sum[g], pw__t32n_f16x4(rec + PW__Q6KX_D + 8 * q),
+                                        xb->d);
+        }
     }
 }
 
