@@ -1,8 +1,8 @@
 /*
  * AVX-512 VNNI kernel for QB4W family qb4w_n16k8s2 (layout and contract in
  * kernel/qb4w.h): GEMM over pairs of 16-channel tiles (two zmm) by up to
- * PW__QB4W_MR rows of X per micro-tile, and a batch-1 path with four accumulator
- * chains.
+ * PW__QB4W_MR rows of X per micro-tile, and a batch-1 path over four tiles at
+ * once.
  *
  * Per 8 k values: one 64-byte chunk of the tile and 8 bytes of qu = q + 128
  * per row of X (two broadcast dwords) from the QD8 panel (GEMM) or the row
@@ -37,6 +37,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#define PW__QB4W_STREAMS 4 /* GEMV: parts of a thread's tiles read at once (gemv_tiles_ch*) */
 #define PW__QB4W_MR 10 /* rows of X per micro-tile: one QD8 panel */
 _Static_assert(PW__QB4W_MR <= 10, "the row switch and the arrays stop at 10");
 
@@ -77,93 +78,139 @@ typedef struct tile_ctx {
  * Batch 1 with the row's block sums: d_b = sum qu * u - z_b * QS_b, QS_b = sum of the
  * block's qu (the same integer as sum qu * (u - z_b)), so the nibbles go to vpdpbusd as
  * they are and the zero points cost one multiply per block instead of a subtraction per
- * weight vector. QS is computed once per call (pw__qb4w_row_sums). Four chains.
- */
-/* Where GEMV prefetches: block b of the tile at t, about PW__QB4W_PF bytes of tiles
- * ahead, moved on one block per block (as the AVX2 kernel does, kernel/x86/qb4w_avx2.c):
- * a tile's data, scales and zero points are three streams, each prefetched where it is
- * read; into L2 where the tiled GEMVs prefetch there (pw__x86_prefetch_l2: Intel, AMD
+ * weight vector. QS is computed once per call (pw__qb4w_row_sums).
+ *
+ * A thread's tiles are read as PW__QB4W_STREAMS parts at once (gemv_tiles_ch*), block b of
+ * each part's tile in turn: the row's broadcasts of a chunk pair serve all four tiles, two
+ * integer chains per tile. Each part prefetches its own stream about PW__QB4W_PF / 4 bytes
+ * ahead: a tile's data, scales and zero points are three regions, each prefetched where it
+ * is read; into L2 where the tiled GEMVs prefetch there (pw__x86_prefetch_l2: Intel, AMD
  * Zen 4), else into L1. On a Zen 4 EPYC VM, packwise bench --formats QB4W --shapes
  * 11008x4096 --batch 1 --threads 1,2, the hint switched at run time, three rounds in
  * turn, fraction of the read: B = 32 65.0-67.4% (L1) against 80.7-87.9% (L2) on 1
  * thread, 74.9-76.0 against 79.4-87.3 on 2; B = 128 43.9-45.3 against 63.8-83.7 and
- * 48.2-59.4 against 74.2-80.7. A lead of 8 KiB instead of 4 measured the same. */
-typedef struct ahead {
-    const uint8_t *t;
-    int64_t b;
-    int l2; /* into L2 (T1) where the tiled GEMVs prefetch there (tile32_prefetch.h), else L1 */
-} ahead;
-
-PW__INLINE void prefetch_block(ahead *pf, const tile_ctx *t, const int CH) {
-    const uint8_t *p = pf->t + 64 * (uint64_t)(pf->b * CH);
-    const uint8_t *sc = pf->t + t->scale_at + 64 * (uint64_t)pf->b;
-    const uint8_t *zp = pf->t + t->zero_at + 16 * (uint64_t)pf->b;
-#pragma GCC unroll 32
-    for (int i = 0; i < CH; ++i) pw__x86_prefetch_line(p + 64 * i, pf->l2);
-    pw__x86_prefetch_line(sc, pf->l2);
-    pw__x86_prefetch_line(zp, pf->l2);
-    if (++pf->b == t->nb) {
-        pf->b = 0;
-        pf->t += t->d->tile_bytes;
-    }
-}
-
-PW__INLINE void gemv_pair(const uint8_t *w, const uint8_t *u, __m512i m4, __m512i *a0, __m512i *a1,
-                          __m512i *a2, __m512i *a3) {
-    const __m512i r0 = _mm512_load_si512(w);
-    const __m512i r1 = _mm512_load_si512(w + 64);
-    *a0 = _mm512_dpbusd_epi32(*a0, bcast32(u), _mm512_and_si512(r0, m4));
-    *a1 = _mm512_dpbusd_epi32(*a1, bcast32(u + 4), _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4));
-    *a2 = _mm512_dpbusd_epi32(*a2, bcast32(u + 8), _mm512_and_si512(r1, m4));
-    *a3 = _mm512_dpbusd_epi32(*a3, bcast32(u + 12), _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4));
-}
-
-/* One block b of one tile for batch 1: accf + its d_b * scale. CH (chunks per block) is a
- * constant: the chunk loop unrolls and the four chains stay in registers (a run-time
- * loop left the compiler copying each chain at every step); a partial last block takes
- * a run-time count. u: the row's qu of block b. */
-PW__INLINE __m512 gemv_block(const tile_ctx *t, const uint8_t *tile, int64_t b, const uint8_t *u,
-                             int32_t qs_b, __m512 accf, const int CH) {
+ * 48.2-59.4 against 74.2-80.7. A lead of 8 KiB instead of 4 measured the same.
+ *
+ * The same Zen 4 VM later (AVX-512 in 256-bit halves): the GEMV was bound by its own work,
+ * a [256, 4096] weight left in L2 read at 43-49 GB/s against a cold ceiling near 38. Each
+ * tile's block had loaded its own broadcasts of the row and kept a prefetch cursor per
+ * part (about 30 scalar operations per tile and block, spilled); now the broadcasts are
+ * shared and the prefetch address is one computation per block for all parts: 52 GB/s,
+ * then 56-59 (the same weight in L2, one thread, best of 7 x 3000 calls; with no
+ * prefetch at all 65). Cold, three rounds in turn, [11008, 4096] / [4096, 4096], 1 thread:
+ * B = 32 71.2-73.0% / 68.9-71.4 -> 73.6-74.8 / 70.5-71.9, B = 128 68.6-68.8 / 64.0-65.3
+ * -> 75.7-77.2 / 74.3-75.6; 2 threads (two rounds) 54-89 -> 65-92. Measured and not kept
+ * on that VM: a tile layout of four-block records (data, scales, zero points together, in
+ * address order; 55-60% with four streams, 47-59 with eight), 2 or 8 streams (55-72,
+ * 51-60), prefetching every other data line or none (the same or lower), no software
+ * prefetch (67-73), the high nibbles by one vgf2p8affineqb instead of a shift and an and
+ * (the same: it takes the vpdpbusd ports there), each chunk loaded once instead of folded
+ * into both of its operations (1-2% in L2).
+ */
+/* acc_lo[s], acc_hi[s] + chunks j, j + 1 of the S tiles at w[s] + off (u: the row's qu of
+ * chunk j): the four broadcasts of the row's bytes serve every tile. */
+PW__INLINE void gemv_chunk_pair(const uint8_t *const *w, uint64_t off, const uint8_t *u, __m512i *lo,
+                                __m512i *hi, const int S) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const uint8_t *w = tile + 64 * (uint64_t)(b * CH);
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    if (b + 1 < t->nb || pw__qb4w_block_values(t->d, b) == t->d->group) {
-#pragma GCC unroll 16
-        for (int j = 0; j < CH; j += 2) gemv_pair(w + 64 * j, u + 8 * j, m4, &a0, &a1, &a2, &a3);
-    } else {
-        const int64_t chunks = pw__qb4w_block_values(t->d, b) / 8;
-        for (int64_t j = 0; j < chunks; j += 2) gemv_pair(w + 64 * j, u + 8 * j, m4, &a0, &a1, &a2, &a3);
+    const __m512i u0 = bcast32(u), u1 = bcast32(u + 4), u2 = bcast32(u + 8), u3 = bcast32(u + 12);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s) {
+        const __m512i r0 = _mm512_load_si512(w[s] + off), r1 = _mm512_load_si512(w[s] + off + 64);
+        lo[s] = _mm512_dpbusd_epi32(lo[s], u0, _mm512_and_si512(r0, m4));
+        hi[s] = _mm512_dpbusd_epi32(hi[s], u1, _mm512_and_si512(_mm512_srli_epi16(r0, 4), m4));
+        lo[s] = _mm512_dpbusd_epi32(lo[s], u2, _mm512_and_si512(r1, m4));
+        hi[s] = _mm512_dpbusd_epi32(hi[s], u3, _mm512_and_si512(_mm512_srli_epi16(r1, 4), m4));
     }
-    const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(tile + t->zero_at + 16 * (uint64_t)b)));
-    const __m512i acc = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
-                                         _mm512_mullo_epi32(z, _mm512_set1_epi32(qs_b)));
-    return block_step(accf, acc, _mm512_loadu_ps(tile + t->scale_at + 64 * (uint64_t)b));
 }
 
-/* One tile's row of outputs, block by block. */
-PW__INLINE void gemv_tile_sums(const tile_ctx *t, ahead *pf, const uint8_t *lhs, int64_t kq, const int32_t *qs,
-                               uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax,
-                               const int CH) {
-    const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
-    __m512 accf = _mm512_setzero_ps();
-    for (int64_t b = 0; b < t->nb; ++b) {
-        prefetch_block(pf, t, CH);
-        accf = gemv_block(t, t->tile, b, u + 8 * (uint64_t)(b * CH), qs[b], accf, CH);
+/* accf[s] + block b's d_b * scale for the S tiles at w[s], from the sums lo, hi and the
+ * row's block sum qs_b: d_b = lo + hi - z_b * QS_b. */
+PW__INLINE void gemv_block_out(const tile_ctx *t, const uint8_t *const *w, int64_t b, const __m512i *lo,
+                               const __m512i *hi, int32_t qs_b, __m512 *accf, const int S) {
+    const __m512i q = _mm512_set1_epi32(qs_b);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s) {
+        const __m512i z = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128((const __m128i *)(const void *)(w[s] + t->zero_at + 16 * (uint64_t)b)));
+        const __m512i d = _mm512_sub_epi32(_mm512_add_epi32(lo[s], hi[s]), _mm512_mullo_epi32(z, q));
+        accf[s] = block_step(accf[s], d, _mm512_loadu_ps(w[s] + t->scale_at + 64 * (uint64_t)b));
     }
-    finish_row(accf, pw__qd8_hdr(lhs), _mm512_loadu_ps(t->tile + t->fsum_at),
-               _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
+}
+
+/* Prefetch block b + ahead of the S tiles at w[s] (ahead <= nb blocks; past a tile's
+ * last block, the next tile's: the same part's next tile, kernel/tile32.h): its data
+ * (CH lines), scales and zero points, each region where it is read. */
+PW__INLINE void prefetch_ahead(const tile_ctx *t, const uint8_t *const *w, int64_t b, int64_t ahead,
+                               const int L2, const int S, const int CH) {
+    int64_t bp = b + ahead;
+    uint64_t next = 0;
+    if (bp >= t->nb) {
+        bp -= t->nb;
+        next = t->d->tile_bytes;
+    }
+    const uint64_t data = next + 64 * (uint64_t)(bp * CH), sc = next + t->scale_at + 64 * (uint64_t)bp,
+                   zp = next + t->zero_at + 16 * (uint64_t)bp;
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 32
+        for (int i = 0; i < CH; ++i) pw__x86_prefetch_line(w[s] + data + 64 * i, L2);
+        pw__x86_prefetch_line(w[s] + sc, L2);
+        pw__x86_prefetch_line(w[s] + zp, L2);
+    }
+}
+
+/* Batch 1 over the S tiles at w[s] (S a constant), block by block, each tile prefetching
+ * its stream `ahead` blocks on (into L2 where L2, else L1): accf[s] = sum_b d_b * s_b. CH
+ * (chunks per block) is a constant, so the chunk loop unrolls and the 2 S integer chains
+ * stay in registers; the last block, when the QD8 rows end inside it, takes a run-time
+ * count of chunk pairs. u: the row's qu. */
+PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, int64_t ahead, const uint8_t *u,
+                            const int32_t *qs, __m512 *accf, const int L2, const int S, const int CH) {
+    const int64_t nb = t->nb;
+    const int64_t full = pw__qb4w_block_values(t->d, nb - 1) == t->d->group ? nb : nb - 1;
+    for (int64_t b = 0; b < full; ++b) {
+        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
+        prefetch_ahead(t, w, b, ahead, L2, S, CH);
+        const uint64_t off = 64 * (uint64_t)(b * CH);
+#pragma GCC unroll 16
+        for (int j = 0; j < CH; j += 2)
+            gemv_chunk_pair(w, off + 64 * (uint64_t)j, u + 8 * (uint64_t)(b * CH + j), lo, hi, S);
+        gemv_block_out(t, w, b, lo, hi, qs[b], accf, S);
+    }
+    if (full < nb) {
+        const int64_t b = full, chunks = pw__qb4w_block_values(t->d, b) / 8;
+        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+        for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
+        prefetch_ahead(t, w, b, ahead, L2, S, CH);
+        const uint64_t off = 64 * (uint64_t)(b * CH);
+        for (int64_t j = 0; j < chunks; j += 2)
+            gemv_chunk_pair(w, off + 64 * (uint64_t)j, u + 8 * (uint64_t)(b * CH + j), lo, hi, S);
+        gemv_block_out(t, w, b, lo, hi, qs[b], accf, S);
+    }
+}
+
+/* One step of the streams (st): all S parts at once, or part after part in the last
+ * part's tail. */
+PW__INLINE void gemv_step(const tile_ctx *t, const pw__streams_step *st, int64_t ahead, const uint8_t *u,
+                          const int32_t *qs, __m512 *accf, const int L2, const int S, const int CH) {
+    if (st->live == S) {
+        gemv_blocks(t, st->tile, ahead, u, qs, accf, L2, S, CH);
+    } else {
+        for (int s = 0; s < st->live; ++s) gemv_blocks(t, &st->tile[s], ahead, u, qs, &accf[s], L2, 1, CH);
+    }
 }
 
 /* The tiles [n0, n1) of one row, at a constant chunk count, read as PW__QB4W_STREAMS
  * contiguous parts at once (kernel/tile32.h, pw__streams_plan; a block of each part's
- * tile in turn), each part prefetched PW__QB4W_PF / PW__QB4W_STREAMS bytes ahead by its
- * own `ahead`. The last part's tail, where it has no tile, runs tile after tile.
+ * tile in turn), each part prefetched about PW__QB4W_PF / PW__QB4W_STREAMS bytes ahead.
+ * The last part's tail, where it has no tile, runs tile after tile.
  * packwise bench --formats QB4W --shapes 11008x4096 --batch 1 --threads 1, this and one
  * stream alternately, three rounds: B = 32 89-94% of the read against 85-89%, B = 128
  * 82-93% against 79-81%. (An earlier try of 2 and 4 streams measured below one, 79-85%
  * and 71-80% against 82-88%; it is not known here how it placed its prefetches. This
  * one keeps the whole lead, 4 KiB, over all streams: 1 KiB each.) */
-#define PW__QB4W_STREAMS 4
 #define PW__GEMV_TILES(CH)                                                                          \
     static __attribute__((noinline)) void gemv_tiles_ch##CH(tile_ctx *t, const pw__mm_call *c,      \
                                                             int64_t n0, int64_t n1, const uint8_t *lhs, \
@@ -173,35 +220,20 @@ PW__INLINE void gemv_tile_sums(const tile_ctx *t, ahead *pf, const uint8_t *lhs,
         const size_t esz = f16 ? 2 : 4;                                                             \
         const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;                                       \
         const int64_t per_block = (int64_t)(t->d->tile_bytes / (uint64_t)t->nb) + 1;               \
-        const int64_t ahead_blocks = PW__QB4W_PF / S / per_block + 1;                               \
+        int64_t ahead = PW__QB4W_PF / S / per_block + 1;                                            \
+        if (ahead > t->nb) ahead = t->nb;                                                           \
         const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);                                   \
         const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);                     \
-        ahead pf[S];                                                                                \
-        for (int s = 0; s < S; ++s)                                                                 \
-            pf[s] = (ahead){c->packed + (uint64_t)(p.first + s * p.per + ahead_blocks / t->nb) *    \
-                                            t->d->tile_bytes,                                       \
-                            ahead_blocks % t->nb, l2};                                              \
         pw__streams_step st;                                                                        \
         for (int64_t j = 0; j < p.per; ++j) {                                                       \
             pw__streams_at(&p, j, &st);                                                             \
-            if (st.live < S) {                                                                      \
-                for (int s = 0; s < st.live; ++s) {                                                 \
-                    t->tile = st.tile[s];                                                           \
-                    gemv_tile_sums(t, &pf[s], lhs, kq, qs, y0 + (size_t)st.t0[s] * esz, f16,        \
-                                   (__mmask16)((1u << st.rows[s]) - 1u), vmin, vmax, CH);           \
-                }                                                                                   \
-                continue;                                                                           \
-            }                                                                                       \
             __m512 accf[S];                                                                         \
             for (int s = 0; s < S; ++s) accf[s] = _mm512_setzero_ps();                              \
-            for (int64_t b = 0; b < t->nb; ++b) {                                                   \
-                _Pragma("GCC unroll 4") for (int s = 0; s < S; ++s) {                               \
-                    prefetch_block(&pf[s], t, CH);                                                  \
-                    accf[s] = gemv_block(t, st.tile[s], b, u + 8 * (uint64_t)(b * CH), qs[b],       \
-                                         accf[s], CH);                                              \
-                }                                                                                   \
-            }                                                                                       \
-            for (int s = 0; s < S; ++s)                                                             \
+            if (l2)                                                                                 \
+                gemv_step(t, &st, ahead, u, qs, accf, 1, S, CH);                                    \
+            else                                                                                    \
+                gemv_step(t, &st, ahead, u, qs, accf, 0, S, CH);                                    \
+            for (int s = 0; s < st.live; ++s)                                                       \
                 finish_row(accf[s], pw__qd8_hdr(lhs), _mm512_loadu_ps(st.tile[s] + t->fsum_at),    \
                            _mm512_loadu_ps(st.tile[s] + t->bias_at), vmin, vmax,                    \
                            y0 + (size_t)st.t0[s] * esz, f16, (__mmask16)((1u << st.rows[s]) - 1u)); \
