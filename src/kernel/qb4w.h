@@ -42,13 +42,23 @@
  * weights). nb = ceil(K / B) blocks; N padded to whole tiles of nr channels.
  * Tile t holds channels n = t*nr + c (c < nr):
  *
- *   data    nb * B / kr chunks, each | ch 0: kr/2 bytes | ch 1 | ... | ch nr-1 |
- *           chunk j = k in [j*kr, j*kr + kr): block b holds chunks [b*B/kr, (b+1)*B/kr)
- *   scale   f32 [nb][nr]
- *   zero    u8  [nb][nr]
+ *   records of G = 64 / nr blocks (nr divides 64), the last of the blocks left
+ *   (nb - G * floor((nb - 1) / G) of them), each record, for its g blocks:
+ *     data    g blocks of B / kr chunks each, each chunk | ch 0: kr/2 bytes | ch 1 |
+ *             ... | ch nr-1 |; chunk j of block b = k in [b*B + j*kr, b*B + j*kr + kr)
+ *     scale   f32 [g][nr]
+ *     zero    u8  [g][nr]
  *   F       f32 [nr]      F = 0; for b in order: F = fmaf((float)ws_b, s_b, F)
  *   bias    f32 [nr]      0 when the weights have no bias
  *   (zero bytes up to a multiple of 64)
+ *
+ * A whole record is a multiple of 64 bytes (G * nr = 64 zero bytes, 4 * 64 scale bytes,
+ * 32 * B data bytes), so every record starts on a cache line. The record keeps a
+ * block's scales and zero points next to its data: a GEMV reads each tile in address
+ * order (the four blocks' data, then their scales and zero points), which hardware
+ * prefetchers follow; with all the data before all the scales and zero points (version
+ * 2) a tile was three streams that needed software prefetch (x86/qb4w_avx512.c has the
+ * figures).
  *
  * Inside a chunk, value j of a channel is the UNSIGNED nibble u at the slot
  * QC4W's sr gives (kernel/qc4w.h: sr = 1 the raw pairing, sr = 2 byte j %
@@ -86,7 +96,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW__QB4W_PACK_VERSION 2 /* bump when the packed bytes change */
+#define PW__QB4W_PACK_VERSION 3 /* bump when the packed bytes change */
 #define PW__QB4W_MIN_B 16
 #define PW__QB4W_MAX_B 256
 
@@ -171,16 +181,41 @@ void pw__qb4w_pack(const pw__pack_desc *desc, const pw__qb4w_source *src, int64_
 void pw__qb4w_unpack(const pw__pack_desc *desc, const uint8_t *packed, const pw_qb4w_weights *like,
                      uint8_t *data, void *scales, uint8_t *zero_points, float *bias);
 
-/* Region offsets inside a tile (bytes). */
+/* Byte offsets inside a tile (the layout above): records of pw__qb4w_record_blocks blocks,
+ * the last record of the blocks left; F and the bias after the last record. */
 static inline int64_t pw__qb4w_blocks_of(const pw__pack_desc *d) { return d->in_padded / d->group; }
-static inline uint64_t pw__qb4w_scale_offset(const pw__pack_desc *d) {
-    return (uint64_t)d->in_padded * (uint64_t)d->nr / 2u;
+static inline int64_t pw__qb4w_record_blocks(const pw__pack_desc *d) { return 64 / d->nr; }
+/* Bytes of one block's data (nr channels x B nibbles). */
+static inline uint64_t pw__qb4w_block_data_bytes(const pw__pack_desc *d) {
+    return (uint64_t)d->nr * (uint64_t)d->group / 2u;
 }
-static inline uint64_t pw__qb4w_zero_offset(const pw__pack_desc *d) {
-    return pw__qb4w_scale_offset(d) + 4u * (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+/* Where block b's data, scales and zero points lie in a tile of nr channels, nb blocks and
+ * data_bytes of data per block (kernels pass constants and step through it). */
+typedef struct pw__qb4w_at {
+    uint64_t data, scale, zero;
+} pw__qb4w_at;
+static inline pw__qb4w_at pw__qb4w_at_of(int32_t nr, int64_t nb, uint64_t data_bytes, int64_t b) {
+    const uint64_t g = 64u / (uint64_t)nr, r = (uint64_t)b / g, i = (uint64_t)b % g;
+    const uint64_t left = (uint64_t)nb - r * g, blocks = left < g ? left : g;
+    const uint64_t at = r * g * (data_bytes + 5u * (uint64_t)nr);
+    const pw__qb4w_at a = {at + i * data_bytes, at + blocks * data_bytes + 4u * i * (uint64_t)nr,
+                           at + blocks * (data_bytes + 4u * (uint64_t)nr) + i * (uint64_t)nr};
+    return a;
+}
+static inline pw__qb4w_at pw__qb4w_block_at(const pw__pack_desc *d, int64_t b) {
+    return pw__qb4w_at_of(d->nr, pw__qb4w_blocks_of(d), pw__qb4w_block_data_bytes(d), b);
+}
+static inline uint64_t pw__qb4w_data_offset(const pw__pack_desc *d, int64_t b) {
+    return pw__qb4w_block_at(d, b).data;
+}
+static inline uint64_t pw__qb4w_scale_offset(const pw__pack_desc *d, int64_t b) {
+    return pw__qb4w_block_at(d, b).scale;
+}
+static inline uint64_t pw__qb4w_zero_offset(const pw__pack_desc *d, int64_t b) {
+    return pw__qb4w_block_at(d, b).zero;
 }
 static inline uint64_t pw__qb4w_fsum_offset(const pw__pack_desc *d) {
-    return pw__qb4w_zero_offset(d) + (uint64_t)pw__qb4w_blocks_of(d) * (uint64_t)d->nr;
+    return (uint64_t)pw__qb4w_blocks_of(d) * (pw__qb4w_block_data_bytes(d) + 5u * (uint64_t)d->nr);
 }
 static inline uint64_t pw__qb4w_bias_offset(const pw__pack_desc *d) {
     return pw__qb4w_fsum_offset(d) + 4u * (uint64_t)d->nr;

@@ -59,7 +59,7 @@ pw_status pw__qb4w_pack_plan(pw_context *ctx, const char *family, int32_t nr, in
                 PW_ERR_INVALID_ARGUMENT, "QB4W pack: block size %d is not a power of two in %d .. %d",
                 (int)block, PW__QB4W_MIN_B, PW__QB4W_MAX_B);
     /* Chunks tile a block (and the QD8 padding) and hold whole bytes per sub-block. */
-    PW__FAIL_IF(nr < 4 || nr % 4 != 0 || kr < 2 || PW__QB4W_MIN_B % kr != 0 || (sr != 1 && sr != 2) ||
+    PW__FAIL_IF(nr < 4 || nr > 64 || 64 % nr != 0 || kr < 2 || PW__QB4W_MIN_B % kr != 0 || (sr != 1 && sr != 2) ||
                     (sr == 2 && kr % 4 != 0),
                 ctx, PW_ERR_INVALID_ARGUMENT, "QB4W pack: unsupported tile nr=%d kr=%d sr=%d",
                 (int)nr, (int)kr, (int)sr);
@@ -107,7 +107,6 @@ void pw__qb4w_pack(const pw__pack_desc *d, const pw__qb4w_source *src, int64_t n
     const int32_t nr = d->nr, kr = d->kr, sr = d->sr, half = kr / 2, bsz = d->group;
     const int64_t k = d->in, nb = pw__qb4w_blocks_of(d);
     const int flip = w->zero_kind == PW_QB4W_ZERO_CONST && w->zero_point == 0 ? 8 : 0;
-    const uint64_t scale_at = pw__qb4w_scale_offset(d), zero_at = pw__qb4w_zero_offset(d);
     const uint64_t fsum_at = pw__qb4w_fsum_offset(d), bias_at = pw__qb4w_bias_offset(d);
     for (int64_t t0 = n0; t0 < n1; t0 += nr) {
         uint8_t *tile = dst + (uint64_t)(t0 / nr) * d->tile_bytes;
@@ -125,18 +124,17 @@ void pw__qb4w_pack(const pw__pack_desc *d, const pw__qb4w_source *src, int64_t n
                     wsum += v[i] - z;
                 }
                 for (int32_t j = 0; j < bsz / kr; ++j) {
-                    const uint64_t chunk = (uint64_t)(b * (bsz / kr) + j);
-                    uint8_t *out = tile + (chunk * (uint64_t)nr + (uint64_t)c) * (uint64_t)half;
+                    uint8_t *out = tile + pw__qb4w_data_offset(d, b) +
+                                   ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)half;
                     const uint8_t *vv = v + j * kr;
                     for (int32_t i = 0; i < half; ++i)
                         out[i] = sr == 1 ? (uint8_t)(vv[2 * i] | vv[2 * i + 1] << 4)
                                          : (uint8_t)(vv[i] | vv[i + half] << 4);
                 }
-                const uint64_t slot = (uint64_t)b * (uint64_t)nr + (uint64_t)c;
                 const float s = pw__qb4w_scale_at(w, n, b);
                 fsum = fmaf((float)wsum, s, fsum);
-                put_f32(tile + scale_at + 4u * slot, s);
-                tile[zero_at + slot] = (uint8_t)z;
+                put_f32(tile + pw__qb4w_scale_offset(d, b) + 4u * (uint64_t)c, s);
+                tile[pw__qb4w_zero_offset(d, b) + (uint64_t)c] = (uint8_t)z;
             }
             put_f32(tile + fsum_at + 4u * (uint64_t)c, fsum);
             put_f32(tile + bias_at + 4u * (uint64_t)c, src->bias ? src->bias[n] : 0.0f);
@@ -149,7 +147,6 @@ void pw__qb4w_unpack(const pw__pack_desc *d, const uint8_t *packed, const pw_qb4
     const int32_t nr = d->nr, kr = d->kr, sr = d->sr;
     const int64_t k = d->in, stride = (k + 1) / 2, nb = pw__qb4w_blocks_of(d);
     const int flip = like->zero_kind == PW_QB4W_ZERO_CONST && like->zero_point == 0 ? 8 : 0;
-    const uint64_t scale_at = pw__qb4w_scale_offset(d), zero_at = pw__qb4w_zero_offset(d);
     const uint64_t bias_at = pw__qb4w_bias_offset(d);
     const int64_t zrow = like->zero_kind == PW_QB4W_ZERO_U4 ? (nb + 1) / 2 : nb;
     for (int64_t n = 0; n < d->out; ++n) {
@@ -161,8 +158,9 @@ void pw__qb4w_unpack(const pw__pack_desc *d, const uint8_t *packed, const pw_qb4
             int32_t byte;
             int hi;
             pw__qc4w_slot(kr, sr, (int32_t)(kk % kr), &byte, &hi);
-            const uint64_t at = ((uint64_t)(kk / kr) * (uint64_t)nr + (uint64_t)c) * (uint64_t)(kr / 2) +
-                                (uint64_t)byte;
+            const int64_t b = kk / d->group, j = kk % d->group / kr;
+            const uint64_t at = pw__qb4w_data_offset(d, b) +
+                                ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)(kr / 2) + (uint64_t)byte;
             const uint8_t nib = (uint8_t)(((tile[at] >> (4 * hi)) & 15) ^ flip);
             row[kk / 2] |= (uint8_t)(nib << ((kk & 1) * 4));
         }
@@ -170,7 +168,7 @@ void pw__qb4w_unpack(const pw__pack_desc *d, const uint8_t *packed, const pw_qb4
             uint8_t *zr = zero_points + n * zrow;
             if (like->zero_kind == PW_QB4W_ZERO_U4) memset(zr, 0, (size_t)zrow);
             for (int64_t b = 0; b < nb; ++b) {
-                const uint8_t z = tile[zero_at + (uint64_t)b * (uint64_t)nr + (uint64_t)c];
+                const uint8_t z = tile[pw__qb4w_zero_offset(d, b) + (uint64_t)c];
                 if (like->zero_kind == PW_QB4W_ZERO_U4)
                     zr[b / 2] |= (uint8_t)(z << ((b & 1) * 4));
                 else
@@ -178,7 +176,7 @@ void pw__qb4w_unpack(const pw__pack_desc *d, const uint8_t *packed, const pw_qb4
             }
         }
         for (int64_t b = 0; b < nb && scales != NULL; ++b) {
-            const float s = pw__rd_f32(tile + scale_at + 4u * ((uint64_t)b * (uint64_t)nr + (uint64_t)c));
+            const float s = pw__rd_f32(tile + pw__qb4w_scale_offset(d, b) + 4u * (uint64_t)c);
             const int64_t at = n * nb + b;
             if (like->scale_type == PW_DTYPE_F16)
                 ((uint16_t *)scales)[at] = pw__f32_to_f16(s);

@@ -58,7 +58,6 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
     const int32_t nr = d->nr, kr = d->kr, half = kr / 2, bsz = d->group;
     const int sr2 = d->sr == 2;
     const int64_t nb = pw__qb4w_blocks_of(d);
-    const uint64_t scale_at = pw__qb4w_scale_offset(d), zero_at = pw__qb4w_zero_offset(d);
     const uint64_t fsum_at = pw__qb4w_fsum_offset(d), bias_at = pw__qb4w_bias_offset(d);
     for (int64_t t0 = n0; t0 < n1; t0 += nr) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / nr) * d->tile_bytes;
@@ -70,22 +69,21 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
             for (int32_t ch = 0; ch < cols; ++ch) {
                 float acc = 0.0f;
                 for (int64_t b = 0; b < nb; ++b) {
-                    const uint64_t slot = (uint64_t)b * (uint64_t)nr + (uint64_t)ch;
-                    const int32_t z = tile[zero_at + slot];
+                    const int32_t z = tile[pw__qb4w_zero_offset(d, b) + (uint64_t)ch];
                     const int64_t chunks = pw__qb4w_block_values(d, b) / kr;
                     /* |sum| <= 256 * 255 * 15: int32 */
                     int32_t part = 0;
                     for (int64_t jj = 0; jj < chunks; ++jj) {
-                        const int64_t j = b * (bsz / kr) + jj;
-                        const uint8_t *w = tile + ((uint64_t)j * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
-                        const int8_t *a = q + j * kr;
+                        const uint8_t *w = tile + pw__qb4w_data_offset(d, b) +
+                                           ((uint64_t)jj * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
+                        const int8_t *a = q + b * bsz + jj * kr;
                         for (int32_t i = 0; i < half; ++i) {
                             const int32_t lo = (w[i] & 15) - z, hi = (w[i] >> 4) - z;
                             part += sr2 ? lo * (a[i] + 128) + hi * (a[i + half] + 128)
                                         : lo * (a[2 * i] + 128) + hi * (a[2 * i + 1] + 128);
                         }
                     }
-                    acc = pw__qb4w_block_step(acc, part, pw__rd_f32(tile + scale_at + 4u * slot));
+                    acc = pw__qb4w_block_step(acc, part, pw__rd_f32(tile + pw__qb4w_scale_offset(d, b) + 4u * (uint64_t)ch));
                 }
                 const float v = pw__qb4w_finish(acc, h->neg_zp, pw__rd_f32(tile + fsum_at + 4u * (uint64_t)ch),
                                                 h->scale, pw__rd_f32(tile + bias_at + 4u * (uint64_t)ch),

@@ -42,7 +42,6 @@
 PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *lhs, size_t ldl,
                            uint8_t *y, size_t ldy_bytes, int cols, const pw__mm_call *c, const int MR) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
-    const uint8_t *scale = tile + pw__qb4w_scale_offset(d), *zero = tile + pw__qb4w_zero_offset(d);
     const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
     const int8_t *q[PW__QB4W_MRD];
     float32x4_t f[PW__QB4W_MRD][2];
@@ -55,11 +54,12 @@ PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const ui
     const uint8x16_t idx1 = vaddq_u8(idx0, vdupq_n_u8(4));
     const uint8x16_t m4 = vdupq_n_u8(15);
     for (int64_t b = 0; b < nb; ++b) {
+        const pw__qb4w_at at = pw__qb4w_block_at(d, b);
         const int64_t chunks = pw__qb4w_block_values(d, b) / 8;
-        const uint8x16_t zb = vcombine_u8(vld1_u8(zero + 8 * b), vdup_n_u8(0));
+        const uint8x16_t zb = vcombine_u8(vld1_u8(tile + at.zero), vdup_n_u8(0));
         const int8x16_t z0 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx0));
         const int8x16_t z1 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx1));
-        const uint8_t *w = tile + 32 * (b * bsz / 8);
+        const uint8_t *w = tile + at.data;
         const int64_t k0 = b * bsz;
         int32x4_t acc[PW__QB4W_MRD][2];
         int32x4_t ws0 = vdupq_n_s32(0), ws1 = ws0;
@@ -80,8 +80,8 @@ PW__QB4W_INLINE void panel(const pw__pack_desc *d, const uint8_t *tile, const ui
         }
         ws0 = vshlq_n_s32(ws0, 7); /* 128 * ws_b */
         ws1 = vshlq_n_s32(ws1, 7);
-        const float32x4_t s0 = vld1q_f32((const float *)(const void *)(scale + 32 * b));
-        const float32x4_t s1 = vld1q_f32((const float *)(const void *)(scale + 32 * b + 16));
+        const float32x4_t s0 = vld1q_f32((const float *)(const void *)(tile + at.scale));
+        const float32x4_t s1 = vld1q_f32((const float *)(const void *)(tile + at.scale + 16));
         for (int r = 0; r < MR; ++r) {
             f[r][0] = vfmaq_f32(f[r][0], vcvtq_f32_s32(vaddq_s32(acc[r][0], ws0)), s0);
             f[r][1] = vfmaq_f32(f[r][1], vcvtq_f32_s32(vaddq_s32(acc[r][1], ws1)), s1);

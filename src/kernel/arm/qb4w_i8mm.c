@@ -47,7 +47,6 @@
 PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *const *row,
                           uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
-    const uint8_t *scale = tile + pw__qb4w_scale_offset(d), *zero = tile + pw__qb4w_zero_offset(d);
     const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
     const int8_t *q[PW__QB4W_MRI];
     float32x4_t f[PW__QB4W_MRI];
@@ -60,13 +59,14 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
     const uint8x16_t idx23 = vaddq_u8(idx01, vdupq_n_u8(2));
     const uint8x16_t m4 = vdupq_n_u8(15);
     for (int64_t b = 0; b < nb; ++b) {
+        const pw__qb4w_at at = pw__qb4w_block_at(d, b);
         const int64_t chunks = pw__qb4w_block_values(d, b) / 16;
         uint32_t z4;
-        memcpy(&z4, zero + 4 * b, 4);
+        memcpy(&z4, tile + at.zero, 4);
         const uint8x16_t zb = vreinterpretq_u8_u32(vdupq_n_u32(z4));
         const int8x16_t z01 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx01));
         const int8x16_t z23 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx23));
-        const uint8_t *w = tile + 32 * (b * bsz / 16);
+        const uint8_t *w = tile + at.data;
         const int64_t k0 = b * bsz;
         int32x4_t a01[2], a23[2];
         int32x4_t w01 = vdupq_n_s32(0), w23 = w01;
@@ -90,7 +90,7 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
         }
         /* lanes (ch 0 k 0..3, ch 0 k 4..7, ch 1 ...) summed in pairs: 128 * ws_b per channel */
         const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);
-        const float32x4_t s = vld1q_f32((const float *)(const void *)(scale + 16 * b));
+        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + at.scale));
         for (int p = 0; p < NP; ++p) {
             const int32x4_t e = vcombine_s32(vget_low_s32(a01[p]), vget_low_s32(a23[p]));
             const int32x4_t o = vcombine_s32(vget_high_s32(a01[p]), vget_high_s32(a23[p]));

@@ -18,9 +18,12 @@
 /* Batch 1 streams the packed weights once, every line prefetched into L1 (hint T0,
  * nothing into L2; into L2 on Intel and Zen 4, and QC4W not at all on Zen 4:
  * tile32_prefetch.h) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
- * 32-row tilings do (tile32_prefetch.h); QB4W, whose tiles are three streams (data,
- * scales, zero points), each prefetched where it is read, PW__QB4W_PF bytes of tiles
- * (since its 4 streams, qb4w_avx512.c, that lead over all of them: a quarter each).
+ * 32-row tilings do (tile32_prefetch.h); QB4W's batch-1 path without block sums
+ * (gemv_tile) PW__QB4W_PF bytes. The QB4W figures below are of its version-2 tile, whose
+ * data, scales and zero points were three streams each prefetched where it was read;
+ * since version 3 (records of four blocks, kernel/qb4w.h) its main batch-1 path reads
+ * each tile in address order as QC4W does (qb4w_avx512.c has the figures, where the
+ * interleaved records did raise the rate on a Zen 4 VM, against the conclusion below).
  * Measured with packwise bench --shapes 11008x4096 --batch 1 --threads 1, three runs
  * each, fraction of the same run's read of the same bytes: the earlier pair (L2 16 KiB
  * + L1 2 KiB) QC4W 73-78%, QB4W 63-74%; L1 8 KiB QC4W 84-93%; L1 4 KiB QC4W 86-90%,

@@ -82,11 +82,14 @@ PW__INLINE __m256i bcast32(const uint8_t *p) {
 
 /* Where a tile's regions are, relative to its start. */
 typedef struct geo {
-    uint64_t scale, zero, fsum, bias;
+    uint64_t data_bytes, fsum, bias; /* data_bytes: one block's data, 64 * block_chunks */
     int64_t nb, last_chunks; /* blocks; chunks multiplied in the last one */
     int64_t block_chunks;    /* B / 8 */
     uint64_t tile_bytes;
 } geo;
+
+/* Where block b's data, scales and zero points lie in a tile (kernel/qb4w.h). */
+PW__INLINE pw__qb4w_at at_of(const geo *g, int64_t b) { return pw__qb4w_at_of(16, g->nb, g->data_bytes, b); }
 
 /* Block b's zero points, each channel's repeated over its 4 bytes: channels 0-7 (z0) and
  * 8-15 (z1). The zero region is followed by the bias, so 16 bytes are always there. */
@@ -109,11 +112,11 @@ PW__INLINE void unpack(const uint8_t *p, __m256i zb, __m256i *wl, __m256i *wh) {
 
 /* Block b of the tile at t into L2: its data (B / 8 lines), scales and zero
  * points (each region read at its own place, so each is prefetched there). */
-PW__INLINE void prefetch_block(const uint8_t *t, const geo *g, int64_t b) {
-    const char *p = (const char *)(t + 64u * (uint64_t)(b * g->block_chunks));
+PW__INLINE void prefetch_block(const uint8_t *t, const geo *g, pw__qb4w_at at) {
+    const char *p = (const char *)(t + at.data);
     for (int64_t i = 0; i < g->block_chunks; ++i) _mm_prefetch(p + 64 * i, _MM_HINT_T1);
-    _mm_prefetch((const char *)(t + g->scale + 64u * (uint64_t)b), _MM_HINT_T1);
-    _mm_prefetch((const char *)(t + g->zero + 16u * (uint64_t)b), _MM_HINT_T1);
+    _mm_prefetch((const char *)(t + at.scale), _MM_HINT_T1);
+    _mm_prefetch((const char *)(t + at.zero), _MM_HINT_T1);
 }
 
 /* Where GEMV prefetches: block b of the tile at t, moved on one block per block. */
@@ -192,17 +195,17 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
     const uint8_t *u = pw__qd8_u(row, kq);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
     for (int64_t b = 0; b < g->nb; ++b) {
-        prefetch_block(pf->t, g, pf->b);
+        prefetch_block(pf->t, g, at_of(g, pf->b));
         if (++pf->b == g->nb) {
             pf->b = 0;
             pf->t += g->tile_bytes;
         }
-        const uint64_t slot = 64u * (uint64_t)b; /* bytes of 16 int32/f32 per block */
+        const pw__qb4w_at at = at_of(g, b);
         __m256i z0, z1;
-        zero_bytes(tile + g->zero + 16u * (uint64_t)b, &z0, &z1);
+        zero_bytes(tile + at.zero, &z0, &z1);
         __m256i s00 = _mm256_setzero_si256(), s10 = s00, s01 = s00, s11 = s00;
         const int64_t nch = b + 1 == g->nb ? g->last_chunks : g->block_chunks;
-        const uint8_t *w = tile + 64u * (uint64_t)(b * g->block_chunks);
+        const uint8_t *w = tile + at.data;
         const uint8_t *a = u + 8 * b * g->block_chunks;
         for (int64_t j = 0; j < nch; j += 2, w += 128, a += 16) {
             const __m256i a0 = bcast32(a), a1 = bcast32(a + 4), a2 = bcast32(a + 8), a3 = bcast32(a + 12);
@@ -214,8 +217,8 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
             unpack(w + 96, z1, &wl1, &wh1);
             step2(&s10, &s11, a0, a1, a2, a3, wl0, wh0, wl1, wh1);
         }
-        const __m256 sc0 = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot));
-        const __m256 sc1 = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot + 32));
+        const __m256 sc0 = _mm256_loadu_ps((const float *)(const void *)(tile + at.scale));
+        const __m256 sc1 = _mm256_loadu_ps((const float *)(const void *)(tile + at.scale + 32));
         acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_of(s00, s01)), sc0, acc0);
         acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_of(s10, s11)), sc1, acc1);
     }
@@ -298,8 +301,8 @@ PW__INLINE __m256 block_out(__m256 acc, __m256i sum, const uint8_t *z8, int32_t 
 /* Block b of tiles t0 and t1 (a constant-free loop over its nch chunks) into their sums. */
 PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, int64_t b, int64_t nch,
                             const uint8_t *a, int32_t qs, __m256 acc[2][2]) {
-    const uint64_t at = 64u * (uint64_t)(b * g->block_chunks);
-    const uint8_t *w0 = t0 + at, *w1 = t1 + at;
+    const pw__qb4w_at at = at_of(g, b);
+    const uint8_t *w0 = t0 + at.data, *w1 = t1 + at.data;
 #if defined(PW_AVXVNNI)
     /* one chunk a step: 8 sums [tile][half][low, high], 2 broadcasts, the mask and two
      * nibble vectors fit the 16 ymm (chunk pairs spilled sums) */
@@ -346,8 +349,7 @@ PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, 
         const uint8_t *tile = t ? t1 : t0;
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
-            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + g->zero + 16u * (uint64_t)b + 8 * h, qs,
-                                  tile + g->scale + 64u * (uint64_t)b + 32 * h);
+            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + at.zero + 8 * h, qs, tile + at.scale + 32 * h);
     }
 }
 
@@ -375,7 +377,7 @@ static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n
         __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
         for (int64_t b = 0; b < g->nb; ++b) {
             for (int s = 0; s < S; ++s) {
-                prefetch_block(pf[s].t, g, pf[s].b);
+                prefetch_block(pf[s].t, g, at_of(g, pf[s].b));
                 if (++pf[s].b == g->nb) {
                     pf[s].b = 0;
                     pf[s].t += g->tile_bytes;
@@ -406,12 +408,12 @@ PW__INLINE void gemm_panel(const uint8_t *tile, const geo *g, const uint8_t *a, 
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < g->nb; ++b) {
-        if (pf) prefetch_block(pf, g, b);
-        const uint64_t slot = 64u * (uint64_t)b;
+        const pw__qb4w_at at = at_of(g, b);
+        if (pf) prefetch_block(pf, g, at);
         __m256i zz[2];
-        zero_bytes(tile + g->zero + 16u * (uint64_t)b, &zz[0], &zz[1]);
+        zero_bytes(tile + at.zero, &zz[0], &zz[1]);
         const int64_t nch = b + 1 == g->nb ? g->last_chunks : g->block_chunks;
-        const uint8_t *wb = tile + 64u * (uint64_t)(b * g->block_chunks);
+        const uint8_t *wb = tile + at.data;
         const uint8_t *ab = a + (size_t)(8 * P) * (size_t)(b * g->block_chunks);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
@@ -443,7 +445,7 @@ PW__INLINE void gemm_panel(const uint8_t *tile, const geo *g, const uint8_t *a, 
                 }
             }
 #endif
-            const __m256 sc = _mm256_loadu_ps((const float *)(const void *)(tile + g->scale + slot + 32u * (unsigned)h));
+            const __m256 sc = _mm256_loadu_ps((const float *)(const void *)(tile + at.scale + 32u * (unsigned)h));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r)
                 acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), sc, acc[r][h]);
@@ -460,8 +462,7 @@ static void run_avx2(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, i
     const int f16 = c->y16 != NULL;
     const int64_t kq = pw__qd8_k_padded(d->in);
     geo g;
-    g.scale = pw__qb4w_scale_offset(d);
-    g.zero = pw__qb4w_zero_offset(d);
+    g.data_bytes = pw__qb4w_block_data_bytes(d);
     g.fsum = pw__qb4w_fsum_offset(d);
     g.bias = pw__qb4w_bias_offset(d);
     g.nb = pw__qb4w_blocks_of(d);

@@ -71,8 +71,13 @@ typedef struct tile_ctx {
     const pw__pack_desc *d;
     const uint8_t *tile;
     int64_t nb, chunks_per_block;
-    uint64_t scale_at, zero_at, fsum_at, bias_at;
+    uint64_t data_bytes, fsum_at, bias_at; /* data_bytes: one block's, 64 * chunks_per_block */
 } tile_ctx;
+
+/* Where block b's data, scales and zero points lie in a tile (kernel/qb4w.h). */
+PW__INLINE pw__qb4w_at block_at_of(const tile_ctx *t, int64_t b) {
+    return pw__qb4w_at_of(16, t->nb, t->data_bytes, b);
+}
 
 /*
  * Batch 1 with the row's block sums: d_b = sum qu * u - z_b * QS_b, QS_b = sum of the
@@ -80,32 +85,33 @@ typedef struct tile_ctx {
  * they are and the zero points cost one multiply per block instead of a subtraction per
  * weight vector. QS is computed once per call (pw__qb4w_row_sums).
  *
- * A thread's tiles are read as PW__QB4W_STREAMS parts at once (gemv_tiles_ch*), block b of
- * each part's tile in turn: the row's broadcasts of a chunk pair serve all four tiles, two
- * integer chains per tile. Each part prefetches its own stream about PW__QB4W_PF / 4 bytes
- * ahead: a tile's data, scales and zero points are three regions, each prefetched where it
- * is read; into L2 where the tiled GEMVs prefetch there (pw__x86_prefetch_l2: Intel, AMD
- * Zen 4), else into L1. On a Zen 4 EPYC VM, packwise bench --formats QB4W --shapes
- * 11008x4096 --batch 1 --threads 1,2, the hint switched at run time, three rounds in
- * turn, fraction of the read: B = 32 65.0-67.4% (L1) against 80.7-87.9% (L2) on 1
- * thread, 74.9-76.0 against 79.4-87.3 on 2; B = 128 43.9-45.3 against 63.8-83.7 and
- * 48.2-59.4 against 74.2-80.7. A lead of 8 KiB instead of 4 measured the same.
+ * A thread's tiles are read as PW__QB4W_STREAMS parts at once (gemv_tiles_ch*), a record
+ * of each part's tile in turn (kernel/qb4w.h: four blocks' data, then their scales and
+ * zero points): the row's broadcasts of a chunk pair serve all four tiles, two integer
+ * chains per tile and block, the four blocks' sums kept until the record's scales. So
+ * each part is read in address order, which the hardware prefetcher follows: on AMD
+ * Zen 4 (pw__x86_hw_streams) no software prefetch; elsewhere each record is prefetched
+ * PW__TILE32_PF bytes on, into L2 where the tiled GEMVs prefetch there
+ * (pw__x86_prefetch_l2), else L1 (not measured on those CPUs for this family).
  *
- * The same Zen 4 VM later (AVX-512 in 256-bit halves): the GEMV was bound by its own work,
- * a [256, 4096] weight left in L2 read at 43-49 GB/s against a cold ceiling near 38. Each
- * tile's block had loaded its own broadcasts of the row and kept a prefetch cursor per
- * part (about 30 scalar operations per tile and block, spilled); now the broadcasts are
- * shared and the prefetch address is one computation per block for all parts: 52 GB/s,
- * then 56-59 (the same weight in L2, one thread, best of 7 x 3000 calls; with no
- * prefetch at all 65). Cold, three rounds in turn, [11008, 4096] / [4096, 4096], 1 thread:
- * B = 32 71.2-73.0% / 68.9-71.4 -> 73.6-74.8 / 70.5-71.9, B = 128 68.6-68.8 / 64.0-65.3
- * -> 75.7-77.2 / 74.3-75.6; 2 threads (two rounds) 54-89 -> 65-92. Measured and not kept
- * on that VM: a tile layout of four-block records (data, scales, zero points together, in
- * address order; 55-60% with four streams, 47-59 with eight), 2 or 8 streams (55-72,
- * 51-60), prefetching every other data line or none (the same or lower), no software
- * prefetch (67-73), the high nibbles by one vgf2p8affineqb instead of a shift and an and
- * (the same: it takes the vpdpbusd ports there), each chunk loaded once instead of folded
- * into both of its operations (1-2% in L2).
+ * Measured on a Zen 4 EPYC VM (AVX-512 in 256-bit halves, 2 vCPUs), packwise bench
+ * --formats QB4W --shapes 11008x4096,4096x4096 --batch 1, each choice in turn, fraction
+ * of the read, [11008, 4096] / [4096, 4096]. Version 2 of the tile (all data, then all
+ * scales, then all zero points) was read block by block as three streams per tile with
+ * a software prefetch of each, one cursor per part (about 30 scalar operations per tile
+ * and block, spilled) and the row's broadcasts loaded per tile: 1 thread B = 32 71-76% /
+ * 68-71, B = 128 68-71 / 63-67. Compute-bound there: a [256, 4096] weight left in L2 read
+ * at 43-49 GB/s against a cold ceiling near 38. Sharing the broadcasts and computing the
+ * prefetch once per block for all parts: 56-59 GB/s in L2 (65 without any prefetch),
+ * cold 74-75 / 71-72 and 74-79 / 73-76. The record layout read in address order,
+ * hardware prefetch only: 85.2-87.7 / 84.6-87.8 and 84.5-86.0 / 84.3-87.6 (five rounds);
+ * 2 threads 80-83 / 88-95 and 83-85 / 87-90 (version 2: 65-84 / 84-91 and 80-87 /
+ * 82-92). Not kept: the same records read block by block (a block's data, then its zero
+ * points and scales: 55-60% with four parts, 47-59 with eight), records prefetched two
+ * ahead into L2 (53-63), 2 or 8 parts (55-72, 51-60, version 2), the high nibbles by one
+ * vgf2p8affineqb instead of a shift and an and (the same in L2: it takes the vpdpbusd
+ * ports there), each chunk loaded once instead of folded into both of its operations
+ * (1-2% in L2).
  */
 /* acc_lo[s], acc_hi[s] + chunks j, j + 1 of the S tiles at w[s] + off (u: the row's qu of
  * chunk j): the four broadcasts of the row's bytes serve every tile. */
@@ -125,92 +131,81 @@ PW__INLINE void gemv_chunk_pair(const uint8_t *const *w, uint64_t off, const uin
 
 /* accf[s] + block b's d_b * scale for the S tiles at w[s], from the sums lo, hi and the
  * row's block sum qs_b: d_b = lo + hi - z_b * QS_b. */
-PW__INLINE void gemv_block_out(const tile_ctx *t, const uint8_t *const *w, int64_t b, const __m512i *lo,
-                               const __m512i *hi, int32_t qs_b, __m512 *accf, const int S) {
+PW__INLINE void gemv_block_out(const uint8_t *const *w, uint64_t zero, uint64_t scale, const __m512i *d,
+                               int32_t qs_b, __m512 *accf, const int S) {
     const __m512i q = _mm512_set1_epi32(qs_b);
 #pragma GCC unroll 4
     for (int s = 0; s < S; ++s) {
-        const __m512i z = _mm512_cvtepu8_epi32(
-            _mm_loadu_si128((const __m128i *)(const void *)(w[s] + t->zero_at + 16 * (uint64_t)b)));
-        const __m512i d = _mm512_sub_epi32(_mm512_add_epi32(lo[s], hi[s]), _mm512_mullo_epi32(z, q));
-        accf[s] = block_step(accf[s], d, _mm512_loadu_ps(w[s] + t->scale_at + 64 * (uint64_t)b));
+        const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w[s] + zero)));
+        const __m512i dd = _mm512_sub_epi32(d[s], _mm512_mullo_epi32(z, q));
+        accf[s] = block_step(accf[s], dd, _mm512_loadu_ps(w[s] + scale));
     }
 }
 
-/* Prefetch block b + ahead of the S tiles at w[s] (ahead <= nb blocks; past a tile's
- * last block, the next tile's: the same part's next tile, kernel/tile32.h): its data
- * (CH lines), scales and zero points, each region where it is read. */
-PW__INLINE void prefetch_ahead(const tile_ctx *t, const uint8_t *const *w, int64_t b, int64_t ahead,
-                               const int L2, const int S, const int CH) {
-    int64_t bp = b + ahead;
-    uint64_t next = 0;
-    if (bp >= t->nb) {
-        bp -= t->nb;
-        next = t->d->tile_bytes;
-    }
-    const uint64_t data = next + 64 * (uint64_t)(bp * CH), sc = next + t->scale_at + 64 * (uint64_t)bp,
-                   zp = next + t->zero_at + 16 * (uint64_t)bp;
-#pragma GCC unroll 4
-    for (int s = 0; s < S; ++s) {
-#pragma GCC unroll 32
-        for (int i = 0; i < CH; ++i) pw__x86_prefetch_line(w[s] + data + 64 * i, L2);
-        pw__x86_prefetch_line(w[s] + sc, L2);
-        pw__x86_prefetch_line(w[s] + zp, L2);
-    }
-}
-
-/* Batch 1 over the S tiles at w[s] (S a constant), block by block, each tile prefetching
- * its stream `ahead` blocks on (into L2 where L2, else L1): accf[s] = sum_b d_b * s_b. CH
- * (chunks per block) is a constant, so the chunk loop unrolls and the 2 S integer chains
- * stay in registers; the last block, when the QD8 rows end inside it, takes a run-time
- * count of chunk pairs. u: the row's qu. */
-PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, int64_t ahead, const uint8_t *u,
-                            const int32_t *qs, __m512 *accf, const int L2, const int S, const int CH) {
+/* Batch 1 over the S tiles at w[s] (S a constant), in address order: per record of four
+ * blocks the four blocks' data (their integer sums kept in registers), then the record's
+ * scales and zero points; the blocks after the last whole record of whole blocks one by
+ * one (record_at). CH (chunks per block) is a constant, so the chunk loop unrolls. PF: 0
+ * leaves the streams to the hardware prefetcher, 1 prefetches each record PW__TILE32_PF
+ * bytes on into L1, 2 into L2 (tile32_prefetch.h). u: the row's qu. */
+PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, const uint8_t *u, const int32_t *qs,
+                            __m512 *accf, const int PF, const int S, const int CH) {
     const int64_t nb = t->nb;
     const int64_t full = pw__qb4w_block_values(t->d, nb - 1) == t->d->group ? nb : nb - 1;
-    for (int64_t b = 0; b < full; ++b) {
-        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+    const uint64_t db = 64 * (uint64_t)CH, rec = 4 * (db + 80);
+    const int64_t recs = full / 4;
+    for (int64_t r = 0; r < recs; ++r) {
+        const uint64_t base = (uint64_t)r * rec;
+        if (PF) {
 #pragma GCC unroll 4
-        for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
-        prefetch_ahead(t, w, b, ahead, L2, S, CH);
-        const uint64_t off = 64 * (uint64_t)(b * CH);
+            for (int s = 0; s < S; ++s)
+                for (uint64_t l = 0; l < rec; l += 64) pw__x86_prefetch_line(w[s] + base + PW__TILE32_PF + l, PF == 2);
+        }
+        __m512i d[4][PW__QB4W_STREAMS];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+            __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+#pragma GCC unroll 4
+            for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
 #pragma GCC unroll 16
-        for (int j = 0; j < CH; j += 2)
-            gemv_chunk_pair(w, off + 64 * (uint64_t)j, u + 8 * (uint64_t)(b * CH + j), lo, hi, S);
-        gemv_block_out(t, w, b, lo, hi, qs[b], accf, S);
+            for (int j = 0; j < CH; j += 2)
+                gemv_chunk_pair(w, base + (uint64_t)i * db + 64 * (uint64_t)j,
+                                u + 8 * (uint64_t)((4 * r + i) * CH + j), lo, hi, S);
+#pragma GCC unroll 4
+            for (int s = 0; s < S; ++s) d[i][s] = _mm512_add_epi32(lo[s], hi[s]);
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i)
+            gemv_block_out(w, base + 4 * db + 256 + 16 * (uint64_t)i, base + 4 * db + 64 * (uint64_t)i, d[i],
+                           qs[4 * r + i], accf, S);
     }
-    if (full < nb) {
-        const int64_t b = full, chunks = pw__qb4w_block_values(t->d, b) / 8;
-        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+    for (int64_t b = 4 * recs; b < nb; ++b) {
+        const pw__qb4w_at at = block_at_of(t, b);
+        const int64_t chunks = b < full ? CH : pw__qb4w_block_values(t->d, b) / 8;
+        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS], d[PW__QB4W_STREAMS];
         for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
-        prefetch_ahead(t, w, b, ahead, L2, S, CH);
-        const uint64_t off = 64 * (uint64_t)(b * CH);
         for (int64_t j = 0; j < chunks; j += 2)
-            gemv_chunk_pair(w, off + 64 * (uint64_t)j, u + 8 * (uint64_t)(b * CH + j), lo, hi, S);
-        gemv_block_out(t, w, b, lo, hi, qs[b], accf, S);
+            gemv_chunk_pair(w, at.data + 64 * (uint64_t)j, u + 8 * (uint64_t)(b * CH + j), lo, hi, S);
+        for (int s = 0; s < S; ++s) d[s] = _mm512_add_epi32(lo[s], hi[s]);
+        gemv_block_out(w, at.zero, at.scale, d, qs[b], accf, S);
     }
 }
 
 /* One step of the streams (st): all S parts at once, or part after part in the last
  * part's tail. */
-PW__INLINE void gemv_step(const tile_ctx *t, const pw__streams_step *st, int64_t ahead, const uint8_t *u,
-                          const int32_t *qs, __m512 *accf, const int L2, const int S, const int CH) {
+PW__INLINE void gemv_step(const tile_ctx *t, const pw__streams_step *st, const uint8_t *u, const int32_t *qs,
+                          __m512 *accf, const int PF, const int S, const int CH) {
     if (st->live == S) {
-        gemv_blocks(t, st->tile, ahead, u, qs, accf, L2, S, CH);
+        gemv_blocks(t, st->tile, u, qs, accf, PF, S, CH);
     } else {
-        for (int s = 0; s < st->live; ++s) gemv_blocks(t, &st->tile[s], ahead, u, qs, &accf[s], L2, 1, CH);
+        for (int s = 0; s < st->live; ++s) gemv_blocks(t, &st->tile[s], u, qs, &accf[s], PF, 1, CH);
     }
 }
 
 /* The tiles [n0, n1) of one row, at a constant chunk count, read as PW__QB4W_STREAMS
- * contiguous parts at once (kernel/tile32.h, pw__streams_plan; a block of each part's
- * tile in turn), each part prefetched about PW__QB4W_PF / PW__QB4W_STREAMS bytes ahead.
- * The last part's tail, where it has no tile, runs tile after tile.
- * packwise bench --formats QB4W --shapes 11008x4096 --batch 1 --threads 1, this and one
- * stream alternately, three rounds: B = 32 89-94% of the read against 85-89%, B = 128
- * 82-93% against 79-81%. (An earlier try of 2 and 4 streams measured below one, 79-85%
- * and 71-80% against 82-88%; it is not known here how it placed its prefetches. This
- * one keeps the whole lead, 4 KiB, over all streams: 1 KiB each.) */
+ * contiguous parts at once (kernel/tile32.h, pw__streams_plan; a record of each part's
+ * tile in turn, gemv_blocks). The last part's tail, where it has no tile, runs tile
+ * after tile. */
 #define PW__GEMV_TILES(CH)                                                                          \
     static __attribute__((noinline)) void gemv_tiles_ch##CH(tile_ctx *t, const pw__mm_call *c,      \
                                                             int64_t n0, int64_t n1, const uint8_t *lhs, \
@@ -219,20 +214,21 @@ PW__INLINE void gemv_step(const tile_ctx *t, const pw__streams_step *st, int64_t
         enum { S = PW__QB4W_STREAMS };                                                              \
         const size_t esz = f16 ? 2 : 4;                                                             \
         const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;                                       \
-        const int64_t per_block = (int64_t)(t->d->tile_bytes / (uint64_t)t->nb) + 1;               \
-        int64_t ahead = PW__QB4W_PF / S / per_block + 1;                                            \
-        if (ahead > t->nb) ahead = t->nb;                                                           \
         const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);                                   \
-        const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);                     \
+        const int pf = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED)         ? 0           \
+                       : __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED) ? 2                \
+                                                                                 : 1;               \
         pw__streams_step st;                                                                        \
         for (int64_t j = 0; j < p.per; ++j) {                                                       \
             pw__streams_at(&p, j, &st);                                                             \
             __m512 accf[S];                                                                         \
             for (int s = 0; s < S; ++s) accf[s] = _mm512_setzero_ps();                              \
-            if (l2)                                                                                 \
-                gemv_step(t, &st, ahead, u, qs, accf, 1, S, CH);                                    \
+            if (pf == 0)                                                                            \
+                gemv_step(t, &st, u, qs, accf, 0, S, CH);                                           \
+            else if (pf == 1)                                                                       \
+                gemv_step(t, &st, u, qs, accf, 1, S, CH);                                           \
             else                                                                                    \
-                gemv_step(t, &st, ahead, u, qs, accf, 0, S, CH);                                    \
+                gemv_step(t, &st, u, qs, accf, 2, S, CH);                                           \
             for (int s = 0; s < st.live; ++s)                                                       \
                 finish_row(accf[s], pw__qd8_hdr(lhs), _mm512_loadu_ps(st.tile[s] + t->fsum_at),    \
                            _mm512_loadu_ps(st.tile[s] + t->bias_at), vmin, vmax,                    \
@@ -269,13 +265,13 @@ static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t
                       __mmask16 mask, __m512 vmin, __m512 vmax) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kq;
-    const uint8_t *w = t->tile;
     __m512 accf = _mm512_setzero_ps();
     for (int64_t b = 0; b < t->nb; ++b) {
-        const __m512i zv = zero_bytes(t->tile + t->zero_at + 16 * (uint64_t)b);
+        const pw__qb4w_at at = block_at_of(t, b);
+        const __m512i zv = zero_bytes(t->tile + at.zero);
         const int64_t chunks = b + 1 < t->nb ? t->chunks_per_block : pw__qb4w_block_values(t->d, b) / 8;
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-        const uint8_t *wb = w + 64 * (uint64_t)(b * t->chunks_per_block);
+        const uint8_t *wb = t->tile + at.data;
         const uint8_t *ub = u + 8 * b * t->chunks_per_block;
         for (int64_t j = 0; j < chunks; j += 2) {
             _mm_prefetch((const char *)(wb + 64 * j + PW__QB4W_PF), _MM_HINT_T0);
@@ -292,7 +288,7 @@ static void gemv_tile(const tile_ctx *t, const uint8_t *lhs, int64_t kq, uint8_t
             a3 = _mm512_dpbusd_epi32(a3, bcast32(ub + 8 * j + 12), h1);
         }
         const __m512i acc = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-        accf = block_step(accf, acc, _mm512_loadu_ps(t->tile + t->scale_at + 64 * (uint64_t)b));
+        accf = block_step(accf, acc, _mm512_loadu_ps(t->tile + at.scale));
     }
     finish_row(accf, pw__qd8_hdr(lhs), _mm512_loadu_ps(t->tile + t->fsum_at),
                _mm512_loadu_ps(t->tile + t->bias_at), vmin, vmax, y, f16, mask);
@@ -377,11 +373,19 @@ PW__INLINE void panel(const tile_ctx *t0, const tile_ctx *t1, uint64_t next, con
         _mm512_store_ps(f[0][r], _mm512_setzero_ps());
         if (T > 1) _mm512_store_ps(f[1][r], _mm512_setzero_ps());
     }
-    const uint8_t *w0 = t0->tile, *w1 = T > 1 ? t1->tile : t0->tile;
     const int64_t cpb = t0->chunks_per_block;
-    for (int64_t b = 0; b < t0->nb; ++b, w0 += 64 * cpb, w1 += 64 * cpb, a += 8 * PW__QB4W_MR * cpb) {
-        const __m512i zv0 = zero_bytes(t0->tile + t0->zero_at + 16 * (uint64_t)b);
-        const __m512i zv1 = T > 1 ? zero_bytes(t1->tile + t1->zero_at + 16 * (uint64_t)b) : zv0;
+    for (int64_t b = 0; b < t0->nb; ++b, a += 8 * PW__QB4W_MR * cpb) {
+        const pw__qb4w_at at = block_at_of(t0, b);
+        const uint8_t *w0 = t0->tile + at.data, *w1 = (T > 1 ? t1->tile : t0->tile) + at.data;
+        const __m512i zv0 = zero_bytes(t0->tile + at.zero);
+        const __m512i zv1 = T > 1 ? zero_bytes(t1->tile + at.zero) : zv0;
+        /* the next tiles' scales and zero points, which chunk_step's data lines miss */
+        _mm_prefetch((const char *)(t0->tile + next + at.scale), _MM_HINT_T1);
+        _mm_prefetch((const char *)(t0->tile + next + at.zero), _MM_HINT_T1);
+        if (T > 1) {
+            _mm_prefetch((const char *)(t1->tile + next + at.scale), _MM_HINT_T1);
+            _mm_prefetch((const char *)(t1->tile + next + at.zero), _MM_HINT_T1);
+        }
         __m512i acc0[PW__QB4W_MR], acc1[PW__QB4W_MR];
 #pragma GCC unroll 10
         for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm512_setzero_si512();
@@ -389,11 +393,11 @@ PW__INLINE void panel(const tile_ctx *t0, const tile_ctx *t1, uint64_t next, con
             block_chunks(w0, w1, next, a, CH, zv0, zv1, acc0, acc1, MR, T, CH);
         else
             block_chunks(w0, w1, next, a, pw__qb4w_block_values(t0->d, b) / 8, zv0, zv1, acc0, acc1, MR, T, 0);
-        const __m512 s0 = _mm512_loadu_ps(t0->tile + t0->scale_at + 64 * (uint64_t)b);
+        const __m512 s0 = _mm512_loadu_ps(t0->tile + at.scale);
 #pragma GCC unroll 10
         for (int r = 0; r < MR; ++r) _mm512_store_ps(f[0][r], block_step(_mm512_load_ps(f[0][r]), acc0[r], s0));
         if (T > 1) {
-            const __m512 s1 = _mm512_loadu_ps(t1->tile + t1->scale_at + 64 * (uint64_t)b);
+            const __m512 s1 = _mm512_loadu_ps(t1->tile + at.scale);
 #pragma GCC unroll 10
             for (int r = 0; r < MR; ++r)
                 _mm512_store_ps(f[1][r], block_step(_mm512_load_ps(f[1][r]), acc1[r], s1));
@@ -448,8 +452,8 @@ static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0,
     const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
     const size_t panel_bytes = (size_t)PW__QB4W_MR * (size_t)kq;
     const __m512 vmin = _mm512_set1_ps(c->min), vmax = _mm512_set1_ps(c->max);
-    tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_scale_offset(d),
-                  pw__qb4w_zero_offset(d), pw__qb4w_fsum_offset(d), pw__qb4w_bias_offset(d)};
+    tile_ctx t = {d, NULL, pw__qb4w_blocks_of(d), d->group / 8, pw__qb4w_block_data_bytes(d),
+                  pw__qb4w_fsum_offset(d), pw__qb4w_bias_offset(d)};
     int32_t qs[PW__QB4W_MAX_SUMS];
     const int sums = m1 - m0 == 1 && t.nb <= PW__QB4W_MAX_SUMS;
     if (sums) row_sums(d, c->xq + (size_t)m0 * ldl, kq, qs);

@@ -19,7 +19,8 @@ Run: /usr/bin/python3 tests/data/qb4w/make_golden.py   (writes beside itself)
 import os
 import struct
 
-N, K, B = 6, 75, 16            # 5 blocks per row, the last one partial
+N, K, B = 6, 283, 16           # 18 blocks per row, the last one partial: records of
+                               # 4 + 2 (nr 16), 8 + 8 + 2 (nr 8), 16 + 2 (nr 4) blocks
 NB = (K + B - 1) // B
 FAMILIES = [(16, 8, 2), (8, 8, 2), (4, 16, 2)]
 
@@ -76,15 +77,16 @@ def raw_input():
 
 def packed(nr, kr, sr):
     kp = NB * B
+    g = 64 // nr  # blocks per record
     tiles = (N + nr - 1) // nr
     size = kp * nr // 2 + 5 * NB * nr + 8 * nr
     size = (size + 63) // 64 * 64
     out = bytearray()
     for t in range(tiles):
-        data = bytearray(kp * nr // 2)
+        data = [bytearray(B * nr // 2) for _ in range(NB)]
+        scl = [bytearray(4 * nr) for _ in range(NB)]
+        zer = [bytearray(nr) for _ in range(NB)]
         fsm = bytearray(4 * nr)
-        scl = bytearray(4 * NB * nr)
-        zer = bytearray(NB * nr)
         bia = bytearray(4 * nr)
         for c in range(nr):
             n = t * nr + c
@@ -96,24 +98,31 @@ def packed(nr, kr, sr):
                 # u past K is the zero point itself: value u - z = 0
                 vals = [u(n, k) if k < K else zb for k in range(b * B, b * B + B)]
                 s = sum(v - zb for v in vals)
-                slot = b * nr + c
                 sf = struct.unpack('<f', f16_as_f32_bytes(scale_f16(n, b)))[0]
                 F = fma32(float(s), sf, F)
-                scl[4 * slot:4 * slot + 4] = struct.pack('<f', sf)
-                zer[slot] = zb
+                scl[b][4 * c:4 * c + 4] = struct.pack('<f', sf)
+                zer[b][c] = zb
                 for j in range(B // kr):
-                    chunk = b * (B // kr) + j
-                    base = (chunk * nr + c) * (kr // 2)
+                    base = (j * nr + c) * (kr // 2)
                     vv = vals[j * kr:(j + 1) * kr]
                     for i in range(kr):
                         if sr == 1:
                             byte, hi = i // 2, i % 2
                         else:
                             byte, hi = i % (kr // 2), i // (kr // 2)
-                        data[base + byte] |= vv[i] << (4 * hi)
+                        data[b][base + byte] |= vv[i] << (4 * hi)
             fsm[4 * c:4 * c + 4] = struct.pack('<f', F)
             bia[4 * c:4 * c + 4] = struct.pack('<f', bias(n))
-        tile = data + scl + zer + fsm + bia
+        tile = bytearray()
+        for r in range(0, NB, g):  # records: the data, then the scales, then the zero points
+            blocks = range(r, min(NB, r + g))
+            for b in blocks:
+                tile += data[b]
+            for b in blocks:
+                tile += scl[b]
+            for b in blocks:
+                tile += zer[b]
+        tile += fsm + bia
         tile += bytes(size - len(tile))
         out += tile
     return bytes(out)
