@@ -315,9 +315,22 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * [4096, 4096] 74.8-75.7 -> 71.3-72.1, 2 threads 83.1-87.1 -> 75.7-84.2. Not tried:
  * converting only the four d of a quad step (an xmm vcvtph2ps) for the rows after the
  * last whole group.
+ *
+ * A pass's rows make each column's run: 512 rows of Q4_0 are 9 KiB, after which the
+ * column's stream jumps to the next column group. Q4_0 and IQ4_NL, whose group sums are
+ * one f32 lane per row, now take up to IBM_RB_GROUPS rows a pass (the sums 32 KiB, in L1
+ * and L2), so a column's run is up to 144 KiB; Q8_0's pairs keep IBM_RB (their sums are 8
+ * lanes a row). Zen 4, one build switched at run time, --layout kernel --policy in_place,
+ * two rounds in turn, 1 thread, [11008, 4096] / [4096, 4096]: Q4_0 70.3-70.6% /
+ * 64.1-64.9 -> 77.3-79.2 / 69.5-70.9, IQ4_NL 65.6-65.8 / 59.5-59.8 -> 69.2-70.9 /
+ * 63.5-64.8 (16384 rows: the same within noise; without software prefetch 81.7-82.1 /
+ * 67.4-70.1 for Q4_0, 71.8 / 58.9-60.5 for IQ4_NL). Q8_0 at 4096 rows a pass measured
+ * 78-80% against 76 (not kept: 128 KiB of sums). On more than one thread a task's rows
+ * (352 of [11008, 4096] on 2) bound the run instead.
  */
 #define IBM_KC 8     /* block columns read together */
-#define IBM_RB 512   /* most rows per pass (their partial sums: at most 16 KiB) */
+#define IBM_RB 512   /* most rows per pass of quads or pairs (their partial sums: 16 KiB) */
+#define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
 #define IBM_PF 1024  /* prefetch distance along a column, bytes */
 #define IBM_QUADS 8  /* the descriptor's tile_rows: IBM_QUADS units */
 
@@ -420,7 +433,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const int64_t nb = c->in / 32;
     const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (size_t)i * c->xq_row_bytes);
     const uint8_t *base = w->data + (size_t)(w->offset + o * w->strides[0]) * bb;
-    __m512 part[IBM_RB / 2], partg[IBM_RB / 16];
+    __m512 part[IBM_RB / 2], partg[IBM_RB_GROUPS / 16];
     q32_act act[IBM_KC];
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
@@ -447,7 +460,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         }
         for (int u = u0; u < units; ++u, col += ub) {
             const int t = u < full ? unit : last;
-            __m512 acc = b0 == 0 ? _mm512_setzero_ps() : part[u];
+            __m512 acc = b0 == 0 ? _mm512_setzero_ps() : part[u - u0];
             if (kc == IBM_KC && t == unit) {
                 const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
 #pragma GCC unroll 8
@@ -461,7 +474,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             } else {
                 for (int k = 0; k < kc; ++k) acc = ibm_step(col + k * bs, t, &act[k], fmt, acc);
             }
-            part[u] = acc;
+            part[u - u0] = acc;
         }
     }
     float *yr = c->y + i * c->ldy + o;
@@ -469,11 +482,11 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     for (int u = u0; u < units; ++u) {
         const int t = u < full ? unit : last;
         if (fmt == Q32_Q8_0) {
-            yr[2 * u] = _mm512_mask_reduce_add_ps(0x00FF, part[u]);
-            if (t > 1) yr[2 * u + 1] = _mm512_mask_reduce_add_ps(0xFF00, part[u]);
+            yr[2 * u] = _mm512_mask_reduce_add_ps(0x00FF, part[u - u0]);
+            if (t > 1) yr[2 * u + 1] = _mm512_mask_reduce_add_ps(0xFF00, part[u - u0]);
         } else {
             /* the four lanes of each row to its lane 4k, then rows 0..t-1 out */
-            __m512 v = _mm512_add_ps(part[u], _mm512_permute_ps(part[u], 0x4E));
+            __m512 v = _mm512_add_ps(part[u - u0], _mm512_permute_ps(part[u - u0], 0x4E));
             v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
             _mm512_mask_compressstoreu_ps(yr + 4 * u, (__mmask16)(0x1111 & ((1u << (4 * t)) - 1)), v);
         }
@@ -482,8 +495,9 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
 
 RM_INLINE void ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                        int fmt) {
-    for (int64_t o = o0; o < o1; o += IBM_RB) {
-        const int rows = o1 - o < IBM_RB ? (int)(o1 - o) : IBM_RB;
+    const int rb = fmt == Q32_Q8_0 ? IBM_RB : IBM_RB_GROUPS;
+    for (int64_t o = o0; o < o1; o += rb) {
+        const int rows = o1 - o < rb ? (int)(o1 - o) : rb;
         for (int64_t i = i0; i < i1; ++i) ibm_rows(c, o, rows, i, fmt);
     }
 }
