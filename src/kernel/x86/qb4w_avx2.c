@@ -60,6 +60,7 @@
 #include "kernel/qb4w.h"
 #include "kernel/tile32.h"
 #include "kernel/x86/avx2_level.h"
+#include "kernel/x86/tile32_prefetch.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -240,8 +241,15 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
  *             vpdpbusd's latency the limit);
  *   AVX2      per tile and half the four vpmaddubsw of two chunks added in int16
  *             (|.| <= 4 * 2 * 255 * 15 = 30600 < 2^15, exact), one vpmaddwd to int32.
- * Each part prefetches its own blocks PW__GEMV_AHEAD / S bytes ahead (prefetch_block);
- * the last part's tail, where it has no tile, runs gemv_tile tile by tile (as does a
+ * Each part prefetches its own blocks PW__GEMV_AHEAD / S bytes ahead (prefetch_block),
+ * except on AMD Zen 4 (pw__x86_hw_streams), where each tile is read in address order
+ * (gemv_records2: a record's four block sums kept in L1 until its scales and zero
+ * points, kernel/qb4w.h) and the stream left to the hardware prefetcher: one build
+ * switched at run time, packwise bench --formats QB4W --shapes 11008x4096,4096x4096
+ * --batch 1, two rounds in turn, fraction of the read, [11008, 4096] / [4096, 4096]:
+ * avx2 1 thread B = 32 71-72% / 67-68 -> 79-83 / 79-80, B = 128 69-73 / 65-67 -> 82-84 /
+ * 82-84; 2 threads 72-76 / 65-76 -> 80-83 / 83-89 (the AVX-VNNI build not measured:
+ * Zen 4 has no AVX-VNNI). The last part's tail, where it has no tile, runs gemv_tile tile by tile (as does a
  * row of more than PW__QB4W_MAX_SUMS blocks). Against gemv_tile alone, in one process,
  * the two in turn (an Intel Xeon VM, 1 thread; [512, 4096] in L2, best of 20 calls, 7
  * rounds; [11008, 4096] cold, 11 rounds): avxvnni B = 32 1.04x in L2, 1.08x cold, B =
@@ -298,11 +306,11 @@ PW__INLINE __m256 block_out(__m256 acc, __m256i sum, const uint8_t *z8, int32_t 
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_loadu_ps((const float *)(const void *)sc), acc);
 }
 
-/* Block b of tiles t0 and t1 (a constant-free loop over its nch chunks) into their sums. */
-PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, int64_t b, int64_t nch,
-                            const uint8_t *a, int32_t qs, __m256 acc[2][2]) {
-    const pw__qb4w_at at = at_of(g, b);
-    const uint8_t *w0 = t0 + at.data, *w1 = t1 + at.data;
+/* The integer sums sum[tile][half] of one block of tiles t0 and t1 (its data at byte
+ * `data` of each; a constant-free loop over its nch chunks). */
+PW__INLINE void gemv_sums2(const uint8_t *t0, const uint8_t *t1, uint64_t data, int64_t nch, const uint8_t *a,
+                           __m256i sum[2][2]) {
+    const uint8_t *w0 = t0 + data, *w1 = t1 + data;
 #if defined(PW_AVXVNNI)
     /* one chunk a step: 8 sums [tile][half][low, high], 2 broadcasts, the mask and two
      * nibble vectors fit the 16 ymm (chunk pairs spilled sums) */
@@ -326,8 +334,10 @@ PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, 
         PW__QB4W_KEEP(s000); PW__QB4W_KEEP(s001); PW__QB4W_KEEP(s010); PW__QB4W_KEEP(s011);
         PW__QB4W_KEEP(s100); PW__QB4W_KEEP(s101); PW__QB4W_KEEP(s110); PW__QB4W_KEEP(s111);
     }
-    const __m256i sum[2][2] = {{_mm256_add_epi32(s000, s001), _mm256_add_epi32(s010, s011)},
-                               {_mm256_add_epi32(s100, s101), _mm256_add_epi32(s110, s111)}};
+    sum[0][0] = _mm256_add_epi32(s000, s001);
+    sum[0][1] = _mm256_add_epi32(s010, s011);
+    sum[1][0] = _mm256_add_epi32(s100, s101);
+    sum[1][1] = _mm256_add_epi32(s110, s111);
 #else
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i s00 = _mm256_setzero_si256(), s01 = s00, s10 = s00, s11 = s00; /* [tile][half] */
@@ -342,15 +352,56 @@ PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, 
         PW__QB4W_KEEP(s10);
         PW__QB4W_KEEP(s11);
     }
-    const __m256i sum[2][2] = {{s00, s01}, {s10, s11}};
+    sum[0][0] = s00;
+    sum[0][1] = s01;
+    sum[1][0] = s10;
+    sum[1][1] = s11;
 #endif
+}
+
+/* acc[tile][half] + one block's sums weighed (block_out), its zero points and scales at
+ * bytes zero and scale of each tile. */
+PW__INLINE void gemv_out2(const uint8_t *t0, const uint8_t *t1, uint64_t zero, uint64_t scale,
+                          __m256i sum[2][2], int32_t qs, __m256 acc[2][2]) {
 #pragma GCC unroll 2
     for (int t = 0; t < 2; ++t) {
         const uint8_t *tile = t ? t1 : t0;
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
-            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + at.zero + 8 * h, qs, tile + at.scale + 32 * h);
+            acc[t][h] = block_out(acc[t][h], sum[t][h], tile + zero + 8 * h, qs, tile + scale + 32 * h);
     }
+}
+
+/* Block b of tiles t0 and t1 into acc. */
+PW__INLINE void gemv_block2(const uint8_t *t0, const uint8_t *t1, const geo *g, int64_t b, int64_t nch,
+                            const uint8_t *a, int32_t qs, __m256 acc[2][2]) {
+    const pw__qb4w_at at = at_of(g, b);
+    __m256i sum[2][2];
+    gemv_sums2(t0, t1, at.data, nch, a, sum);
+    gemv_out2(t0, t1, at.zero, at.scale, sum, qs, acc);
+}
+
+/* Tiles t0 and t1 in address order (kernel/qb4w.h): per record of four whole blocks
+ * their sums (kept in L1), then the record's scales and zero points; the blocks after the
+ * last such record one by one. No software prefetch: where the hardware prefetcher
+ * follows such a stream (pw__x86_hw_streams). */
+PW__INLINE void gemv_records2(const uint8_t *t0, const uint8_t *t1, const geo *g, const uint8_t *u,
+                              const int32_t *qs, __m256 acc[2][2]) {
+    const int64_t full = g->last_chunks == g->block_chunks ? g->nb : g->nb - 1, recs = full / 4;
+    const uint64_t rec = 4 * (g->data_bytes + 80);
+    for (int64_t r = 0; r < recs; ++r) {
+        const uint64_t base = (uint64_t)r * rec;
+        __m256i sum[4][2][2];
+        for (int i = 0; i < 4; ++i)
+            gemv_sums2(t0, t1, base + (uint64_t)i * g->data_bytes, g->block_chunks,
+                       u + 8 * (4 * r + i) * g->block_chunks, sum[i]);
+        for (int i = 0; i < 4; ++i)
+            gemv_out2(t0, t1, base + 4 * g->data_bytes + 256 + 16 * (uint64_t)i,
+                      base + 4 * g->data_bytes + 64 * (uint64_t)i, sum[i], qs[4 * r + i], acc);
+    }
+    for (int64_t b = 4 * recs; b < g->nb; ++b)
+        gemv_block2(t0, t1, g, b, b + 1 == g->nb ? g->last_chunks : g->block_chunks,
+                    u + 8 * b * g->block_chunks, qs[b], acc);
 }
 
 static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n1, const uint8_t *row,
@@ -365,6 +416,7 @@ static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n
     for (int s = 0; s < S; ++s)
         pf[s] = (ahead){c->packed + (uint64_t)(p.first + s * p.per + ahead_blocks / g->nb) * g->tile_bytes,
                         ahead_blocks % g->nb};
+    const int hw = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
     pw__streams_step st;
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_at(&p, j, &st);
@@ -375,7 +427,9 @@ static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n
             continue;
         }
         __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
-        for (int64_t b = 0; b < g->nb; ++b) {
+        if (hw) {
+            gemv_records2(st.tile[0], st.tile[1], g, u, qs, acc);
+        } else for (int64_t b = 0; b < g->nb; ++b) {
             for (int s = 0; s < S; ++s) {
                 prefetch_block(pf[s].t, g, at_of(g, pf[s].b));
                 if (++pf[s].b == g->nb) {
