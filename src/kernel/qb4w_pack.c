@@ -59,8 +59,9 @@ pw_status pw__qb4w_pack_plan(pw_context *ctx, const char *family, int32_t nr, in
                 PW_ERR_INVALID_ARGUMENT, "QB4W pack: block size %d is not a power of two in %d .. %d",
                 (int)block, PW__QB4W_MIN_B, PW__QB4W_MAX_B);
     /* Chunks tile a block (and the QD8 padding) and hold whole bytes per sub-block. */
-    PW__FAIL_IF(nr < 4 || nr > 64 || 64 % nr != 0 || kr < 2 || PW__QB4W_MIN_B % kr != 0 || (sr != 1 && sr != 2) ||
-                    (sr == 2 && kr % 4 != 0),
+    /* nr divides 64: a record of 64 / nr blocks holds whole cache lines (kernel/qb4w.h) */
+    PW__FAIL_IF(nr < 4 || nr > 64 || 64 % nr != 0 || kr < 2 || PW__QB4W_MIN_B % kr != 0 ||
+                    (sr != 1 && sr != 2) || (sr == 2 && kr % 4 != 0),
                 ctx, PW_ERR_INVALID_ARGUMENT, "QB4W pack: unsupported tile nr=%d kr=%d sr=%d",
                 (int)nr, (int)kr, (int)sr);
     PW__FAIL_IF(k > (INT64_C(1) << 40), ctx, PW_ERR_OVERFLOW, "QB4W pack: K = %" PRId64 " is too large", k);
@@ -160,7 +161,8 @@ void pw__qb4w_unpack(const pw__pack_desc *d, const uint8_t *packed, const pw_qb4
             pw__qc4w_slot(kr, sr, (int32_t)(kk % kr), &byte, &hi);
             const int64_t b = kk / d->group, j = kk % d->group / kr;
             const uint64_t at = pw__qb4w_data_offset(d, b) +
-                                ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)(kr / 2) + (uint64_t)byte;
+                                ((uint64_t)j * (uint64_t)nr + (uint64_t)c) * (uint64_t)(kr / 2) +
+                                (uint64_t)byte;
             const uint8_t nib = (uint8_t)(((tile[at] >> (4 * hi)) & 15) ^ flip);
             row[kk / 2] |= (uint8_t)(nib << ((kk & 1) * 4));
         }

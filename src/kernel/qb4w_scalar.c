@@ -69,13 +69,14 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
             for (int32_t ch = 0; ch < cols; ++ch) {
                 float acc = 0.0f;
                 for (int64_t b = 0; b < nb; ++b) {
-                    const int32_t z = tile[pw__qb4w_zero_offset(d, b) + (uint64_t)ch];
+                    const pw__qb4w_at at = pw__qb4w_block_at(d, b);
+                    const int32_t z = tile[at.zero + (uint64_t)ch];
                     const int64_t chunks = pw__qb4w_block_values(d, b) / kr;
                     /* |sum| <= 256 * 255 * 15: int32 */
                     int32_t part = 0;
                     for (int64_t jj = 0; jj < chunks; ++jj) {
-                        const uint8_t *w = tile + pw__qb4w_data_offset(d, b) +
-                                           ((uint64_t)jj * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
+                        const uint8_t *w =
+                            tile + at.data + ((uint64_t)jj * (uint64_t)nr + (uint64_t)ch) * (uint64_t)half;
                         const int8_t *a = q + b * bsz + jj * kr;
                         for (int32_t i = 0; i < half; ++i) {
                             const int32_t lo = (w[i] & 15) - z, hi = (w[i] >> 4) - z;
@@ -83,7 +84,7 @@ void pw__qb4w_run_scalar(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m
                                         : lo * (a[2 * i] + 128) + hi * (a[2 * i + 1] + 128);
                         }
                     }
-                    acc = pw__qb4w_block_step(acc, part, pw__rd_f32(tile + pw__qb4w_scale_offset(d, b) + 4u * (uint64_t)ch));
+                    acc = pw__qb4w_block_step(acc, part, pw__rd_f32(tile + at.scale + 4u * (uint64_t)ch));
                 }
                 const float v = pw__qb4w_finish(acc, h->neg_zp, pw__rd_f32(tile + fsum_at + 4u * (uint64_t)ch),
                                                 h->scale, pw__rd_f32(tile + bias_at + 4u * (uint64_t)ch),

@@ -499,7 +499,8 @@ PW__INLINE void gemm_panel(const uint8_t *tile, const geo *g, const uint8_t *a, 
                 }
             }
 #endif
-            const __m256 sc = _mm256_loadu_ps((const float *)(const void *)(tile + at.scale + 32u * (unsigned)h));
+            const __m256 sc =
+                _mm256_loadu_ps((const float *)(const void *)(tile + at.scale + 32u * (unsigned)h));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r)
                 acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), sc, acc[r][h]);

@@ -145,7 +145,7 @@ PW__INLINE void gemv_block_out(const uint8_t *const *w, uint64_t zero, uint64_t 
 /* Batch 1 over the S tiles at w[s] (S a constant), in address order: per record of four
  * blocks the four blocks' data (their integer sums kept in registers), then the record's
  * scales and zero points; the blocks after the last whole record of whole blocks one by
- * one (record_at). CH (chunks per block) is a constant, so the chunk loop unrolls. PF: 0
+ * one (block_at_of). CH (chunks per block) is a constant, so the chunk loop unrolls. PF: 0
  * leaves the streams to the hardware prefetcher, 1 prefetches each record PW__TILE32_PF
  * bytes on into L1, 2 into L2 (tile32_prefetch.h). u: the row's qu. */
 PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, const uint8_t *u, const int32_t *qs,
@@ -159,7 +159,8 @@ PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, const ui
         if (PF) {
 #pragma GCC unroll 4
             for (int s = 0; s < S; ++s)
-                for (uint64_t l = 0; l < rec; l += 64) pw__x86_prefetch_line(w[s] + base + PW__TILE32_PF + l, PF == 2);
+                for (uint64_t l = 0; l < rec; l += 64)
+                    pw__x86_prefetch_line(w[s] + base + PW__TILE32_PF + l, PF == 2);
         }
         __m512i d[4][PW__QB4W_STREAMS];
 #pragma GCC unroll 4
