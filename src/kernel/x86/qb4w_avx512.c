@@ -142,45 +142,55 @@ PW__INLINE void gemv_block_out(const uint8_t *const *w, uint64_t zero, uint64_t 
     }
 }
 
-/* Batch 1 over the S tiles at w[s] (S a constant), in address order: per record of four
- * blocks the four blocks' data (their integer sums kept in registers), then the record's
- * scales and zero points; the blocks after the last whole record of whole blocks one by
- * one (block_at_of). CH (chunks per block) is a constant, so the chunk loop unrolls. PF: 0
- * leaves the streams to the hardware prefetcher, 1 prefetches each record PW__TILE32_PF
- * bytes on into L1, 2 into L2 (tile32_prefetch.h). u: the row's qu. */
+/* The record at byte base of the S tiles at w[s]: its g whole blocks from block b0 (g <= 4,
+ * the record's block count), read in address order: the blocks' data (their integer sums
+ * kept in registers), then their scales and zero points. PF as gemv_blocks. */
+PW__INLINE void gemv_record(const uint8_t *const *w, uint64_t base, int64_t b0, int g, const uint8_t *u,
+                            const int32_t *qs, __m512 *accf, const int PF, const int S, const int CH) {
+    const uint64_t db = 64 * (uint64_t)CH;
+    if (PF) {
+        const uint64_t rec = (uint64_t)g * (db + 80);
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s)
+            for (uint64_t l = 0; l < rec; l += 64)
+                pw__x86_prefetch_line(w[s] + base + PW__TILE32_PF + l, PF == 2);
+    }
+    __m512i d[4][PW__QB4W_STREAMS];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
+        if (i < g) {
+#pragma GCC unroll 16
+            for (int j = 0; j < CH; j += 2)
+                gemv_chunk_pair(w, base + (uint64_t)i * db + 64 * (uint64_t)j,
+                                u + 8 * (uint64_t)((b0 + i) * CH + j), lo, hi, S);
+        }
+#pragma GCC unroll 4
+        for (int s = 0; s < S; ++s) d[i][s] = _mm512_add_epi32(lo[s], hi[s]);
+    }
+    const uint64_t sc = base + (uint64_t)g * db, zp = sc + 64 * (uint64_t)g;
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+        if (i < g) gemv_block_out(w, zp + 16 * (uint64_t)i, sc + 64 * (uint64_t)i, d[i], qs[b0 + i], accf, S);
+}
+
+/* Batch 1 over the S tiles at w[s] (S a constant), record by record in address order
+ * (gemv_record); where the QD8 rows end inside the last block, the last record's blocks
+ * one by one (block_at_of), the last with a run-time count of chunk pairs. CH (chunks per
+ * block) is a constant, so the chunk loops unroll. PF: 0 leaves the streams to the
+ * hardware prefetcher, 1 prefetches each record PW__TILE32_PF bytes on into L1, 2 into
+ * L2 (tile32_prefetch.h). u: the row's qu. */
 PW__INLINE void gemv_blocks(const tile_ctx *t, const uint8_t *const *w, const uint8_t *u, const int32_t *qs,
                             __m512 *accf, const int PF, const int S, const int CH) {
     const int64_t nb = t->nb;
     const int64_t full = pw__qb4w_block_values(t->d, nb - 1) == t->d->group ? nb : nb - 1;
-    const uint64_t db = 64 * (uint64_t)CH, rec = 4 * (db + 80);
-    const int64_t recs = full / 4;
-    for (int64_t r = 0; r < recs; ++r) {
-        const uint64_t base = (uint64_t)r * rec;
-        if (PF) {
-#pragma GCC unroll 4
-            for (int s = 0; s < S; ++s)
-                for (uint64_t l = 0; l < rec; l += 64)
-                    pw__x86_prefetch_line(w[s] + base + PW__TILE32_PF + l, PF == 2);
-        }
-        __m512i d[4][PW__QB4W_STREAMS];
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i) {
-            __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS];
-#pragma GCC unroll 4
-            for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
-#pragma GCC unroll 16
-            for (int j = 0; j < CH; j += 2)
-                gemv_chunk_pair(w, base + (uint64_t)i * db + 64 * (uint64_t)j,
-                                u + 8 * (uint64_t)((4 * r + i) * CH + j), lo, hi, S);
-#pragma GCC unroll 4
-            for (int s = 0; s < S; ++s) d[i][s] = _mm512_add_epi32(lo[s], hi[s]);
-        }
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i)
-            gemv_block_out(w, base + 4 * db + 256 + 16 * (uint64_t)i, base + 4 * db + 64 * (uint64_t)i, d[i],
-                           qs[4 * r + i], accf, S);
-    }
-    for (int64_t b = 4 * recs; b < nb; ++b) {
+    const uint64_t rec = 4 * (64 * (uint64_t)CH + 80);
+    int64_t b = 0;
+    for (; b + 4 <= full; b += 4) gemv_record(w, (uint64_t)(b / 4) * rec, b, 4, u, qs, accf, PF, S, CH);
+    if (full == nb && b < nb) gemv_record(w, (uint64_t)(b / 4) * rec, b, (int)(nb - b), u, qs, accf, PF, S, CH);
+    for (; b < nb && full < nb; ++b) {
         const pw__qb4w_at at = block_at_of(t, b);
         const int64_t chunks = b < full ? CH : pw__qb4w_block_values(t->d, b) / 8;
         __m512i lo[PW__QB4W_STREAMS], hi[PW__QB4W_STREAMS], d[PW__QB4W_STREAMS];
