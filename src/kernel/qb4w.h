@@ -181,10 +181,9 @@ void pw__qb4w_pack(const pw__pack_desc *desc, const pw__qb4w_source *src, int64_
 void pw__qb4w_unpack(const pw__pack_desc *desc, const uint8_t *packed, const pw_qb4w_weights *like,
                      uint8_t *data, void *scales, uint8_t *zero_points, float *bias);
 
-/* Byte offsets inside a tile (the layout above): records of pw__qb4w_record_blocks blocks,
- * the last record of the blocks left; F and the bias after the last record. */
+/* Byte offsets inside a tile (the layout above): records of 64 / nr blocks, the last
+ * record of the blocks left; F and the bias after the last record. */
 static inline int64_t pw__qb4w_blocks_of(const pw__pack_desc *d) { return d->in_padded / d->group; }
-static inline int64_t pw__qb4w_record_blocks(const pw__pack_desc *d) { return 64 / d->nr; }
 /* Bytes of one block's data (nr channels x B nibbles). */
 static inline uint64_t pw__qb4w_block_data_bytes(const pw__pack_desc *d) {
     return (uint64_t)d->nr * (uint64_t)d->group / 2u;

@@ -90,10 +90,12 @@ typedef struct geo {
 } geo;
 
 /* Where block b's data, scales and zero points lie in a tile (kernel/qb4w.h). */
-PW__INLINE pw__qb4w_at at_of(const geo *g, int64_t b) { return pw__qb4w_at_of(16, g->nb, g->data_bytes, b); }
+PW__INLINE pw__qb4w_at at_of(const geo *g, int64_t b) {
+    return pw__qb4w_at_of(16, g->nb, g->data_bytes, b);
+}
 
 /* Block b's zero points, each channel's repeated over its 4 bytes: channels 0-7 (z0) and
- * 8-15 (z1). The zero region is followed by the bias, so 16 bytes are always there. */
+ * 8-15 (z1): the block's 16 bytes of zero points (kernel/qb4w.h). */
 PW__INLINE void zero_bytes(const uint8_t *z16, __m256i *z0, __m256i *z1) {
     const __m256i z = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)z16));
     *z0 = _mm256_shuffle_epi8(z, _mm256_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4,
@@ -249,8 +251,8 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
  * --batch 1, two rounds in turn, fraction of the read, [11008, 4096] / [4096, 4096]:
  * avx2 1 thread B = 32 71-72% / 67-68 -> 79-83 / 79-80, B = 128 69-73 / 65-67 -> 82-84 /
  * 82-84; 2 threads 72-76 / 65-76 -> 80-83 / 83-89 (the AVX-VNNI build not measured:
- * Zen 4 has no AVX-VNNI). The last part's tail, where it has no tile, runs gemv_tile tile by tile (as does a
- * row of more than PW__QB4W_MAX_SUMS blocks). Against gemv_tile alone, in one process,
+ * Zen 4 has no AVX-VNNI). The last part's tail, where it has no tile, runs gemv_tile tile
+ * by tile (as does a row of more than PW__QB4W_MAX_SUMS blocks). Against gemv_tile alone, in one process,
  * the two in turn (an Intel Xeon VM, 1 thread; [512, 4096] in L2, best of 20 calls, 7
  * rounds; [11008, 4096] cold, 11 rounds): avxvnni B = 32 1.04x in L2, 1.08x cold, B =
  * 128 1.17x and 1.08x; avx2 B = 32 1.25x and 1.06-1.09x, B = 128 1.16x and 1.09-1.13x.
@@ -427,9 +429,9 @@ static void gemv_range(const pw__mm_call *c, const geo *g, int64_t n0, int64_t n
             continue;
         }
         __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
-        if (hw) {
+        if (hw)
             gemv_records2(st.tile[0], st.tile[1], g, u, qs, acc);
-        } else for (int64_t b = 0; b < g->nb; ++b) {
+        for (int64_t b = 0; !hw && b < g->nb; ++b) {
             for (int s = 0; s < S; ++s) {
                 prefetch_block(pf[s].t, g, at_of(g, pf[s].b));
                 if (++pf[s].b == g->nb) {
