@@ -349,13 +349,13 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 }
 
 /* Input-block-major views read as streams: the rows of one block column lie side by
- * side there, so a pass over up to K_IBM_RB rows reads K_IBM_S columns at once, each a
- * contiguous run of rows x bb bytes (one stream), quad by quad in turn, the quads' sums
- * kept in memory (L1) between columns. Each stream is prefetched K_IBM_PF / K_IBM_S
- * bytes ahead, from the end of a column on into its next one (and from the last
- * columns into the next pass's first). Rows that do not lie side by side (a narrowed
- * view) are read where they lie, each quad prefetching its rows of its stream's next
- * column.
+ * side there, so the kernel reads K_IBM_S columns at once over all of a task's rows,
+ * each a contiguous run of rows x bb bytes (one stream), quad by quad in turn; after
+ * each column group a quad's sums are folded to one per row (k_quad_sums) and added to
+ * y, which holds the partial sums between groups. Each stream is prefetched K_IBM_PF /
+ * K_IBM_S bytes ahead, from the end of a column on into its next one. Rows that do not
+ * lie side by side (a narrowed view) are read where they lie, each quad prefetching its
+ * rows of its stream's next column.
  *
  * It replaced a GEMV that made each tile's q4kx/q6kx record in L1 from a column and ran
  * the tiled kernel's record function on it (0.2's *_ibm_gemv_avx512vnni): the maker cost
@@ -373,8 +373,25 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * streams): weight in L2 ([512, 4096], 1 thread, an Intel Xeon VM) Q4_K 23.8 -> 28.1
  * GB/s, Q5_K 26.1 -> 28.4, TQ2_0 18.8 -> 21.4, Q6_K 38.3 -> 36.1 (within its noise);
  * cold [11008, 4096] 1 thread, 3 rounds each in turn, Q4_K 84.7-85.9% -> 85.9-86.7%,
- * Q5_K 84.7-86.6 -> 86.2-87.2, Q6_K 90.3-92.3 -> 88.9-90.5. */
-#define K_IBM_RB 256  /* rows per pass: their sums (96 bytes a row) 24 KiB of L1 */
+ * Q5_K 84.7-86.6 -> 86.2-87.2, Q6_K 90.3-92.3 -> 88.9-90.5.
+ *
+ * Runs as long as the task: the kernel read passes of 256 rows, each quad's four row
+ * sums and two min sums (96 bytes a row) kept in an array on the stack between column
+ * groups, so each stream jumped to its next column after 36 KiB (Q4_K). On Zen 4 longer
+ * runs read faster (--layout kernel --policy in_place, 1 thread, [11008, 4096] and
+ * [4096, 4096], a scratch build choosing the pass at run time, two rounds in turn): Q4_K
+ * 256 / 512 / 1024 rows 57-58 / 61-63 / 65-66% at 11008, Q6_K 59-65 / 64 / 66-67; with
+ * the sums folded to 16 bytes a row (so 4096 rows fit in 64 KiB), three rounds: 2048 /
+ * 4096 / 8192 rows Q4_K 74-76 / 73-77 / 76-81, Q6_K 75-78 / 76-79 / 77-81. Folded to one
+ * sum a row and kept in y, there is no pass: the same runs, three rounds of the two
+ * builds in turn, Q4_K 53-56% -> 63-79 (73-79 in two of three) at 11008 and 48-55 ->
+ * 73-75 at 4096, Q5_K 53-58 -> 70-75 / 48-52 -> 63-64, Q6_K 58-63 -> 81-82 / 54-58 ->
+ * 74-77; two rounds at 2 threads (tasks of 344 rows, as before): Q4_K 70-72 -> 78-80,
+ * Q6_K 73 -> 77-79, TQ2_0 69-71 -> 81-83 (1 thread 51-53 -> 63-66). The fold costs 17
+ * operations a quad per column group (16 blocks); the stored array cost 12 loads and
+ * stores. Q4_K stays below Q6_K because it is compute-bound on Zen 4: a [1024, 4096]
+ * weight left in cache (the scratch harness) reads at 28 GB/s, Q6_K at 36. */
+#define K_IBM_SPAN (1 << 20) /* most rows of one k_ibm_span call: int arithmetic inside */
 #define K_IBM_S 4     /* columns read at once: the streams */
 #define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
 /* On Zen 4 (pw__x86_hw_streams, base/cpu.c) half as far: --layout kernel --policy
@@ -389,92 +406,98 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * weight left in cache (a scratch build that skips the flush) reads at Q4_K 22-29,
  * Q6_K 30-37 GB/s against 15-19 and 12-21 cold. */
 #define K_IBM_PF_ZEN4 2048
-RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
-                         int fmt, const int pf) {
+/* The four sums of a quad's rows after a column group: qa[r] row r's 16 lanes, qm[k] the
+ * min terms of rows 2k and 2k + 1 in its two halves (k4_step), subtracted when mins is
+ * set; lane r of the result is row r's (lanes 4 to 15 hold partials). */
+RM_INLINE __m128 k_quad_sums(const __m512 qa[KQ], const __m512 qm[KQ / 2], int mins) {
+    /* lane 4j + r of v: a partial of row r */
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(qa[0], qa[1]), _mm512_unpackhi_ps(qa[0], qa[1]));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(qa[2], qa[3]), _mm512_unpackhi_ps(qa[2], qa[3]));
+    __m512 v = _mm512_add_ps(
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))),
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))));
+    if (mins) {
+        /* 128-bit lane j of m: row j's four partials; transposed to lane 4k + j */
+        const __m512 m = _mm512_add_ps(_mm512_shuffle_f32x4(qm[0], qm[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                       _mm512_shuffle_f32x4(qm[0], qm[1], _MM_SHUFFLE(3, 1, 3, 1)));
+        const __m512i tr = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+        v = _mm512_sub_ps(v, _mm512_permutexvar_ps(tr, m));
+    }
+    v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm512_castps512_ps128(v);
+}
+
+/* Rows [o0, o0 + rows) of an input-block-major view, every column: K_IBM_S columns at a
+ * time, each quad's sums added to y after each group (y holds the partial sums between
+ * groups). */
+RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0, int64_t i1,
+                          int fmt, size_t lead) {
     const int S = K_IBM_S;
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
     const int64_t nb = c->in / 256;
-    const int adjacent = rs == bb;
-    const size_t lead = (size_t)pf / K_IBM_S;
-    __m512 acc[K_IBM_RB], accm[K_IBM_RB / 2];
-    if (o1 <= o0) return;
-    /* passes of near-equal length, whole quads */
-    const int64_t passes = (o1 - o0 + K_IBM_RB - 1) / K_IBM_RB;
-    const int64_t per = ((o1 - o0 + passes - 1) / passes + KQ - 1) / KQ * KQ;
+    const int adjacent = rs == bb, mins = fmt == K_Q4_K || fmt == K_Q5_K;
+    const size_t run = (size_t)rows * bb; /* bytes of one column's run */
+    const uint8_t *first = w->data + (size_t)(w->offset + o0 * w->strides[0]) * bb;
     for (int64_t i = i0; i < i1; ++i) {
         const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (size_t)i * c->xq_row_bytes);
-        for (int64_t ob = o0; ob < o1; ob += per) {
-            const int rows = o1 - ob < per ? (int)(o1 - ob) : (int)per;
-            const size_t run = (size_t)rows * bb; /* bytes of one column of the pass */
-            const uint8_t *first = w->data + (size_t)(w->offset + ob * w->strides[0]) * bb;
-            const uint8_t *after = o1 - ob > per ? first + (size_t)per * rs : NULL;
-            /* whole quads: a part quad's rows past `rows` are loaded and stored, never summed */
-            const int qrows_all = (rows + KQ - 1) / KQ * KQ;
-            for (int r = 0; r < qrows_all; ++r) acc[r] = _mm512_setzero_ps();
-            for (int r = 0; r < qrows_all / 2; ++r) accm[r] = _mm512_setzero_ps();
-            for (int64_t b = 0; b < nb; b += S) {
-                const int sn = nb - b < S ? (int)(nb - b) : S;
-                k_act a[K_IBM_S];
-                const uint8_t *col[K_IBM_S], *next[K_IBM_S];
+        float *y = c->y + i * c->ldy + o0;
+        for (int64_t b = 0; b < nb; b += S) {
+            const int sn = nb - b < S ? (int)(nb - b) : S;
+            k_act a[K_IBM_S];
+            const uint8_t *col[K_IBM_S], *next[K_IBM_S];
+            for (int s = 0; s < S; ++s) {
+                if (s >= sn) break;
+                a[s] = k_act_load(x + b + s, fmt);
+                col[s] = first + (size_t)(b + s) * bs;
+                next[s] = b + s + S < nb ? col[s] + (size_t)S * bs : NULL;
+            }
+            for (int q = 0; q < rows; q += KQ) {
+                const int qrows = rows - q < KQ ? rows - q : KQ;
+                /* the quad's sums in registers over the column group, then added to y */
+                __m512 qa[KQ], qm[KQ / 2];
+                for (int r = 0; r < KQ; ++r) qa[r] = _mm512_setzero_ps();
+                for (int r = 0; r < KQ / 2; ++r) qm[r] = _mm512_setzero_ps();
                 for (int s = 0; s < S; ++s) {
                     if (s >= sn) break;
-                    a[s] = k_act_load(x + b + s, fmt);
-                    col[s] = first + (size_t)(b + s) * bs;
-                    next[s] = b + s + S < nb ? col[s] + (size_t)S * bs
-                              : after != NULL ? after + (size_t)s * bs
-                                              : NULL;
-                }
-                for (int q = 0; q < rows; q += KQ) {
-                    const int qrows = rows - q < KQ ? rows - q : KQ;
-                    /* the quad's sums in registers over the column group, in L1 between
-                     * groups (through memory at every step, consecutive streams' updates
-                     * of the same sums formed a chain of store-to-load forwards) */
-                    __m512 qa[KQ], qm[KQ / 2];
-                    for (int r = 0; r < KQ; ++r) qa[r] = acc[q + r];
-                    for (int r = 0; r < KQ / 2; ++r) qm[r] = accm[q / 2 + r];
-                    for (int s = 0; s < S; ++s) {
-                        if (s >= sn) break;
-                        const uint8_t *blk[KQ];
-                        for (int r = 0; r < KQ; ++r)
-                            blk[r] = col[s] + (size_t)(q + (r < qrows ? r : 0)) * rs;
-                        if (adjacent) {
-                            const size_t at = (size_t)q * bb + lead;
-                            const uint8_t *p = at < run ? col[s] + at
-                                               : next[s] != NULL ? next[s] + (at - run)
-                                                                 : NULL;
-                            if (p != NULL)
-                                for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
-                                    _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
-                        } else if (b + s + S < nb) { /* this stream's next column */
-                            for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb);
-                        }
-                        if (fmt == K_Q4_K || fmt == K_Q5_K)
-                            k4_step(blk, &a[s], qrows, fmt, qa, qm);
-                        else if (fmt == K_Q6_K)
-                            q6k_step(blk, &a[s], qrows, qa);
-                        else
-                            tq2_step(blk, &a[s], qrows, qa);
+                    const uint8_t *blk[KQ];
+                    for (int r = 0; r < KQ; ++r)
+                        blk[r] = col[s] + (size_t)(q + (r < qrows ? r : 0)) * rs;
+                    if (adjacent) {
+                        const size_t at = (size_t)q * bb + lead;
+                        const uint8_t *p = at < run ? col[s] + at
+                                           : next[s] != NULL ? next[s] + (at - run)
+                                                             : NULL;
+                        if (p != NULL)
+                            for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
+                                _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
+                    } else if (b + s + S < nb) { /* this stream's next column */
+                        for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb);
                     }
-                    for (int r = 0; r < KQ; ++r) acc[q + r] = qa[r];
-                    for (int r = 0; r < KQ / 2; ++r) accm[q / 2 + r] = qm[r];
+                    if (mins)
+                        k4_step(blk, &a[s], qrows, fmt, qa, qm);
+                    else if (fmt == K_Q6_K)
+                        q6k_step(blk, &a[s], qrows, qa);
+                    else
+                        tq2_step(blk, &a[s], qrows, qa);
                 }
-            }
-            float *y = c->y + i * c->ldy + ob;
-            for (int r = 0; r < rows; ++r) {
-                float min = 0.0f;
-                if (fmt == K_Q4_K || fmt == K_Q5_K) {
-                    const __m512 m = accm[r / 2];
-                    const __m256 half =
-                        r % 2 ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1))
-                              : _mm512_castps512_ps256(m);
-                    min = k_hsum256(half);
-                }
-                y[r] = _mm512_reduce_add_ps(acc[r]) - min;
+                const __mmask8 m = (__mmask8)((1u << qrows) - 1);
+                __m128 v = k_quad_sums(qa, qm, mins);
+                if (b > 0) v = _mm_add_ps(v, _mm_maskz_loadu_ps(m, y + q));
+                _mm_mask_storeu_ps(y + q, m, v);
             }
         }
     }
+}
+
+
+RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                         int fmt, const int pf) {
+    for (int64_t o = o0; o < o1; o += K_IBM_SPAN)
+        k_ibm_span(c, o, o1 - o < K_IBM_SPAN ? (int)(o1 - o) : K_IBM_SPAN, i0, i1, fmt,
+                   (size_t)pf / K_IBM_S);
 }
 
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
