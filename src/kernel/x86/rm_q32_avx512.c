@@ -270,7 +270,7 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * quads at a time where they can, their lanes added in integers at every step, one
  * f32 sum per row (ibm_group_step).
  *
- * Order of reading: IBM_KC block columns at a time over up to IBM_RB rows, each
+ * Order of reading: IBM_KC block columns at a time over a pass of rows, each
  * unit running down its IBM_KC columns before the next unit, so the weight is
  * read as IBM_KC sequential streams (one per column, the rows' blocks in order)
  * with every line prefetched IBM_PF bytes ahead into L1 (into L2 where the tiled
@@ -327,9 +327,21 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * 67.4-70.1 for Q4_0, 71.8 / 58.9-60.5 for IQ4_NL). Q8_0 at 4096 rows a pass measured
  * 78-80% against 76 (not kept: 128 KiB of sums). On more than one thread a task's rows
  * (352 of [11008, 4096] on 2) bound the run instead.
+ *
+ * Q8_0 now has no pass: four pairs at a time fold their sums to one a row after each
+ * column group (ibm_pairs4_to_y) and add them to y, which holds the partial sums
+ * between groups (as rm_kquant_avx512.c's k_ibm_span), so each column's run is a
+ * task's rows (1.1 MiB at [11008, 4096] on one thread) and the 16 KiB array of pair
+ * sums is gone. Three rounds of the two builds in turn, 1 thread, in_place: Q8_0
+ * [11008, 4096] 77.6-81.2% -> 89.5-91.9, [4096, 4096] 72.5-74.2 -> 80.6-80.8; two more
+ * rounds at 2 threads 83.6-84.7 -> 82.8-85.0 and 79.4-81.5 -> 77.1-77.3. The same for
+ * Q4_0's groups (their sums in y, no pass) read 4% slower from cache (a [1024, 4096]
+ * weight, 31.5 against 30.2 GB/s, three rounds) and 2-4 points slower cold, so the
+ * groups keep their passes and their sums on the stack; the rows after the last group
+ * add theirs to y (ibm_quad_to_y).
  */
 #define IBM_KC 8     /* block columns read together */
-#define IBM_RB 512   /* most rows per pass of quads or pairs (their partial sums: 16 KiB) */
+#define IBM_SPAN (1 << 20) /* most rows of one ibm_rows call: int arithmetic inside */
 #define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
 #define IBM_PF 1024  /* prefetch distance along a column, bytes */
 #define IBM_QUADS 8  /* the descriptor's tile_rows: IBM_QUADS units */
@@ -416,10 +428,51 @@ RM_INLINE const uint8_t *ibm_ahead(const uint8_t *base, const uint8_t *col, size
                               : NULL;
 }
 
+/* y[q .. q + t) (t <= 4) + the sums of a quad's partial sums (row k in 128-bit lane k). */
+RM_INLINE void ibm_quad_to_y(float *y, __m512 acc, int t, int add) {
+    /* the four lanes of each row to its lane 4k, then rows 0..t-1 to lanes 0..t-1 */
+    __m512 v = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0x4E));
+    v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+    const __mmask8 m = (__mmask8)((1u << t) - 1);
+    __m128 r = _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, v));
+    if (add) r = _mm_add_ps(r, _mm_maskz_loadu_ps(m, y));
+    _mm_mask_storeu_ps(y, m, r);
+}
+
+/* y[q .. q + t) (t <= 2) + the sums of a pair's partial sums (row k in 256-bit half k). */
+RM_INLINE void ibm_pair_to_y(float *y, __m512 acc, int t, int add) {
+    const __m256 lo = _mm512_castps512_ps256(acc);
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
+    const __m128 r0 = _mm_add_ps(_mm256_castps256_ps128(lo), _mm256_extractf128_ps(lo, 1));
+    const __m128 r1 = _mm_add_ps(_mm256_castps256_ps128(hi), _mm256_extractf128_ps(hi, 1));
+    __m128 s = _mm_hadd_ps(r0, r1); /* two partials of row 0, two of row 1 */
+    s = _mm_hadd_ps(s, s);          /* [row 0, row 1, row 0, row 1] */
+    const __mmask8 m = (__mmask8)((1u << t) - 1);
+    if (add) s = _mm_add_ps(s, _mm_maskz_loadu_ps(m, y));
+    _mm_mask_storeu_ps(y, m, s);
+}
+
+/* y[0 .. 8) + the sums of four pairs' partial sums (acc[p]: rows 2p, 2p + 1 in its halves). */
+RM_INLINE void ibm_pairs4_to_y(float *y, const __m512 acc[4], int add) {
+    /* 128-bit lane k of t0: row k's four partials (t1: row 4 + k) */
+    const __m512 t0 = _mm512_add_ps(_mm512_shuffle_f32x4(acc[0], acc[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_f32x4(acc[0], acc[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512 t1 = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2], acc[3], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_f32x4(acc[2], acc[3], _MM_SHUFFLE(3, 1, 3, 1)));
+    /* lane 4k: row k, lane 4k + 1: row 4 + k (after the second add, also lanes 4k + 2, 3) */
+    __m512 u = _mm512_add_ps(_mm512_unpacklo_ps(t0, t1), _mm512_unpackhi_ps(t0, t1));
+    u = _mm512_add_ps(u, _mm512_permute_ps(u, 0x4E));
+    const __m512i order = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 13, 9, 5, 1, 12, 8, 4, 0);
+    __m256 r = _mm512_castps512_ps256(_mm512_permutexvar_ps(order, u));
+    if (add) r = _mm256_add_ps(r, _mm256_loadu_ps(y));
+    _mm256_storeu_ps(y, r);
+}
+
 /*
- * y[i, o .. o + rows) for rows <= IBM_RB adjacent rows, IBM_KC block columns at
- * a time: each unit (quad or pair of rows; Q4_0/IQ4_NL 16 rows, then quads for the
- * rest) adds its run of the IBM_KC columns to its partial sum (one zmm in L1), so the
+ * y[i, o .. o + rows) for adjacent rows (Q4_0/IQ4_NL: rows <= IBM_RB_GROUPS), IBM_KC
+ * block columns at a time: each unit (Q4_0/IQ4_NL 16 rows, then quads for the rest;
+ * Q8_0 four pairs, then pairs) sums its run of the IBM_KC columns in a register and
+ * adds it to its partial sums (the groups' on the stack, the others' in y), so the
  * weight is read as IBM_KC sequential streams, each the rows' bytes of one column in
  * order.
  */
@@ -429,12 +482,13 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const int unit = ibm_unit(fmt);
     const int full = rows / unit, units = (rows + unit - 1) / unit, last = rows - full * unit;
     const size_t bs = (size_t)w->strides[1] * bb, ub = (size_t)unit * bb;
-    const size_t run = (size_t)rows * bb; /* bytes of one column of the pass */
+    const size_t run = (size_t)rows * bb; /* bytes of one column's run */
     const int64_t nb = c->in / 32;
     const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (size_t)i * c->xq_row_bytes);
     const uint8_t *base = w->data + (size_t)(w->offset + o * w->strides[0]) * bb;
-    __m512 part[IBM_RB / 2], partg[IBM_RB_GROUPS / 16];
+    float *yr = c->y + i * c->ldy + o;
     q32_act act[IBM_KC];
+    __m512 partg[IBM_RB_GROUPS / 16]; /* the groups' sums (in y, 4% slower from cache) */
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
     const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
@@ -443,7 +497,8 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         for (int k = 0; k < kc; ++k) act[k] = ibm_act_load(x + b0 + k, fmt);
         const uint8_t *col = base + (size_t)b0 * bs;
         for (int gi = 0; gi < groups; ++gi, col += 4 * ub) {
-            __m512 acc = b0 == 0 ? _mm512_setzero_ps() : partg[gi];
+            /* lane r: row 16 gi + r */
+            __m512 acc = b0 > 0 ? partg[gi] : _mm512_setzero_ps();
             if (kc == IBM_KC) {
                 const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs);
 #pragma GCC unroll 8
@@ -458,9 +513,26 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             }
             partg[gi] = acc;
         }
-        for (int u = u0; u < units; ++u, col += ub) {
+        int u = u0;
+        /* Q8_0: four whole pairs at a time, their sums folded together */
+        for (; fmt == Q32_Q8_0 && kc == IBM_KC && u + 4 <= full; u += 4, col += 4 * ub) {
+            __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                             _mm512_setzero_ps()};
+            const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
+#pragma GCC unroll 8
+            for (int k = 0; k < IBM_KC; ++k) {
+                if (pf != NULL)
+                    for (size_t l = 0; l < 4 * ub + 64; l += 64)
+                        pw__x86_prefetch_line(pf + k * bs + l, l2);
+#pragma GCC unroll 4
+                for (int p = 0; p < 4; ++p)
+                    acc[p] = ibm_step(col + k * bs + p * ub, unit, &act[k], fmt, acc[p]);
+            }
+            ibm_pairs4_to_y(yr + 2 * u, acc, b0 > 0);
+        }
+        for (; u < units; ++u, col += ub) {
             const int t = u < full ? unit : last;
-            __m512 acc = b0 == 0 ? _mm512_setzero_ps() : part[u - u0];
+            __m512 acc = _mm512_setzero_ps();
             if (kc == IBM_KC && t == unit) {
                 const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
 #pragma GCC unroll 8
@@ -474,30 +546,20 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             } else {
                 for (int k = 0; k < kc; ++k) acc = ibm_step(col + k * bs, t, &act[k], fmt, acc);
             }
-            part[u - u0] = acc;
+            if (fmt == Q32_Q8_0)
+                ibm_pair_to_y(yr + 2 * u, acc, t, b0 > 0);
+            else
+                ibm_quad_to_y(yr + 4 * u, acc, t, b0 > 0);
         }
     }
-    float *yr = c->y + i * c->ldy + o;
     for (int gi = 0; gi < groups; ++gi) _mm512_storeu_ps(yr + 16 * gi, partg[gi]);
-    for (int u = u0; u < units; ++u) {
-        const int t = u < full ? unit : last;
-        if (fmt == Q32_Q8_0) {
-            yr[2 * u] = _mm512_mask_reduce_add_ps(0x00FF, part[u - u0]);
-            if (t > 1) yr[2 * u + 1] = _mm512_mask_reduce_add_ps(0xFF00, part[u - u0]);
-        } else {
-            /* the four lanes of each row to its lane 4k, then rows 0..t-1 out */
-            __m512 v = _mm512_add_ps(part[u - u0], _mm512_permute_ps(part[u - u0], 0x4E));
-            v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
-            _mm512_mask_compressstoreu_ps(yr + 4 * u, (__mmask16)(0x1111 & ((1u << (4 * t)) - 1)), v);
-        }
-    }
 }
 
 RM_INLINE void ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                        int fmt) {
-    const int rb = fmt == Q32_Q8_0 ? IBM_RB : IBM_RB_GROUPS;
-    for (int64_t o = o0; o < o1; o += rb) {
-        const int rows = o1 - o < rb ? (int)(o1 - o) : rb;
+    const int span = fmt == Q32_Q8_0 ? IBM_SPAN : IBM_RB_GROUPS;
+    for (int64_t o = o0; o < o1; o += span) {
+        const int rows = o1 - o < span ? (int)(o1 - o) : span;
         for (int64_t i = i0; i < i1; ++i) ibm_rows(c, o, rows, i, fmt);
     }
 }
