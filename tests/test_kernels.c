@@ -89,11 +89,13 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
         check_case(ctx, k, &v, mr + 1, 6, "narrowed");
         free(bytes);
     }
-    /* Input-block-major kernels read a column of many rows at a time, in passes of up to
-     * 256 rows (rm_kquant_avx512.c): on one thread a GEMV is 16 tasks, so 4133 rows give
-     * each task 260 to 288 rows, a whole pass and a short one. */
+    /* Input-block-major kernels read a column of many rows at a time: over a whole
+     * task's rows (one call of all rows on one thread), or in passes of 8192 rows
+     * (AVX-512 Q4_0/IQ4_NL groups, rm_q32_avx512.c) or 256 (rm_avx2.h). For 32-wide
+     * blocks 8203 rows make a whole 8192-row pass and a short one of 11 rows (two quads
+     * and a part quad); the others take 4133 (16 passes of 256 and a short one). */
     if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) {
-        const int64_t rows = 4133, in = 3 * unit;
+        const int64_t rows = unit == 32 ? 8203 : 4133, in = 3 * unit;
         unsigned char *bytes;
         uint64_t nb;
         make_weight(ctx, f, rows, in, 777, &bytes, &nb);
