@@ -394,9 +394,9 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define K_IBM_SPAN (1 << 20) /* most rows of one k_ibm_span call: int arithmetic inside */
 #define K_IBM_S 4     /* columns read at once: the streams */
 #define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
-/* On Zen 4 (pw__x86_hw_streams, base/cpu.c) half as far: --layout kernel --policy
- * in_place, [11008, 4096] and [4096, 4096], 1 / 2 threads, two rounds of each distance
- * in turn: Q4_K 4096 B 47-55 / 50-68%, 3072 43-60 / 48-70, 2048 51-57 / 70-72, 1536
+/* On Zen 4 (pw__x86_hw_streams, base/cpu.c) another distance. With 256-row passes:
+ * --layout kernel --policy in_place, [11008, 4096] and [4096, 4096], 1 / 2 threads,
+ * two rounds of each distance in turn: Q4_K 4096 B 47-55 / 50-68%, 3072 43-60 / 48-70, 2048 51-57 / 70-72, 1536
  * 51-58 / 49-74, 1024 55-62 / 72-77; Q6_K 49-55 / 40-67, 46-59 / 62-75, 60-66 / 65-77,
  * 56-61 / 67-74, 56-61 / 66-76; three more rounds of 4096 and the shipped switch, 1
  * thread: Q4_K 46-57 / 51-58, Q6_K 48-56 / 59-63. Later, [11008, 4096], two rounds of
@@ -404,8 +404,19 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * 65-68, 40 / 52; no prefetch 60-61 / 65-73, 42-44 / 51-54; L1 4 KiB 57 / 54-71, 56 /
  * 71; L1 8 KiB 53 / 65-67, 47-49 / 44-56. Not compute-bound alone: a [1024, 4096]
  * weight left in cache (a scratch build that skips the flush) reads at Q4_K 22-29,
- * Q6_K 30-37 GB/s against 15-19 and 12-21 cold. */
-#define K_IBM_PF_ZEN4 2048
+ * Q6_K 30-37 GB/s against 15-19 and 12-21 cold.
+ *
+ * With runs as long as the task (above) the best distance on Zen 4 is none: each step
+ * prefetches its own quad's lines just before it reads them, so all of them are
+ * requested at once (a Q6_K step reads its blocks' low bits, high bits, scales and d in
+ * four places); the hardware prefetcher runs ahead along the four streams. [11008,
+ * 4096] / [4096, 4096], 1 thread, three rounds of each in turn: Q6_K 2 KiB 78-81 /
+ * 72-74%, 1 KiB 82-84 / 73-75, none 83-85 / 76-81, no prefetch instructions at all
+ * 47-50 / 44-47; Q4_K 74-78 / 66-69, 73-77 / 68, 74-76 / 67-69, 72-75 / 65-70; Q5_K
+ * 66-67 / 59-60, 68 / 64-66, 68-72 / 62-65; TQ2_0 59-64 / 54-61, 62-64 / 56-60, 58-63 /
+ * 55-61. Two threads, two rounds: Q4_K 64-80 / 53-72 against 79-81 / 75-76, Q6_K 80-87
+ * / 70-72 against 78-82 / 78, TQ2_0 70-78 / 69-73 against 72 / 60-66. */
+#define K_IBM_PF_ZEN4 0
 /* The four sums of a quad's rows after a column group: qa[r] row r's 16 lanes, qm[k] the
  * min terms of rows 2k and 2k + 1 in its two halves (k4_step), subtracted when mins is
  * set; lane r of the result is row r's (lanes 4 to 15 hold partials). */
