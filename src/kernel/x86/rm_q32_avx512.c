@@ -339,11 +339,26 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * weight, 31.5 against 30.2 GB/s, three rounds) and 2-4 points slower cold, so the
  * groups keep their passes and their sums on the stack; the rows after the last group
  * add theirs to y (ibm_quad_to_y).
+ *
+ * On Zen 4 the prefetch distance now depends on the run: runs of IBM_LONG_RUN rows or
+ * more (one thread) read Q8_0 with no software prefetch and Q4_0/IQ4_NL IBM_PF_ZEN4
+ * ahead; shorter ones (a task of two threads: 128 to 344 rows) keep IBM_PF. One scratch
+ * build choosing at run time, 1 thread, two or three rounds of each in turn, [11008,
+ * 4096] / [4096, 4096]: Q8_0 1 KiB 89-91 / 81-83%, none 94 / 85-87, 256 B 93-94 /
+ * 80-81, 4 KiB 79-82 / 79-80; Q4_0 1 KiB 77-80 / 69-73, none 81-83 / 68-73, 4 KiB
+ * 77-81 / 74-77; IQ4_NL 68-70 / 63-66, 72-73 / 57-62, 70-75 / 66-72. At 2 threads the
+ * long-run choices lost at [4096, 4096] (Q8_0 80-82 -> 62-75, Q4_0 75-78 -> 67-69).
+ * The shipped rule against 1 KiB throughout, two rounds in turn, 1 / 2 threads: Q8_0
+ * 89-90 / 85-88 -> 94 / 85-86 and 80-83 / 79 -> 85-86 / 78-79, Q4_0 81-82 / 79-82 ->
+ * 81-83 / 80 and 72-74 / 78-79 -> 76-80 / 79-80, IQ4_NL 72 / 79-80 -> 70-73 / 79 and
+ * 67-68 / 78-79 -> 66-71 / 76-77.
  */
 #define IBM_KC 8     /* block columns read together */
 #define IBM_SPAN (1 << 20) /* most rows of one ibm_rows call: int arithmetic inside */
 #define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
 #define IBM_PF 1024  /* prefetch distance along a column, bytes */
+#define IBM_PF_ZEN4 4096 /* Q4_0/IQ4_NL's on Zen 4 (pw__x86_hw_streams), runs of */
+#define IBM_LONG_RUN 2048 /* rows or more; Q8_0 none there */
 #define IBM_QUADS 8  /* the descriptor's tile_rows: IBM_QUADS units */
 
 /* Block b's activations in all four 128-bit lanes (Q8_0: both 256-bit halves). */
@@ -417,13 +432,15 @@ RM_INLINE __m512 ibm_group_step(const uint8_t *blk, const q32_act *a, int fmt, _
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_permutexvar_epi32(order, sum)), d, acc);
 }
 
-/* Where a unit's prefetch starts: IBM_PF on along its column from byte off of the pass's
- * column run (col, in column group b0); past this pass's rows, the same distance into the
- * next column group's (read next), not the next pass's; NULL after the last group. */
+/* Where a unit's prefetch starts: dist bytes on along its column from byte off of the
+ * pass's column run (col, in column group b0); past this pass's rows, the same distance
+ * into the next column group's (read next), not the next pass's; NULL after the last
+ * group, or always when dist is 0 (no software prefetch). */
 RM_INLINE const uint8_t *ibm_ahead(const uint8_t *base, const uint8_t *col, size_t off,
-                                   size_t run, int64_t b0, int64_t nb, size_t bs) {
-    const size_t at = off + IBM_PF;
-    return at < run ? col + IBM_PF
+                                   size_t run, int64_t b0, int64_t nb, size_t bs, size_t dist) {
+    const size_t at = off + dist;
+    return dist == 0 ? NULL
+           : at < run ? col + dist
            : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
                               : NULL;
 }
@@ -490,6 +507,9 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     q32_act act[IBM_KC];
     __m512 partg[IBM_RB_GROUPS / 16]; /* the groups' sums (in y, 4% slower from cache) */
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
+    const int zen4_long = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) &&
+                          rows >= IBM_LONG_RUN;
+    const size_t dist = !zen4_long ? IBM_PF : fmt == Q32_Q8_0 ? 0 : IBM_PF_ZEN4;
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
     const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
     for (int64_t b0 = 0; b0 < nb; b0 += IBM_KC) {
@@ -500,7 +520,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             /* lane r: row 16 gi + r */
             __m512 acc = b0 > 0 ? partg[gi] : _mm512_setzero_ps();
             if (kc == IBM_KC) {
-                const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs);
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs, dist);
 #pragma GCC unroll 8
                 for (int k = 0; k < IBM_KC; ++k) {
                     if (pf != NULL)
@@ -518,7 +538,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         for (; fmt == Q32_Q8_0 && kc == IBM_KC && u + 4 <= full; u += 4, col += 4 * ub) {
             __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                              _mm512_setzero_ps()};
-            const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
+            const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist);
 #pragma GCC unroll 8
             for (int k = 0; k < IBM_KC; ++k) {
                 if (pf != NULL)
@@ -534,7 +554,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
             const int t = u < full ? unit : last;
             __m512 acc = _mm512_setzero_ps();
             if (kc == IBM_KC && t == unit) {
-                const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs);
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist);
 #pragma GCC unroll 8
                 for (int k = 0; k < IBM_KC; ++k) {
                     if (pf != NULL) {
