@@ -371,10 +371,10 @@ static PW__AVX2_INLINE void tq2_0_block(const uint8_t *w, int64_t rs, int rows, 
 
 /* Each format's run functions and kernel descriptors (PW__RM_KERNELS, rm_avx2.h): its
  * block function in the row-major loop and in the input-block-major streams. */
-PW__RM_KERNELS(q2_k, PW_FORMAT_Q2_K, q2_K, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(q3_k, PW_FORMAT_Q3_K, q3_K, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(q4_k, PW_FORMAT_Q4_K, q4_K, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(q5_k, PW_FORMAT_Q5_K, q5_K, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(q6_k, PW_FORMAT_Q6_K, q6_K, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(tq1_0, PW_FORMAT_TQ1_0, tq1_0, 256, Q8_256, PW__RM_K_ROWS, 0)
-PW__RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, tq2_0, 256, Q8_256, PW__RM_K_ROWS, 0)
+PW__RM_KERNELS(q2_k, PW_FORMAT_Q2_K, q2_K, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(q3_k, PW_FORMAT_Q3_K, q3_K, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(q4_k, PW_FORMAT_Q4_K, q4_K, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(q5_k, PW_FORMAT_Q5_K, q5_K, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(q6_k, PW_FORMAT_Q6_K, q6_K, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(tq1_0, PW_FORMAT_TQ1_0, tq1_0, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)
+PW__RM_KERNELS(tq2_0, PW_FORMAT_TQ2_0, tq2_0, 256, Q8_256, PW__RM_K_ROWS, 0, PASSES)

@@ -232,9 +232,9 @@ static PW__AVX2_INLINE void iq4_nl_block(const uint8_t *w, int64_t rs, int rows,
 
 /* Each format's run functions and kernel descriptors (PW__RM_KERNELS, rm_avx2.h): its
  * block function in the row-major loop and in the input-block-major streams. */
-PW__RM_KERNELS(q4_0, PW_FORMAT_Q4_0, q4_0, 32, Q8_32, PW__RM_Q32_ROWS, 1)
-PW__RM_KERNELS(q4_1, PW_FORMAT_Q4_1, q4_1, 32, Q8_32, PW__RM_Q32_ROWS, 1)
-PW__RM_KERNELS(q5_0, PW_FORMAT_Q5_0, q5_0, 32, Q8_32, PW__RM_Q32_ROWS, 1)
-PW__RM_KERNELS(q5_1, PW_FORMAT_Q5_1, q5_1, 32, Q8_32, PW__RM_Q32_ROWS, 1)
-PW__RM_KERNELS(q8_0, PW_FORMAT_Q8_0, q8_0, 32, Q8_32, PW__RM_Q32_ROWS, 0)
-PW__RM_KERNELS(iq4_nl, PW_FORMAT_IQ4_NL, iq4_nl, 32, Q8_32, PW__RM_Q32_ROWS, 0)
+PW__RM_KERNELS(q4_0, PW_FORMAT_Q4_0, q4_0, 32, Q8_32, PW__RM_Q32_ROWS, 1, PASSES)
+PW__RM_KERNELS(q4_1, PW_FORMAT_Q4_1, q4_1, 32, Q8_32, PW__RM_Q32_ROWS, 1, PASSES)
+PW__RM_KERNELS(q5_0, PW_FORMAT_Q5_0, q5_0, 32, Q8_32, PW__RM_Q32_ROWS, 1, PASSES)
+PW__RM_KERNELS(q5_1, PW_FORMAT_Q5_1, q5_1, 32, Q8_32, PW__RM_Q32_ROWS, 1, PASSES)
+PW__RM_KERNELS(q8_0, PW_FORMAT_Q8_0, q8_0, 32, Q8_32, PW__RM_Q32_ROWS, 0, LONG)
+PW__RM_KERNELS(iq4_nl, PW_FORMAT_IQ4_NL, iq4_nl, 32, Q8_32, PW__RM_Q32_ROWS, 0, PASSES)
