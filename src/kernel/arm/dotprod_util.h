@@ -62,11 +62,12 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
 
 /*
  * The loop of the input-block-major views (the spec's kernel order), read as
- * streams: the rows of one block column lie side by side there, so a pass over up
- * to PW__ARM_IBM_RB rows reads PW__ARM_IBM_S columns at once, each a contiguous
- * run of rows x block_bytes (one stream), row by row: each row's dot over those
- * columns (the same row function, nb = the group's columns) is added to its
- * partial sum, kept in L1 between column groups. Each stream is prefetched
+ * streams: the rows of one block column lie side by side there, so the loop reads
+ * PW__ARM_IBM_S columns at once over all of a task's rows, each a contiguous run of
+ * rows x block_bytes (one stream), row by row: each row's dot over those columns
+ * (the same row function, nb = the group's columns) is added to its partial sum,
+ * kept in y between column groups (it was a 256-row pass's array on the stack; on
+ * x86 runs as long as the task read faster, rm_kquant_avx512.c; here not timed). Each stream is prefetched
  * PW__ARM_IBM_PF / PW__ARM_IBM_S bytes ahead, from the end of its run on into the
  * next column group's. The row loop above, over the same
  * view, reads one row over all columns: nb streams (one per column) advancing a
@@ -75,7 +76,6 @@ PW__ALWAYS_INLINE void pw__arm_rm_loop(const pw__mm_call *c, int64_t o0, int64_t
  * (rm_avx2.h). Here it is checked for results under qemu, not timed (no Arm
  * hardware): the dots are the row-major kernels' own, the partial sums f32.
  */
-#define PW__ARM_IBM_RB 256  /* rows per pass: their partial sums, 1 KiB */
 #define PW__ARM_IBM_S 4     /* columns read at once: the streams */
 #define PW__ARM_IBM_PF 4096 /* bytes prefetched ahead, over all the streams */
 PW__ALWAYS_INLINE void pw__arm_ibm_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
@@ -84,44 +84,41 @@ PW__ALWAYS_INLINE void pw__arm_ibm_loop(const pw__mm_call *c, int64_t o0, int64_
     const pw_view *w = c->w;
     const int64_t nb = c->in / block_size;
     const int64_t rs = w->strides[0] * (int64_t)block_bytes, bs = w->strides[1] * (int64_t)block_bytes;
-    float part[PW__ARM_IBM_RB];
+    const int64_t rows = o1 - o0;
+    const uint8_t *first = w->data + (w->offset + o0 * w->strides[0]) * (int64_t)block_bytes;
     for (int64_t i = i0; i < i1; ++i) {
         const uint8_t *xrow = c->xq + (size_t)i * c->xq_row_bytes;
-        for (int64_t ob = o0; ob < o1; ob += PW__ARM_IBM_RB) {
-            const int64_t rows = o1 - ob < PW__ARM_IBM_RB ? o1 - ob : PW__ARM_IBM_RB;
-            const uint8_t *first = w->data + (w->offset + ob * w->strides[0]) * (int64_t)block_bytes;
-            for (int64_t r = 0; r < rows; ++r) part[r] = 0.0f;
-            for (int64_t b = 0; b < nb; b += PW__ARM_IBM_S) {
-                const int64_t sn = nb - b < PW__ARM_IBM_S ? nb - b : PW__ARM_IBM_S;
-                const uint8_t *col = first + b * bs, *x = xrow + (size_t)b * act_block_bytes;
-                for (int64_t r = 0; r < rows; ++r) {
-                    const uint8_t *p = col + r * rs;
-                    /* rows side by side: the distance on along each column; past the
-                     * pass's rows, into the next column group (read next). A narrowed
-                     * view's rows do not lie side by side (the bytes that far on are
-                     * other rows'): this row's own blocks of the next column group, as
-                     * the x86 loops do (rm_avx2.h). */
-                    const int adjacent = rs == (int64_t)block_bytes;
-                    const int64_t at = r * rs + PW__ARM_IBM_PF / PW__ARM_IBM_S;
-                    const uint8_t *pf = !adjacent ? (b + PW__ARM_IBM_S < nb ? p + PW__ARM_IBM_S * bs : NULL)
-                                        : at < rows * rs ? col + at
-                                        : b + PW__ARM_IBM_S < nb ? col + PW__ARM_IBM_S * bs + (at - rows * rs)
-                                                                 : NULL;
-                    /* each line once (blocks of 18 or 34 bytes share lines): the lines
-                     * that begin inside this row's target block, and, where a run of
-                     * targets begins (the pass's first row, the first into the next
-                     * column group, every row of a narrowed view), the line it begins in */
-                    const int fresh = !adjacent || r == 0 || (at >= rows * rs && at - rows * rs < rs);
-                    if (pf != NULL)
-                        for (int64_t s = 0; s < sn; ++s) {
-                            const uintptr_t t = (uintptr_t)(pf + s * bs);
-                            uintptr_t a = fresh ? t & ~(uintptr_t)63 : (t + 63) & ~(uintptr_t)63;
-                            for (; a < t + block_bytes; a += 64) __builtin_prefetch((const void *)a, 0, 3);
-                        }
-                    part[r] += dot(p, bs, x, sn);
-                }
+        float *part = c->y + i * c->ldy + o0; /* the partial sums, in y */
+        for (int64_t b = 0; b < nb; b += PW__ARM_IBM_S) {
+            const int64_t sn = nb - b < PW__ARM_IBM_S ? nb - b : PW__ARM_IBM_S;
+            const uint8_t *col = first + b * bs, *x = xrow + (size_t)b * act_block_bytes;
+            for (int64_t r = 0; r < rows; ++r) {
+                const uint8_t *p = col + r * rs;
+                /* rows side by side: the distance on along each column; past the
+                 * task's rows, into the next column group (read next). A narrowed
+                 * view's rows do not lie side by side (the bytes that far on are
+                 * other rows'): this row's own blocks of the next column group, as
+                 * the x86 loops do (rm_avx2.h). */
+                const int adjacent = rs == (int64_t)block_bytes;
+                const int64_t at = r * rs + PW__ARM_IBM_PF / PW__ARM_IBM_S;
+                const uint8_t *pf = !adjacent ? (b + PW__ARM_IBM_S < nb ? p + PW__ARM_IBM_S * bs : NULL)
+                                    : at < rows * rs ? col + at
+                                    : b + PW__ARM_IBM_S < nb ? col + PW__ARM_IBM_S * bs + (at - rows * rs)
+                                                             : NULL;
+                /* each line once (blocks of 18 or 34 bytes share lines): the lines
+                 * that begin inside this row's target block, and, where a run of
+                 * targets begins (the task's first row, the first into the next
+                 * column group, every row of a narrowed view), the line it begins in */
+                const int fresh = !adjacent || r == 0 || (at >= rows * rs && at - rows * rs < rs);
+                if (pf != NULL)
+                    for (int64_t s = 0; s < sn; ++s) {
+                        const uintptr_t t = (uintptr_t)(pf + s * bs);
+                        uintptr_t a = fresh ? t & ~(uintptr_t)63 : (t + 63) & ~(uintptr_t)63;
+                        for (; a < t + block_bytes; a += 64) __builtin_prefetch((const void *)a, 0, 3);
+                    }
+                const float d = dot(p, bs, x, sn);
+                part[r] = b == 0 ? d : part[r] + d;
             }
-            for (int64_t r = 0; r < rows; ++r) c->y[i * c->ldy + ob + r] = part[r];
         }
     }
 }
