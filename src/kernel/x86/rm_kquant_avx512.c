@@ -92,6 +92,7 @@ typedef struct k_act {
     __m512i q[4];    /* s8 activations lined up with the four weight vectors of the format */
     __m512i init[4]; /* starting value of each dot (activation-only offset terms) */
     __m512i sums;    /* Q4_K/Q5_K: words [0 x4, s0..s3 | 0 x4, s4..s7] twice, s_j = sum of sub-block j */
+    __m512i pairs;   /* Q4_K/Q5_K: int32 lane 4j + r holds the words s_2j, s_2j+1 (k_step_fold) */
     float d;
 } k_act;
 
@@ -100,6 +101,7 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
     const int8_t *q = x->qs;
     a.d = x->d;
     a.sums = _mm512_setzero_si512();
+    a.pairs = _mm512_setzero_si512();
     for (int k = 0; k < 4; ++k) a.init[k] = _mm512_setzero_si512();
     if (fmt == K_Q4_K || fmt == K_Q5_K) {
         a.q[0] = k_cat(q + 0, q + 64);    /* lo, L = 0 */
@@ -110,6 +112,9 @@ RM_INLINE k_act k_act_load(const pw__q8_256 *x, int fmt) {
                                                 _mm256_set1_epi16(1));
         const __m256i v = _mm256_packs_epi32(_mm256_setzero_si256(), pairs);
         a.sums = _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1);
+        const __m128i s8 = _mm_packs_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+        a.pairs = _mm512_permutexvar_epi32(
+            _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0), _mm512_castsi128_si512(s8));
     } else if (fmt == K_Q6_K) {
         const __m512i c32 = _mm512_set1_epi8(32);
         for (int k = 0; k < 4; ++k) {
@@ -189,29 +194,22 @@ static const int16_t q6k_scale_index[2][32] = {
     {8, 8, 8, 8, 12, 12, 12, 12, 9, 9, 9, 9, 13, 13, 13, 13,
      10, 10, 10, 10, 14, 14, 14, 14, 11, 11, 11, 11, 15, 15, 15, 15}};
 
-/* Q4_K/Q5_K, one super-block of a quad's rows. Main sums (d-scaled) go to acc[r];
- * the min terms (dmin-scaled, to subtract) to accm[r / 2], rows 2k and 2k+1 in halves. */
-RM_INLINE void k4_step(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
-                       __m512 acc[KQ], __m512 accm[2]) {
+/* Q4_K/Q5_K, one super-block of a quad's rows: isum[r] row r's int32 dot with its
+ * sub-block scales applied (16 lanes to add; rows past `rows` zero), sm its scales and
+ * mins (k4_scales_mins). */
+RM_INLINE void k4_isums(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
+                        __m512i isum[KQ], __m512i sm[2]) {
     const int q5 = fmt == K_Q5_K;
     const __m512i m0f = _mm512_set1_epi8(0x0F);
-    __m512i sm[2];
     k4_scales_mins(blk, rows, sm);
-    const __m512 dm = k_f16_pairs(blk, rows, a->d);
-#pragma GCC unroll 2
-    for (int k = 0; k < (rows + 1) / 2; ++k) {
-        const __m512i msum = _mm512_madd_epi16(sm[k], a->sums);
-        const __m512 dmin = _mm512_permutexvar_ps(
-            _mm512_inserti64x4(_mm512_set1_epi32(4 * k + 1), _mm256_set1_epi32(4 * k + 3), 1), dm);
-        accm[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), dmin, accm[k]);
-    }
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
+    for (int r = 0; r < KQ; ++r) {
+        isum[r] = _mm512_setzero_si512();
+        if (r >= rows) continue;
         const uint8_t *qs = blk[r] + (q5 ? 48 : 16);
         const __m512i qh =
             q5 ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk[r] + 16)))
                : _mm512_setzero_si512();
-        __m512i isum = _mm512_setzero_si512();
         for (int part = 0; part < 2; ++part) {
             const __m512i nib = _mm512_loadu_si512(qs + 64 * part);
             __m512i lo = _mm512_and_si512(nib, m0f);
@@ -229,25 +227,23 @@ RM_INLINE void k4_step(const uint8_t *const blk[KQ], const k_act *a, int rows, i
             const __m512i dhi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a->q[2 * part + 1]);
             const __m512i sc =
                 _mm512_permutexvar_epi16(_mm512_loadu_si512(k4_scale_index[r % 2][part]), sm[r / 2]);
-            isum = _mm512_dpwssd_epi32(isum, _mm512_packs_epi32(dlo, dhi), sc);
+            isum[r] = _mm512_dpwssd_epi32(isum[r], _mm512_packs_epi32(dlo, dhi), sc);
         }
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(dm, 2 * r), acc[r]);
     }
 }
 
-/* Q6_K, one super-block of a quad's rows. */
-RM_INLINE void q6k_step(const uint8_t *const blk[KQ], const k_act *a, int rows,
-                        __m512 acc[KQ]) {
+/* Q6_K, one super-block of a quad's rows: isum[r] as k4_isums' (the -32 folded in). */
+RM_INLINE void q6k_isums(const uint8_t *const blk[KQ], const k_act *a, int rows, __m512i isum[KQ]) {
     const __m512i m0f = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     /* high bits to bits 4-5: groups 0, 1 (lo) shift left 4, 2; groups 2, 3 (hi) right 0, 2 */
     const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
     const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-    const __m512 d = k_f16_rows(blk, rows, 208, a->d);
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
+    for (int r = 0; r < KQ; ++r) {
+        isum[r] = _mm512_setzero_si512();
+        if (r >= rows) continue;
         const __m512i sc16 = _mm512_castsi256_si512(
             _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk[r] + 192))));
-        __m512i isum = _mm512_setzero_si512();
         for (int h = 0; h < 2; ++h) {
             const __m512i ql = _mm512_loadu_si512(blk[r] + 64 * h);
             const __m512i qh =
@@ -259,27 +255,100 @@ RM_INLINE void q6k_step(const uint8_t *const blk[KQ], const k_act *a, int rows,
             const __m512i dlo = _mm512_dpbusd_epi32(a->init[2 * h], lo, a->q[2 * h]);
             const __m512i dhi = _mm512_dpbusd_epi32(a->init[2 * h + 1], hi, a->q[2 * h + 1]);
             const __m512i sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(q6k_scale_index[h]), sc16);
-            isum = _mm512_dpwssd_epi32(isum, _mm512_packs_epi32(dlo, dhi), sc);
+            isum[r] = _mm512_dpwssd_epi32(isum[r], _mm512_packs_epi32(dlo, dhi), sc);
         }
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(d, r), acc[r]);
     }
 }
 
-/* TQ2_0, one super-block of a quad's rows. */
-RM_INLINE void tq2_step(const uint8_t *const blk[KQ], const k_act *a, int rows,
-                        __m512 acc[KQ]) {
+/* TQ2_0, one super-block of a quad's rows: isum[r] as k4_isums' (the -1 folded in). */
+RM_INLINE void tq2_isums(const uint8_t *const blk[KQ], const k_act *a, int rows, __m512i isum[KQ]) {
     const __m512i m3 = _mm512_set1_epi8(3);
-    const __m512 d = k_f16_rows(blk, rows, 64, a->d);
 #pragma GCC unroll 4
-    for (int r = 0; r < rows; ++r) {
+    for (int r = 0; r < KQ; ++r) {
+        isum[r] = _mm512_setzero_si512();
+        if (r >= rows) continue;
         const __m512i q = _mm512_loadu_si512(blk[r]);
-        __m512i isum = a->init[0];
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(q, m3), a->q[0]);
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 2), m3), a->q[1]);
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 4), m3), a->q[2]);
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(_mm512_srli_epi16(q, 6), m3), a->q[3]);
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), k_lane(d, r), acc[r]);
+        isum[r] = a->init[0];
+        isum[r] = _mm512_dpbusd_epi32(isum[r], _mm512_and_si512(q, m3), a->q[0]);
+        isum[r] = _mm512_dpbusd_epi32(isum[r], _mm512_and_si512(_mm512_srli_epi16(q, 2), m3), a->q[1]);
+        isum[r] = _mm512_dpbusd_epi32(isum[r], _mm512_and_si512(_mm512_srli_epi16(q, 4), m3), a->q[2]);
+        isum[r] = _mm512_dpbusd_epi32(isum[r], _mm512_and_si512(_mm512_srli_epi16(q, 6), m3), a->q[3]);
     }
+}
+
+/* The super-block scales of a quad's rows: Q4_K/Q5_K [d0, dmin0, d1, dmin1, ..] (lanes
+ * 2r, 2r + 1), Q6_K/TQ2_0 d in lane r; times the activations' d. */
+RM_INLINE __m512 k_row_scales(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt) {
+    if (fmt == K_Q4_K || fmt == K_Q5_K) return k_f16_pairs(blk, rows, a->d);
+    return k_f16_rows(blk, rows, fmt == K_Q6_K ? 208 : 64, a->d);
+}
+
+/* One super-block of a quad's rows (any format), each row's sums in its own vector:
+ * acc[r] += row r's (16 lanes to add); Q4_K/Q5_K's min terms (to subtract) to
+ * accm[r / 2], rows 2k and 2k + 1 in its halves. */
+RM_INLINE void k_step(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
+                      __m512 acc[KQ], __m512 accm[2]) {
+    __m512i isum[KQ], sm[2];
+    const __m512 d = k_row_scales(blk, a, rows, fmt);
+    const int pairs = fmt == K_Q4_K || fmt == K_Q5_K;
+    if (pairs)
+        k4_isums(blk, a, rows, fmt, isum, sm);
+    else if (fmt == K_Q6_K)
+        q6k_isums(blk, a, rows, isum);
+    else
+        tq2_isums(blk, a, rows, isum);
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; ++r)
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), k_lane(d, pairs ? 2 * r : r), acc[r]);
+    if (!pairs) return;
+#pragma GCC unroll 2
+    for (int k = 0; k < (rows + 1) / 2; ++k) {
+        const __m512i msum = _mm512_madd_epi16(sm[k], a->sums);
+        const __m512 dmin = _mm512_permutexvar_ps(
+            _mm512_inserti64x4(_mm512_set1_epi32(4 * k + 1), _mm256_set1_epi32(4 * k + 3), 1), d);
+        accm[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), dmin, accm[k]);
+    }
+}
+
+/* Index of vpermt2w over the two k4_scales_mins vectors (rows 0, 1 | rows 2, 3): word
+ * 2i + h of the result, i = 4j + r, is row r's min m_(2j + h) (a row's m0..3 at words
+ * 4..7 of its 16, m4..7 at 12..15). */
+static const int16_t k4_min_index[32] = {
+    4, 5, 20, 21, 36, 37, 52, 53, 6, 7, 22, 23, 38, 39, 54, 55,
+    12, 13, 28, 29, 44, 45, 60, 61, 14, 15, 30, 31, 46, 47, 62, 63};
+
+/* One super-block of a quad's rows (any format) into qv, lane 4j + r a partial sum of
+ * row r (Q4_K/Q5_K min terms subtracted): the rows' int32 dots are added across lanes in
+ * integers first (exact: below 2^23), so one conversion and fma serve the four rows, and
+ * the min terms of the four rows take one vpmaddwd against the activations' sub-block
+ * sums. */
+RM_INLINE void k_step_fold(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
+                           __m512 *qv) {
+    __m512i isum[KQ], sm[2];
+    const __m512 d = k_row_scales(blk, a, rows, fmt);
+    const int pairs = fmt == K_Q4_K || fmt == K_Q5_K;
+    if (pairs)
+        k4_isums(blk, a, rows, fmt, isum, sm);
+    else if (fmt == K_Q6_K)
+        q6k_isums(blk, a, rows, isum);
+    else
+        tq2_isums(blk, a, rows, isum);
+    /* lane 4j + r of v: a partial of row r's dot */
+    const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(isum[0], isum[1]),
+                                        _mm512_unpackhi_epi32(isum[0], isum[1]));
+    const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(isum[2], isum[3]),
+                                        _mm512_unpackhi_epi32(isum[2], isum[3]));
+    const __m512i v = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+    const __m512 dv = pairs ? _mm512_permutexvar_ps(
+                                  _mm512_set_epi32(6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0), d)
+                            : _mm512_shuffle_f32x4(d, d, 0);
+    *qv = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), dv, *qv);
+    if (!pairs) return;
+    /* min terms: lane 4j + r, m_2j s_2j + m_2j+1 s_2j+1 of row r, times its dmin */
+    const __m512i mm = _mm512_permutex2var_epi16(sm[0], _mm512_loadu_si512(k4_min_index), sm[1]);
+    const __m512 dmin = _mm512_permutexvar_ps(
+        _mm512_set_epi32(7, 5, 3, 1, 7, 5, 3, 1, 7, 5, 3, 1, 7, 5, 3, 1), d);
+    *qv = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_madd_epi16(mm, a->pairs)), dmin, *qv);
 }
 
 static inline float k_hsum256(__m256 v) {
@@ -319,12 +388,7 @@ RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int 
         for (int q = 0; q < RM_NR / KQ; ++q) {
             const int qrows = rows - KQ * q < KQ ? rows - KQ * q : KQ;
             if (qrows <= 0) break;
-            if (fmt == K_Q4_K || fmt == K_Q5_K)
-                k4_step(blk + KQ * q, &a, qrows, fmt, acc + KQ * q, accm + KQ / 2 * q);
-            else if (fmt == K_Q6_K)
-                q6k_step(blk + KQ * q, &a, qrows, acc + KQ * q);
-            else
-                tq2_step(blk + KQ * q, &a, qrows, acc + KQ * q);
+            k_step(blk + KQ * q, &a, qrows, fmt, acc + KQ * q, accm + KQ / 2 * q);
         }
     }
 #pragma GCC unroll 8
@@ -351,7 +415,7 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 /* Input-block-major views read as streams: the rows of one block column lie side by
  * side there, so the kernel reads K_IBM_S columns at once over all of a task's rows,
  * each a contiguous run of rows x bb bytes (one stream), quad by quad in turn; after
- * each column group a quad's sums are folded to one per row (k_quad_sums) and added to
+ * each column group a quad's sums are folded to one per row (k_lanes_sum) and added to
  * y, which holds the partial sums between groups. Each stream is prefetched K_IBM_PF /
  * K_IBM_S bytes ahead, from the end of a column on into its next one. Rows that do not
  * lie side by side (a narrowed view) are read where they lie, each quad prefetching its
@@ -390,7 +454,17 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * Q6_K 73 -> 77-79, TQ2_0 69-71 -> 81-83 (1 thread 51-53 -> 63-66). The fold costs 17
  * operations a quad per column group (16 blocks); the stored array cost 12 loads and
  * stores. Q4_K stays below Q6_K because it is compute-bound on Zen 4: a [1024, 4096]
- * weight left in cache (the scratch harness) reads at 28 GB/s, Q6_K at 36. */
+ * weight left in cache (the scratch harness) reads at 28 GB/s, Q6_K at 36.
+ *
+ * Each step now adds its four rows' dots across lanes in integers and converts once
+ * (k_step_fold), where each row took a conversion, a lane broadcast of its d and an fma,
+ * and the four rows' min terms take one vpmaddwd (vpermt2w gathers their mins), where
+ * each pair of rows took its own and a fold after every group: from cache ([1024, 4096],
+ * three rounds) Q4_K 27.9 -> 31.2 GB/s; cold, 1 thread, two or three rounds of the builds
+ * in turn, [11008, 4096] / [4096, 4096]: Q4_K 70-76% -> 77-83% / 66-69 -> 70-76, Q5_K
+ * 65-68 -> 74-78 / 62-63 -> 68-72, TQ2_0 58-60 -> 59-65 / 55-57 -> 55-56, Q6_K 84-85 ->
+ * 85-86 / 82-83 -> 86-87; 2 threads (tasks of 344 rows) Q4_K 81-83 -> 78-79, TQ2_0
+ * 78-79 -> 74-76, Q6_K level. */
 #define K_IBM_SPAN (1 << 20) /* most rows of one k_ibm_span call: int arithmetic inside */
 #define K_IBM_S 4     /* columns read at once: the streams */
 #define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
@@ -417,23 +491,8 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * 55-61. Two threads, two rounds: Q4_K 64-80 / 53-72 against 79-81 / 75-76, Q6_K 80-87
  * / 70-72 against 78-82 / 78, TQ2_0 70-78 / 69-73 against 72 / 60-66. */
 #define K_IBM_PF_ZEN4 0
-/* The four sums of a quad's rows after a column group: qa[r] row r's 16 lanes, qm[k] the
- * min terms of rows 2k and 2k + 1 in its two halves (k4_step), subtracted when mins is
- * set; lane r of the result is row r's (lanes 4 to 15 hold partials). */
-RM_INLINE __m128 k_quad_sums(const __m512 qa[KQ], const __m512 qm[KQ / 2], int mins) {
-    /* lane 4j + r of v: a partial of row r */
-    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(qa[0], qa[1]), _mm512_unpackhi_ps(qa[0], qa[1]));
-    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(qa[2], qa[3]), _mm512_unpackhi_ps(qa[2], qa[3]));
-    __m512 v = _mm512_add_ps(
-        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))),
-        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))));
-    if (mins) {
-        /* 128-bit lane j of m: row j's four partials; transposed to lane 4k + j */
-        const __m512 m = _mm512_add_ps(_mm512_shuffle_f32x4(qm[0], qm[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                       _mm512_shuffle_f32x4(qm[0], qm[1], _MM_SHUFFLE(3, 1, 3, 1)));
-        const __m512i tr = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-        v = _mm512_sub_ps(v, _mm512_permutexvar_ps(tr, m));
-    }
+/* Lane r of the result: the sum of lanes 4j + r of v (j = 0..3). */
+RM_INLINE __m128 k_lanes_sum(__m512 v) {
     v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
     v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm512_castps512_ps128(v);
@@ -449,7 +508,7 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
     const size_t bb = k_block_bytes(fmt);
     const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
     const int64_t nb = c->in / 256;
-    const int adjacent = rs == bb, mins = fmt == K_Q4_K || fmt == K_Q5_K;
+    const int adjacent = rs == bb;
     const size_t run = (size_t)rows * bb; /* bytes of one column's run */
     const uint8_t *first = w->data + (size_t)(w->offset + o0 * w->strides[0]) * bb;
     for (int64_t i = i0; i < i1; ++i) {
@@ -468,9 +527,7 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
             for (int q = 0; q < rows; q += KQ) {
                 const int qrows = rows - q < KQ ? rows - q : KQ;
                 /* the quad's sums in registers over the column group, then added to y */
-                __m512 qa[KQ], qm[KQ / 2];
-                for (int r = 0; r < KQ; ++r) qa[r] = _mm512_setzero_ps();
-                for (int r = 0; r < KQ / 2; ++r) qm[r] = _mm512_setzero_ps();
+                __m512 qv = _mm512_setzero_ps();
                 for (int s = 0; s < S; ++s) {
                     if (s >= sn) break;
                     const uint8_t *blk[KQ];
@@ -487,15 +544,10 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
                     } else if (b + s + S < nb) { /* this stream's next column */
                         for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb);
                     }
-                    if (mins)
-                        k4_step(blk, &a[s], qrows, fmt, qa, qm);
-                    else if (fmt == K_Q6_K)
-                        q6k_step(blk, &a[s], qrows, qa);
-                    else
-                        tq2_step(blk, &a[s], qrows, qa);
+                    k_step_fold(blk, &a[s], qrows, fmt, &qv);
                 }
                 const __mmask8 m = (__mmask8)((1u << qrows) - 1);
-                __m128 v = k_quad_sums(qa, qm, mins);
+                __m128 v = k_lanes_sum(qv);
                 if (b > 0) v = _mm_add_ps(v, _mm_maskz_loadu_ps(m, y + q));
                 _mm_mask_storeu_ps(y + q, m, v);
             }
