@@ -249,30 +249,85 @@ static PW__AVX2_INLINE void pw__rm_ibm_unit(__m256 *slot, int R, int64_t r0, int
     slot[R] = acc[4];
 }
 
-/* The totals of a unit of R rows (pw__rm_rows' reduction) into y[0 .. R). */
-static PW__AVX2_INLINE void pw__rm_ibm_store(const __m256 *slot, int R, int PAIRS, float *y) {
+/* y[0 .. R) + the totals of a unit of R rows (pw__rm_rows' reduction; add 0: y is
+ * overwritten). */
+static PW__AVX2_INLINE void pw__rm_ibm_add(const __m256 *slot, int R, int PAIRS, float *y, int add) {
     __m256 acc[4];
     for (int r = 0; r < 4; ++r) acc[r] = r < R ? slot[r] : _mm256_setzero_ps();
-    float s[4];
     const __m128 sums = PAIRS ? pw__hsum_pairs_ps(acc[0], acc[1])
                               : pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]);
-    _mm_storeu_ps(s, _mm_add_ps(sums, _mm256_castps256_ps128(slot[R])));
-    for (int r = 0; r < R; ++r) y[r] = s[r];
+    __m128 v = _mm_add_ps(sums, _mm256_castps256_ps128(slot[R]));
+    if (R == 4) {
+        if (add) v = _mm_add_ps(v, _mm_loadu_ps(y));
+        _mm_storeu_ps(y, v);
+        return;
+    }
+    float s[4];
+    _mm_storeu_ps(s, v);
+    for (int r = 0; r < R; ++r) y[r] = add ? y[r] + s[r] : s[r];
 }
 
 /* The rectangle [o0, o1) x [i0, i1) of a block format's input-block-major view (any
- * strides: the streams are contiguous where strides[0] is one block). */
+ * strides: the streams are contiguous where strides[0] is one block), in passes of up to
+ * PW__RM_IBM_RB rows, their sums in L1 between column groups.
+ *
+ * LONG (PW__RM_KERNELS' runs_, Q8_0 only) reads without passes: after each column group
+ * a unit's sums are added to y, which holds the partial sums between groups, so each
+ * column is read in one run over [o0, o1). PACKWISE_ISA=avx2, --layout kernel
+ * --policy in_place, 1 thread, two rounds of both in turn, [11008, 4096] / [4096,
+ * 4096]: Q8_0 51.5-53.5% / 44.2-45.8 -> 75.0-77.4 / 69.9-70.6, Q6_K level (68-73 /
+ * 63-66 against 68-72 / 65-67); the formats whose block function is slower lost what
+ * the unit's reduction after every group costs, [11008, 4096]: Q4_0 52 -> 40-43, Q4_K
+ * 53-55 -> 49-52, Q5_0 42-44 -> 31, IQ4_NL 38-40 -> 31-32, Q4_1 57 -> 53-54, Q5_K
+ * 52-55 -> 48-49, Q2_K 39-40 -> 36, Q3_K 35-36 -> 32, TQ2_0 48-49 -> 45.
+ */
 static PW__AVX2_INLINE void pw__rm_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1,
                                            int64_t i0, int64_t i1, int ROWS, int PAIRS,
-                                           int64_t block_elems, size_t wb, size_t xb,
+                                           int64_t block_elems, size_t wb, size_t xb, int LONG,
                                            pw__rm_block_fn f) {
     enum { S = PW__RM_IBM_S };
     const pw_view *w = c->w;
     const int64_t rs = w->strides[0] * (int64_t)wb, bs = w->strides[1] * (int64_t)wb;
     const int64_t nb = c->in / block_elems;
     const int adjacent = rs == (int64_t)wb;
-    __m256 part[2 * PW__RM_IBM_RB]; /* (ROWS + 1) slots a unit, 2 a single row */
     if (o1 <= o0) return;
+    if (LONG) {
+        const int64_t rows = o1 - o0, full = rows / ROWS, rem = rows % ROWS;
+        const size_t run = (size_t)rows * wb; /* bytes of one column's run */
+        const uint8_t *first = w->data + (w->offset + o0 * w->strides[0]) * (int64_t)wb;
+        for (int64_t i = i0; i < i1; ++i) {
+            const uint8_t *xrow = c->xq + (size_t)i * c->xq_row_bytes;
+            float *y = c->y + i * c->ldy + o0;
+            for (int64_t b = 0; b < nb; b += S) {
+                const int sn = nb - b < S ? (int)(nb - b) : S;
+                const uint8_t *col[S], *nextcol[S];
+                for (int s = 0; s < S; ++s) {
+                    col[s] = first + (b + s) * bs;
+                    nextcol[s] = b + s + S < nb ? col[s] + S * bs : NULL;
+                }
+                const uint8_t *x = xrow + (size_t)b * xb;
+                for (int64_t u = 0; u < full; ++u) {
+                    __m256 slot[5] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                                      _mm256_setzero_ps(), _mm256_setzero_ps()};
+                    if (sn == S) /* the whole group: the streams' loop unrolled */
+                        pw__rm_ibm_unit(slot, ROWS, u * ROWS, rs, wb, run, adjacent, S, col, nextcol,
+                                        nextcol, x, xb, f);
+                    else
+                        pw__rm_ibm_unit(slot, ROWS, u * ROWS, rs, wb, run, adjacent, sn, col, nextcol,
+                                        nextcol, x, xb, f);
+                    pw__rm_ibm_add(slot, ROWS, PAIRS, y + u * ROWS, b > 0);
+                }
+                for (int64_t r = 0; r < rem; ++r) {
+                    __m256 slot[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+                    pw__rm_ibm_unit(slot, 1, full * ROWS + r, rs, wb, run, adjacent, sn, col, nextcol,
+                                    nextcol, x, xb, f);
+                    pw__rm_ibm_add(slot, 1, PAIRS, y + full * ROWS + r, b > 0);
+                }
+            }
+        }
+        return;
+    }
+    __m256 part[2 * PW__RM_IBM_RB]; /* (ROWS + 1) slots a unit, 2 a single row */
     /* passes of near-equal length, whole units */
     const int64_t passes = (o1 - o0 + PW__RM_IBM_RB - 1) / PW__RM_IBM_RB;
     const int64_t per = ((o1 - o0 + passes - 1) / passes + ROWS - 1) / ROWS * ROWS;
@@ -309,81 +364,9 @@ static PW__AVX2_INLINE void pw__rm_ibm_run(const pw__mm_call *c, int64_t o0, int
             }
             float *y = c->y + i * c->ldy + ob;
             for (int64_t u = 0; u < full; ++u)
-                pw__rm_ibm_store(part + u * (ROWS + 1), ROWS, PAIRS, y + u * ROWS);
+                pw__rm_ibm_add(part + u * (ROWS + 1), ROWS, PAIRS, y + u * ROWS, 0);
             for (int64_t r = 0; r < rem; ++r)
-                pw__rm_ibm_store(part + full * (ROWS + 1) + 2 * r, 1, PAIRS, y + full * ROWS + r);
-        }
-    }
-}
-
-/* y[0 .. R) + the totals of a unit of R rows (pw__rm_rows' reduction; add 0: y is
- * overwritten). */
-static PW__AVX2_INLINE void pw__rm_ibm_add(const __m256 *slot, int R, int PAIRS, float *y, int add) {
-    __m256 acc[4];
-    for (int r = 0; r < 4; ++r) acc[r] = r < R ? slot[r] : _mm256_setzero_ps();
-    const __m128 sums = PAIRS ? pw__hsum_pairs_ps(acc[0], acc[1])
-                              : pw__hsum4_ps(acc[0], acc[1], acc[2], acc[3]);
-    __m128 v = _mm_add_ps(sums, _mm256_castps256_ps128(slot[R]));
-    if (R == 4) {
-        if (add) v = _mm_add_ps(v, _mm_loadu_ps(y));
-        _mm_storeu_ps(y, v);
-        return;
-    }
-    float s[4];
-    _mm_storeu_ps(s, v);
-    for (int r = 0; r < R; ++r) y[r] = add ? y[r] + s[r] : s[r];
-}
-
-/* pw__rm_ibm_run without passes: after each column group a unit's sums are added to y,
- * which holds the partial sums between groups, so each column is read in one run over
- * [o0, o1). Q8_0 only (PW__RM_KERNELS' runs_ LONG): PACKWISE_ISA=avx2, --layout kernel
- * --policy in_place, 1 thread, two rounds of both in turn, [11008, 4096] / [4096,
- * 4096]: Q8_0 51.5-53.5% / 44.2-45.8 -> 75.0-77.4 / 69.9-70.6, Q6_K level (68-73 /
- * 63-66 against 68-72 / 65-67); the formats whose block function is slower lost what
- * the unit's reduction after every group costs, [11008, 4096]: Q4_0 52 -> 40-43, Q4_K
- * 53-55 -> 49-52, Q5_0 42-44 -> 31, IQ4_NL 38-40 -> 31-32, Q4_1 57 -> 53-54, Q5_K
- * 52-55 -> 48-49, Q2_K 39-40 -> 36, Q3_K 35-36 -> 32, TQ2_0 48-49 -> 45. */
-static PW__AVX2_INLINE void pw__rm_ibm_run_long(const pw__mm_call *c, int64_t o0, int64_t o1,
-                                           int64_t i0, int64_t i1, int ROWS, int PAIRS,
-                                           int64_t block_elems, size_t wb, size_t xb,
-                                           pw__rm_block_fn f) {
-    enum { S = PW__RM_IBM_S };
-    const pw_view *w = c->w;
-    const int64_t rs = w->strides[0] * (int64_t)wb, bs = w->strides[1] * (int64_t)wb;
-    const int64_t nb = c->in / block_elems;
-    const int adjacent = rs == (int64_t)wb;
-    if (o1 <= o0) return;
-    const int64_t rows = o1 - o0, full = rows / ROWS, rem = rows % ROWS;
-    const size_t run = (size_t)rows * wb; /* bytes of one column's run */
-    const uint8_t *first = w->data + (w->offset + o0 * w->strides[0]) * (int64_t)wb;
-    for (int64_t i = i0; i < i1; ++i) {
-        const uint8_t *xrow = c->xq + (size_t)i * c->xq_row_bytes;
-        float *y = c->y + i * c->ldy + o0;
-        for (int64_t b = 0; b < nb; b += S) {
-            const int sn = nb - b < S ? (int)(nb - b) : S;
-            const uint8_t *col[S], *nextcol[S];
-            for (int s = 0; s < S; ++s) {
-                col[s] = first + (b + s) * bs;
-                nextcol[s] = b + s + S < nb ? col[s] + S * bs : NULL;
-            }
-            const uint8_t *x = xrow + (size_t)b * xb;
-            for (int64_t u = 0; u < full; ++u) {
-                __m256 slot[5] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                                  _mm256_setzero_ps(), _mm256_setzero_ps()};
-                if (sn == S) /* the whole group: the streams' loop unrolled */
-                    pw__rm_ibm_unit(slot, ROWS, u * ROWS, rs, wb, run, adjacent, S, col, nextcol,
-                                    nextcol, x, xb, f);
-                else
-                    pw__rm_ibm_unit(slot, ROWS, u * ROWS, rs, wb, run, adjacent, sn, col, nextcol,
-                                    nextcol, x, xb, f);
-                pw__rm_ibm_add(slot, ROWS, PAIRS, y + u * ROWS, b > 0);
-            }
-            for (int64_t r = 0; r < rem; ++r) {
-                __m256 slot[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-                pw__rm_ibm_unit(slot, 1, full * ROWS + r, rs, wb, run, adjacent, sn, col, nextcol,
-                                nextcol, x, xb, f);
-                pw__rm_ibm_add(slot, 1, PAIRS, y + full * ROWS + r, b > 0);
-            }
+                pw__rm_ibm_add(part + full * (ROWS + 1) + 2 * r, 1, PAIRS, y + full * ROWS + r, 0);
         }
     }
 }
@@ -393,8 +376,8 @@ static PW__AVX2_INLINE void pw__rm_ibm_run_long(const pw__mm_call *c, int64_t o0
  * row-major loop (pw__rm_run) for row-major views, the column streams (pw__rm_ibm_run)
  * for input-block-major ones. id##_block is the format's block function over blocks of
  * type pw__block_##block_ (block_values values each) against activation blocks `act`
- * (Q8_32 or Q8_256); rows_ and pairs_ as pw__rm_run's; runs_ PASSES (pw__rm_ibm_run) or
- * LONG (pw__rm_ibm_run_long) for the input-block-major views. */
+ * (Q8_32 or Q8_256); rows_ and pairs_ as pw__rm_run's; runs_ PASSES or LONG, how
+ * pw__rm_ibm_run reads the input-block-major views. */
 #define PW__RM_ACT_BYTES_Q8_32 sizeof(pw__q8_32)
 #define PW__RM_ACT_BYTES_Q8_256 sizeof(pw__q8_256)
 #define PW__RM_DESC(id, fmt, act, kind_, layout_, lkey_)                                          \
@@ -411,8 +394,8 @@ static PW__AVX2_INLINE void pw__rm_ibm_run_long(const pw__mm_call *c, int64_t o0
         .run = id##_##kind_##_run,                                                                 \
         .priority = PW__AVX2_PRIO,                                                                 \
         .min_n = 1};
-#define PW__RM_IBM_PASSES pw__rm_ibm_run
-#define PW__RM_IBM_LONG pw__rm_ibm_run_long
+#define PW__RM_IBM_PASSES 0
+#define PW__RM_IBM_LONG 1
 #define PW__RM_KERNELS(id, fmt, block_, block_values, act, rows_, pairs_, runs_)                   \
     static void id##_rm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
                             int64_t i1) {                                                          \
@@ -421,8 +404,8 @@ static PW__AVX2_INLINE void pw__rm_ibm_run_long(const pw__mm_call *c, int64_t o0
     }                                                                                              \
     static void id##_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,            \
                              int64_t i1) {                                                         \
-        PW__RM_IBM_##runs_(c, o0, o1, i0, i1, rows_, pairs_, block_values,                        \
-                           sizeof(pw__block_##block_), PW__RM_ACT_BYTES_##act, id##_block);        \
+        pw__rm_ibm_run(c, o0, o1, i0, i1, rows_, pairs_, block_values, sizeof(pw__block_##block_), \
+                       PW__RM_ACT_BYTES_##act, PW__RM_IBM_##runs_, id##_block);                    \
     }                                                                                              \
     PW__RM_DESC(id, fmt, act, rm, PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major")                        \
     PW__RM_DESC(id, fmt, act, ibm, PW_LAYOUT_BLOCKED_INPUT_MAJOR, "input_block_major")

@@ -283,6 +283,17 @@ RM_INLINE __m512 k_row_scales(const uint8_t *const blk[KQ], const k_act *a, int 
     return k_f16_rows(blk, rows, fmt == K_Q6_K ? 208 : 64, a->d);
 }
 
+/* One super-block of a quad's rows, any format: isum[r] as k4_isums' (sm: Q4_K/Q5_K). */
+RM_INLINE void k_isums(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
+                       __m512i isum[KQ], __m512i sm[2]) {
+    if (fmt == K_Q4_K || fmt == K_Q5_K)
+        k4_isums(blk, a, rows, fmt, isum, sm);
+    else if (fmt == K_Q6_K)
+        q6k_isums(blk, a, rows, isum);
+    else
+        tq2_isums(blk, a, rows, isum);
+}
+
 /* One super-block of a quad's rows (any format), each row's sums in its own vector:
  * acc[r] += row r's (16 lanes to add); Q4_K/Q5_K's min terms (to subtract) to
  * accm[r / 2], rows 2k and 2k + 1 in its halves. */
@@ -291,12 +302,7 @@ RM_INLINE void k_step(const uint8_t *const blk[KQ], const k_act *a, int rows, in
     __m512i isum[KQ], sm[2];
     const __m512 d = k_row_scales(blk, a, rows, fmt);
     const int pairs = fmt == K_Q4_K || fmt == K_Q5_K;
-    if (pairs)
-        k4_isums(blk, a, rows, fmt, isum, sm);
-    else if (fmt == K_Q6_K)
-        q6k_isums(blk, a, rows, isum);
-    else
-        tq2_isums(blk, a, rows, isum);
+    k_isums(blk, a, rows, fmt, isum, sm);
 #pragma GCC unroll 4
     for (int r = 0; r < rows; ++r)
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), k_lane(d, pairs ? 2 * r : r), acc[r]);
@@ -327,12 +333,7 @@ RM_INLINE void k_step_fold(const uint8_t *const blk[KQ], const k_act *a, int row
     __m512i isum[KQ], sm[2];
     const __m512 d = k_row_scales(blk, a, rows, fmt);
     const int pairs = fmt == K_Q4_K || fmt == K_Q5_K;
-    if (pairs)
-        k4_isums(blk, a, rows, fmt, isum, sm);
-    else if (fmt == K_Q6_K)
-        q6k_isums(blk, a, rows, isum);
-    else
-        tq2_isums(blk, a, rows, isum);
+    k_isums(blk, a, rows, fmt, isum, sm);
     /* lane 4j + r of v: a partial of row r's dot */
     const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(isum[0], isum[1]),
                                         _mm512_unpackhi_epi32(isum[0], isum[1]));
