@@ -325,9 +325,10 @@ static const int16_t k4_min_index[32] = {
 
 /* One super-block of a quad's rows (any format) into qv, lane 4j + r a partial sum of
  * row r (Q4_K/Q5_K min terms subtracted): the rows' int32 dots are added across lanes in
- * integers first (exact: below 2^23), so one conversion and fma serve the four rows, and
- * the min terms of the four rows take one vpmaddwd against the activations' sub-block
- * sums. */
+ * integers first (exact in int32: below 2^24 for Q4_K/Q5_K, 2^26 for Q6_K, whose
+ * conversion then rounds as the f32 additions it replaces did), so one conversion and
+ * fma serve the four rows, and the min terms of the four rows take one vpmaddwd
+ * against the activations' sub-block sums. */
 RM_INLINE void k_step_fold(const uint8_t *const blk[KQ], const k_act *a, int rows, int fmt,
                            __m512 *qv) {
     __m512i isum[KQ], sm[2];
@@ -471,8 +472,8 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
 #define K_IBM_PF 4096 /* bytes prefetched ahead into L1, over all the streams */
 /* On Zen 4 (pw__x86_hw_streams, base/cpu.c) another distance. With 256-row passes:
  * --layout kernel --policy in_place, [11008, 4096] and [4096, 4096], 1 / 2 threads,
- * two rounds of each distance in turn: Q4_K 4096 B 47-55 / 50-68%, 3072 43-60 / 48-70, 2048 51-57 / 70-72, 1536
- * 51-58 / 49-74, 1024 55-62 / 72-77; Q6_K 49-55 / 40-67, 46-59 / 62-75, 60-66 / 65-77,
+ * two rounds of each distance in turn: Q4_K 4096 B 47-55 / 50-68%, 3072 43-60 / 48-70,
+ * 2048 51-57 / 70-72, 1536 51-58 / 49-74, 1024 55-62 / 72-77; Q6_K 49-55 / 40-67, 46-59 / 62-75, 60-66 / 65-77,
  * 56-61 / 67-74, 56-61 / 66-76; three more rounds of 4096 and the shipped switch, 1
  * thread: Q4_K 46-57 / 51-58, Q6_K 48-56 / 59-63. Later, [11008, 4096], two rounds of
  * each in turn: this (L1, 2 KiB) Q4_K 59-61 / 71-74%, Q6_K 67-68 / 70; into L2 57-58 /
@@ -555,7 +556,6 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
         }
     }
 }
-
 
 RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                          int fmt, const int pf) {
