@@ -542,7 +542,7 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         for (int k = 0; k < kc; ++k) act[k] = ibm_act_load(x + b0 + k, fmt);
         const uint8_t *col = base + (size_t)b0 * bs;
         for (int gi = 0; gi < groups; ++gi, col += 4 * ub) {
-            /* lane r: row 16 gi + r */
+            /* lane 4L + k: row 16 gi + 4k + L (ibm_group_step) */
             __m512 acc = b0 > 0 ? partg[gi] : _mm512_setzero_ps();
             if (kc == IBM_KC) {
                 const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs, dist);
