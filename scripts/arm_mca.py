@@ -117,8 +117,16 @@ def q32(fmt, nbytes):
                 "GEMV", 4, 2 * nbytes)
 
 
-def sb(fmt, nbytes, dots):
-    return Loop("rm_%s_dotprod.c" % fmt, "%s_row" % fmt,
+def q32o(fmt, nbytes):
+    # the other 32-element formats, all in one file (rm_q32_dotprod.c)
+    return Loop("rm_q32_dotprod.c", "%s_row" % fmt,
+                "block loop, 2 blocks/iter", ["%s_rm_dotprod" % fmt, "%s_ibm_dotprod" % fmt],
+                "GEMV", 4, 2 * nbytes)
+
+
+def sb(fmt, nbytes, dots, src=None):
+    # src: the file when it is not rm_<fmt>_dotprod.c (rm_kq_dotprod.c holds four)
+    return Loop(src or "rm_%s_dotprod.c" % fmt, "%s_row" % fmt,
                 "super-block loop, 256 weights/iter", ["%s_rm_dotprod" % fmt, "%s_ibm_dotprod" % fmt],
                 "GEMV", dots, nbytes)
 
@@ -135,9 +143,17 @@ def i8g(g, has_min, formats):
 LOOPS = [
     q32("q4_0", 18),
     q32("q8_0", 34),
+    q32o("q4_1", 20),
+    q32o("q5_0", 22),
+    q32o("q5_1", 24),
+    q32o("iq4_nl", 18),
     sb("q4_k", 144, 16),
     sb("q6_k", 210, 16),
     sb("tq2_0", 66, 16),
+    sb("q2_k", 84, 16, "rm_kq_dotprod.c"),
+    sb("q3_k", 110, 16, "rm_kq_dotprod.c"),
+    sb("q5_k", 176, 16, "rm_kq_dotprod.c"),
+    sb("tq1_0", 54, 16, "rm_kq_dotprod.c"),
     i8g(32, 0, ["q4_0", "q5_0", "q8_0", "iq4_nl", "tq1_0", "tq2_0"]),
     i8g(32, 1, ["q4_1", "q5_1", "q4_k", "q5_k"]),
     i8g(16, 0, ["q3_k", "q6_k"]),
@@ -145,9 +161,9 @@ LOOPS = [
     # one 32-k group of the 8-row tile by 4 rows of X (two SMMLA pairs): 32 SMMLA;
     # the group record: 8 x 32 int8 + scale 32 (+ min 32) B
     Loop("gemm_i8mm.c", "micro_plain", "group loop, 8 rows x 4 X rows",
-         ["q4_0_i8g32x8k8_i8mm", "q8_0_i8g32x8k8_i8mm"], "GEMM", 32, 288),
+         ["%s_i8g32x8k8_i8mm" % f for f in ["q4_0", "q5_0", "q8_0", "iq4_nl", "tq1_0", "tq2_0"]], "GEMM", 32, 288),
     Loop("gemm_i8mm.c", "micro_min", "group loop, 8 rows x 4 X rows",
-         ["q4_k_i8g32x8k8_i8mm"], "GEMM", 32, 320),
+         ["%s_i8g32x8k8_i8mm" % f for f in ["q4_1", "q5_1", "q4_k", "q5_k"]], "GEMM", 32, 320),
     # 32-row tilings (tile32_neon.h), GEMV: one block record of the tile with one row
     # of X (64 SDOT: 8 steps x 4 q registers x 2 nibbles / x 8 registers); the record,
     # scales included

@@ -181,21 +181,37 @@ PW__ALWAYS_INLINE float32x4_t pw__arm_q32_block(float32x4_t acc, const uint8_t *
  * Row dot product of the 32-element formats with an fp16 scale at byte 0
  * against pw__q8_32 rows (nb blocks, bs bytes apart). Two blocks per step into
  * two f32 accumulators keep two independent FMA chains; an odd last block
- * joins the first. Like pw__arm_rm_loop it is inlined with a constant
- * always-inline `codes`, so each kernel's loop holds its own decode and no
- * call.
+ * joins the first. Formats with a minimum (has_min: Q4_1, Q5_1, fp16 m at byte
+ * 2, value = code * d + m) add m * x.dsum (x.dsum = x.d * sum(x.qs)) a block.
+ * Like pw__arm_rm_loop it is inlined with a constant always-inline `codes` (and
+ * has_min), so each kernel's loop holds its own decode and no call.
  */
-PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, int64_t bs, const uint8_t *xq,
-                                        int64_t nb, pw__arm_q32_codes_fn codes) {
+PW__ALWAYS_INLINE float pw__arm_q32_row_min(const uint8_t *w, int64_t bs, const uint8_t *xq,
+                                            int64_t nb, pw__arm_q32_codes_fn codes,
+                                            const int has_min) {
     const pw__q8_32 *x = (const pw__q8_32 *)xq;
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
+    float m0 = 0.0f, m1 = 0.0f;
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
         a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
         a1 = pw__arm_q32_block(a1, w + (b + 1) * bs, x + b + 1, codes);
+        if (has_min) {
+            m0 += pw__arm_f16_at(w + b * bs + 2) * x[b].dsum;
+            m1 += pw__arm_f16_at(w + (b + 1) * bs + 2) * x[b + 1].dsum;
+        }
     }
-    if (b < nb) a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
-    return vaddvq_f32(vaddq_f32(a0, a1));
+    if (b < nb) {
+        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
+        if (has_min) m0 += pw__arm_f16_at(w + b * bs + 2) * x[b].dsum;
+    }
+    return vaddvq_f32(vaddq_f32(a0, a1)) + (m0 + m1);
+}
+
+/* The same without a minimum (Q4_0, Q8_0, Q5_0, IQ4_NL). */
+PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, int64_t bs, const uint8_t *xq,
+                                        int64_t nb, pw__arm_q32_codes_fn codes) {
+    return pw__arm_q32_row_min(w, bs, xq, nb, codes, 0);
 }
 
 /*
