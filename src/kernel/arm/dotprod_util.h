@@ -226,6 +226,15 @@ PW__ALWAYS_INLINE float pw__arm_sb_step(float acc, int32x4_t s0, int32x4_t s1, i
     return acc + pw__arm_f16_at(d_w) * d_x * (float)total;
 }
 
+/* The 16 unsigned bytes of v as int32: w[k] = bytes 4k .. 4k+3. */
+PW__ALWAYS_INLINE void pw__arm_widen_u8(uint8x16_t v, int32x4_t w[4]) {
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
+    w[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    w[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
+    w[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    w[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
+}
+
 /*
  * Store `rows` (1..8) floats of one output row of an 8-wide tile held in two
  * vectors (by value, so accumulators never need an address): whole tiles

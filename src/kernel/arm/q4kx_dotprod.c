@@ -70,6 +70,7 @@
 #endif
 
 #include "format/blocks.h"
+#include "kernel/arm/dotprod_util.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q4kx.h"
 
@@ -108,15 +109,6 @@ Q4KXN_INLINE void q4kxn_scale_bytes(const uint8_t *rec, int h, uint8x16_t b[12])
     for (int i = 0; i < 12; ++i) b[i] = vld1q_u8(p + 16 * i);
 }
 
-/* The 16 bytes of v as int32: w[k] = bytes 4k .. 4k+3 (rows 4k .. 4k+3 of the 16). */
-Q4KXN_INLINE void q4kxn_widen(uint8x16_t v, int32x4_t w[4]) {
-    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
-    w[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
-    w[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
-    w[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
-    w[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
-}
-
 /* Decode record rec's scales, mins, d and dmin into rs (the GEMM panels' form). */
 Q4KXN_INLINE void q4kxn_decode(const uint8_t *rec, q4kxn_rec *rs) {
     for (int h = 0; h < 2; ++h) {
@@ -126,7 +118,7 @@ Q4KXN_INLINE void q4kxn_decode(const uint8_t *rec, q4kxn_rec *rs) {
             uint8x16_t sc, mn;
             q4kxn_sc_mn(b, t, &sc, &mn);
             int32x4_t w[4];
-            q4kxn_widen(sc, w);
+            pw__arm_widen_u8(sc, w); /* rows 4k .. 4k+3 of the 16 in w[k] */
             for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[t] + 16 * h + 4 * k, w[k]);
             vst1q_s16(rs->mn[t] + 16 * h, vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn))));
             vst1q_s16(rs->mn[t] + 16 * h + 8, vreinterpretq_s16_u16(vmovl_high_u8(mn)));
@@ -194,7 +186,7 @@ Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
             uint8x16_t sc, mn;
             q4kxn_sc_mn(bytes, t, &sc, &mn);
             int32x4_t w[4];
-            q4kxn_widen(sc, w);
+            pw__arm_widen_u8(sc, w);
             for (int k = 0; k < 4; ++k) s[k] = vmlaq_s32(s[k], vld1q_s32(dots[t][4 * h + k]), w[k]);
             const int16x8_t m0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn)));
             const int16x8_t m1 = vreinterpretq_s16_u16(vmovl_high_u8(mn));

@@ -120,15 +120,6 @@ PW__ALWAYS_INLINE void widen16(int8x16_t v, int32x4_t out[4]) {
     out[3] = vmovl_high_s16(hi);
 }
 
-/* u8 scales 4i .. 4i+3 of v, as int32 (i = 0..3). */
-PW__ALWAYS_INLINE void widen16u(uint8x16_t v, int32x4_t out[4]) {
-    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
-    out[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
-    out[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
-    out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
-    out[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
-}
-
 /* sum_i a_i * b_i over 16 int16 lanes (two vectors each), in int32x4 lanes. */
 PW__ALWAYS_INLINE int32x4_t mul16(int16x8_t a0, int16x8_t a1, int16x8_t b0, int16x8_t b1) {
     int32x4_t s = vmull_s16(vget_low_s16(a0), vget_low_s16(b0));
@@ -160,7 +151,7 @@ static float q2_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t
     for (int64_t b = 0; b < nb; ++b, w += step, ++x) {
         const uint8x16_t packed = vld1q_u8(w);
         int32x4_t sc[4];
-        widen16u(vmulq_u8(vandq_u8(packed, m4), uv), sc); /* <= 15 * 16 = 240: u8 */
+        pw__arm_widen_u8(vmulq_u8(vandq_u8(packed, m4), uv), sc); /* <= 15 * 16 = 240: u8 */
         /* min term: sum_s m_s * bsum_s, |.| <= 16 * 15 * 2032 < 2^19 */
         const uint8x16_t mn = vshrq_n_u8(packed, 4);
         const int32x4_t mp =
