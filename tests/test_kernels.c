@@ -89,6 +89,32 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
         check_case(ctx, k, &v, mr + 1, 6, "narrowed");
         free(bytes);
     }
+    /* Float formats (one element a block): lengths that are no multiple of a vector step
+     * and a view narrowed to an odd element, so each kernel's tail and unaligned loads run
+     * (the shapes above are whole multiples of 16 elements). */
+    if (fi->block_size == 1) {
+        const int64_t ins[] = {5, 37, 83};
+        for (size_t a = 0; a < 3; ++a) {
+            unsigned char *bytes;
+            uint64_t nb;
+            make_weight(ctx, f, nr + 2, ins[a], seed++, &bytes, &nb);
+            pw_view w;
+            pw_test_view_for(ctx, k->info.layout, f, nr + 2, ins[a], bytes, nb, &w);
+            check_case(ctx, k, &w, 1, seed++, "tail");
+            check_case(ctx, k, &w, mr + 1, seed++, "tail");
+            free(bytes);
+        }
+        unsigned char *bytes;
+        uint64_t nb;
+        make_weight(ctx, f, nr + 4, 96, 555, &bytes, &nb);
+        pw_view w, v;
+        pw_test_view_for(ctx, k->info.layout, f, nr + 4, 96, bytes, nb, &w);
+        CHECK_OK(pw_view_narrow(ctx, &w, 0, 1, nr + 2, &v), ctx);
+        CHECK_OK(pw_view_narrow(ctx, &v, 1, 3, 53, &v), ctx);
+        check_case(ctx, k, &v, 1, 556, "tail narrowed");
+        check_case(ctx, k, &v, mr + 1, 557, "tail narrowed");
+        free(bytes);
+    }
     /* Input-block-major kernels read a column of many rows at a time: over a whole
      * task's rows (one call of all rows on one thread), or in passes of 8192 rows
      * (AVX-512 Q4_0/IQ4_NL groups, rm_q32_avx512.c) or 256 (rm_avx2.h). For 32-wide

@@ -191,6 +191,10 @@ PW_KERNEL(q6_k_i8g16_avx512vnni)
 #endif
 
 #if defined(__aarch64__)
+/* NEON (baseline Armv8-A): row-major GEMV of the float formats. */
+PW_KERNEL(f32_rm_neon)
+PW_KERNEL(f16_rm_neon)
+PW_KERNEL(bf16_rm_neon)
 /* NEON dotprod: row-major GEMV. */
 PW_KERNEL(q4_0_rm_dotprod)
 PW_KERNEL(q8_0_rm_dotprod)

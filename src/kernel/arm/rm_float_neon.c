@@ -1,0 +1,120 @@
+#if !defined(__aarch64__)
+#error "rm_float_neon.c is Arm64 code (cmake builds src/kernel/arm/ only there)"
+#endif
+/*
+ * NEON row-major GEMV kernels of the float formats F32, F16 and BF16, read
+ * straight from the weight's bytes (PW_LAYOUT_BLOCKED_ROW_MAJOR; a float format's
+ * "block" is one element, so a narrowed view may start anywhere) against f32
+ * activations (PW_ACT_F32, call->x). Baseline Armv8-A: every Arm64 core has these
+ * instructions, so the kernels sit at the `neon` level. Before them Arm ran the
+ * portable scalar kernels (rm_float_scalar.c) for the float formats.
+ *
+ * Per step, 16 consecutive elements of a row and of x:
+ *
+ *   F32   64 bytes  loaded as is (four q registers)
+ *   F16   32 bytes  FCVTL / FCVTL2 (exact)
+ *   BF16  32 bytes  USHLL / USHLL2 by 16 (exact: bf16 is the top half of an f32)
+ *   x     64 bytes  f32
+ *
+ * then four fma into 16 partial sums (four independent chains), added once at the
+ * end of the row: at least as many partial sums as the AVX2 kernel's 8. A row
+ * whose length is not a multiple of 16 ends element by element into one more
+ * partial sum. Rows of X are the inner loop, so a weight row is read from memory
+ * once and stays in L1 while every row of X meets it.
+ */
+#include "format/blocks.h"
+#include "kernel/kernel.h"
+
+#include <arm_neon.h>
+#include <string.h>
+
+#define RMF_INLINE static inline __attribute__((always_inline))
+
+/* Elements k .. k + 15 of row p as four f32 vectors; f is a constant at each use. */
+RMF_INLINE void rmf_load16(pw_format f, const uint8_t *p, float32x4_t v[4]) {
+    if (f == PW_FORMAT_F32) {
+        for (int j = 0; j < 4; ++j) v[j] = vld1q_f32((const float *)(const void *)(p + 16 * j));
+        return;
+    }
+    for (int h = 0; h < 2; ++h) {
+        const uint16x8_t u = vld1q_u16((const uint16_t *)(const void *)(p + 16 * h));
+        if (f == PW_FORMAT_F16) {
+            const float16x8_t e = vreinterpretq_f16_u16(u);
+            v[2 * h] = vcvt_f32_f16(vget_low_f16(e));
+            v[2 * h + 1] = vcvt_high_f32_f16(e);
+        } else {
+            v[2 * h] = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(u), 16));
+            v[2 * h + 1] = vreinterpretq_f32_u32(vshll_high_n_u16(u, 16));
+        }
+    }
+}
+
+/* One element of row p (tail), exactly. */
+RMF_INLINE float rmf_elem(pw_format f, const uint8_t *p) {
+    if (f == PW_FORMAT_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return f == PW_FORMAT_F16 ? pw__f16_to_f32(h) : pw__bf16_to_f32(h);
+}
+
+RMF_INLINE float rmf_row(pw_format f, const uint8_t *row, const float *x, int64_t in) {
+    const int64_t eb = f == PW_FORMAT_F32 ? 4 : 2;
+    float32x4_t acc[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f),
+                          vdupq_n_f32(0.0f)};
+    int64_t k = 0;
+    for (; k + 16 <= in; k += 16) {
+        float32x4_t w[4];
+        rmf_load16(f, row + k * eb, w);
+        for (int j = 0; j < 4; ++j) acc[j] = vfmaq_f32(acc[j], w[j], vld1q_f32(x + k + 4 * j));
+    }
+    float tail = 0.0f;
+    for (; k < in; ++k) tail += rmf_elem(f, row + k * eb) * x[k];
+    return vaddvq_f32(vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3]))) + tail;
+}
+
+/* f is a constant at each call below, so each format gets its own loop. */
+RMF_INLINE void rmf_run(const pw__mm_call *c, pw_format f, int64_t o0, int64_t o1, int64_t i0,
+                        int64_t i1) {
+    const pw_view *w = c->w;
+    const int64_t eb = f == PW_FORMAT_F32 ? 4 : 2;
+    for (int64_t o = o0; o < o1; ++o) {
+        const uint8_t *row = w->data + (w->offset + o * w->strides[0]) * eb;
+        for (int64_t i = i0; i < i1; ++i)
+            c->y[i * c->ldy + o] = rmf_row(f, row, c->x + i * c->ldx, c->in);
+    }
+}
+
+static void f32_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    rmf_run(c, PW_FORMAT_F32, o0, o1, i0, i1);
+}
+
+static void f16_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    rmf_run(c, PW_FORMAT_F16, o0, o1, i0, i1);
+}
+
+static void bf16_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    rmf_run(c, PW_FORMAT_BF16, o0, o1, i0, i1);
+}
+
+#define RMF_KERNEL(id, fmt)                                                                       \
+    const pw__kernel pw__k_##id##_rm_neon = {                                                     \
+        .info = {.name = #id "_rm_neon",                                                          \
+                 .key = PW__KEY(#id, "row_major", F32, "neon"),                                   \
+                 .format = fmt,                                                                   \
+                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                           \
+                 .tile_rows = 1,                                                                  \
+                 .tile_batch = 1,                                                                 \
+                 .activation = PW_ACT_F32,                                                        \
+                 .features = PW_CPU_NEON,                                                         \
+                 .isa = "neon"},                                                                  \
+        .run = id##_rm_neon,                                                                      \
+        .priority = PW__PRIO_NEON,                                                                \
+        .min_n = 1};
+
+RMF_KERNEL(f32, PW_FORMAT_F32)
+RMF_KERNEL(f16, PW_FORMAT_F16)
+RMF_KERNEL(bf16, PW_FORMAT_BF16)
