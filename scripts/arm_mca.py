@@ -52,7 +52,7 @@ CORES = {
     "apple-m2": {"stream": 18.1, "stream_note": "M1's, assumed",
                  "peak": {"sdot": 64, "smmla": 128}},
 }
-MACS = {"sdot": 16, "smmla": 32}  # int8 multiply-adds of one 128-bit instruction
+MACS = {"sdot": 16, "smmla": 32, "fmla": 4}  # multiply-adds of one 128-bit instruction
 
 REFERENCE = """\
 ## Reference figures
@@ -98,7 +98,8 @@ REFERENCE = """\
 class Loop:
     """One kernel loop to estimate."""
 
-    def __init__(self, src, func, label, kernels, kind, dots, wbytes, note="", extra=0):
+    def __init__(self, src, func, label, kernels, kind, dots, wbytes, note="", extra=0,
+                 dot=None):
         self.src = src            # file under src/kernel/arm/
         self.func = func          # assembly function holding the loop
         self.label = label        # short name of the loop in the report
@@ -109,12 +110,20 @@ class Loop:
         self.note = note
         self.extra = extra        # more dot instructions per iteration that are not the
                                   # product's multiply-adds (QB4W's weight sums)
+        self.dot = dot            # the loop's multiply-add instruction where not a dot
+                                  # (the float kernels' "fmla"); None: SDOT / SMMLA
 
 
 def q32(fmt, nbytes):
     return Loop("rm_%s_dotprod.c" % fmt, "%s_row" % fmt,
                 "block loop, 2 blocks/iter", ["%s_rm_dotprod" % fmt, "%s_ibm_dotprod" % fmt],
                 "GEMV", 4, 2 * nbytes)
+
+
+def rmf(fmt, ebytes):
+    # the float formats' NEON GEMV (rm_float_neon.c): 32 elements a step, eight FMLA
+    return Loop("rm_float_neon.c", "%s_rm_neon" % fmt, "element loop, 32/iter",
+                ["%s_rm_neon" % fmt], "GEMV", 8, 32 * ebytes, dot="fmla")
 
 
 def q32o(fmt, nbytes):
@@ -147,6 +156,9 @@ LOOPS = [
     q32o("q5_0", 22),
     q32o("q5_1", 24),
     q32o("iq4_nl", 18),
+    rmf("f32", 4),
+    rmf("f16", 2),
+    rmf("bf16", 2),
     sb("q4_k", 144, 16),
     sb("q6_k", 210, 16),
     sb("tq2_0", 66, 16),
@@ -281,7 +293,7 @@ def function_lines(lines, func):
     die("function %s not found in the assembly" % func)
 
 
-def innermost_loop(body):
+def innermost_loop(body, dot=DOT):
     """The loop without a loop inside that holds the most dot instructions."""
     labels = {}
     loops = []
@@ -296,7 +308,7 @@ def innermost_loop(body):
              if not any((s2, e2) != (s, e) and s <= s2 and e2 <= e for (s2, e2) in loops)]
     best = None
     for s, e in inner:
-        n = sum(1 for l in body[s:e + 1] if DOT.match(l))
+        n = sum(1 for l in body[s:e + 1] if dot.match(l))
         if best is None or n > best[0]:
             best = (n, s, e)
     if best is None or best[0] == 0:
@@ -357,13 +369,15 @@ def models(loop_asm):
 def estimate(tool, flags):
     rows = []
     for lp in LOOPS:
-        body = innermost_loop(function_lines(assembly(flags, lp.src), lp.func))
+        dot = re.compile(r"^\s*%s\b" % lp.dot) if lp.dot else DOT
+        body = innermost_loop(function_lines(assembly(flags, lp.src), lp.func), dot)
         asm = instructions(body)
-        ndot = sum(1 for l in asm if DOT.match(l))
+        ndot = sum(1 for l in asm if dot.match(l))
         if ndot % (lp.dots + lp.extra):
             die("%s: %d dot instructions in the loop, not a multiple of %d" % (lp.func, ndot, lp.dots + lp.extra))
         per = ndot // (lp.dots + lp.extra)  # source iterations per assembly iteration (unrolling)
         cpus, ins = models(asm)
+        ins = lp.dot or ins
         for cpu in cpus:
             cyc, err = mca(tool, cpu, asm)
             if err:
