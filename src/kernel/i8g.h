@@ -33,7 +33,8 @@
  *   Q4_0, Q4_K, Q6_K   their 32-row tilings (q4x.h, q4kx.h, q6kx.h), the
  *                      file's bytes rearranged, which the GEMV kernels read too;
  *   every other format the file's bytes in place, through its row-major kernel
- *                      (the reference kernel where an ISA level has none).
+ *                      (AVX2 and up on x86, NEON dotprod on Arm; the reference
+ *                      kernel at the scalar and plain NEON levels, which have none).
  * A tiling at the file's size is possible for each of the others (the same
  * rearrangement of whole blocks); it is worth writing where a model's weights
  * are of that format and a measurement shows GEMM over it beating the
