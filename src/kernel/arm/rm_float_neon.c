@@ -20,8 +20,9 @@
  * fma chains: four left the loop bound by the fma latency in llvm-mca's Apple M1
  * model, 4.0 cycles a step), added once at the end of the row: more partial sums
  * than the AVX2 kernel's 8. A row whose length is not a multiple of 32 ends with
- * one step of 16 and then element by element into one more partial sum. Rows of X are the inner loop, so a weight row is read from memory
- * once and stays in L1 while every row of X meets it.
+ * one step of 16 and then element by element into one more partial sum. The loop
+ * around the row dot and the descriptors are kernel/rm_float.h's (rows of X
+ * inner, so a weight row is read from memory once and stays in L1).
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   f32_rm_neon, neoverse-v2: 5.36 cycles/iter, 0.042 cycles/weight byte,
@@ -37,11 +38,9 @@
  *   bf16_rm_neon, apple-m1: 5.53 cycles/iter, 0.086 cycles/weight byte,
  *     11.6 B/cycle: 64% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
-#include "format/blocks.h"
-#include "kernel/kernel.h"
+#include "kernel/rm_float.h"
 
 #include <arm_neon.h>
-#include <string.h>
 
 #define RMF_INLINE static inline __attribute__((always_inline))
 
@@ -64,20 +63,9 @@ RMF_INLINE void rmf_load16(pw_format f, const uint8_t *p, float32x4_t v[4]) {
     }
 }
 
-/* One element of row p (tail), exactly. */
-RMF_INLINE float rmf_elem(pw_format f, const uint8_t *p) {
-    if (f == PW_FORMAT_F32) {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return f == PW_FORMAT_F16 ? pw__f16_to_f32(h) : pw__bf16_to_f32(h);
-}
-
+/* f is a constant at each use (pw__rm_float_loop), so each format gets its own loop. */
 RMF_INLINE float rmf_row(pw_format f, const uint8_t *row, const float *x, int64_t in) {
-    const int64_t eb = f == PW_FORMAT_F32 ? 4 : 2;
+    const int64_t eb = pw__float_bytes(f);
     float32x4_t acc[8];
     for (int j = 0; j < 8; ++j) acc[j] = vdupq_n_f32(0.0f);
     int64_t k = 0;
@@ -94,50 +82,11 @@ RMF_INLINE float rmf_row(pw_format f, const uint8_t *row, const float *x, int64_
         k += 16;
     }
     float tail = 0.0f;
-    for (; k < in; ++k) tail += rmf_elem(f, row + k * eb) * x[k];
+    for (; k < in; ++k) tail += pw__float_elem(f, row + k * eb) * x[k];
     for (int j = 0; j < 4; ++j) acc[j] = vaddq_f32(acc[j], acc[j + 4]);
     return vaddvq_f32(vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3]))) + tail;
 }
 
-/* f is a constant at each call below, so each format gets its own loop. */
-RMF_INLINE void rmf_run(const pw__mm_call *c, pw_format f, int64_t o0, int64_t o1, int64_t i0,
-                        int64_t i1) {
-    const pw_view *w = c->w;
-    const int64_t eb = f == PW_FORMAT_F32 ? 4 : 2;
-    for (int64_t o = o0; o < o1; ++o) {
-        const uint8_t *row = w->data + (w->offset + o * w->strides[0]) * eb;
-        for (int64_t i = i0; i < i1; ++i)
-            c->y[i * c->ldy + o] = rmf_row(f, row, c->x + i * c->ldx, c->in);
-    }
-}
-
-static void f32_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    rmf_run(c, PW_FORMAT_F32, o0, o1, i0, i1);
-}
-
-static void f16_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    rmf_run(c, PW_FORMAT_F16, o0, o1, i0, i1);
-}
-
-static void bf16_rm_neon(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    rmf_run(c, PW_FORMAT_BF16, o0, o1, i0, i1);
-}
-
-#define RMF_KERNEL(id, fmt)                                                                       \
-    const pw__kernel pw__k_##id##_rm_neon = {                                                     \
-        .info = {.name = #id "_rm_neon",                                                          \
-                 .key = PW__KEY(#id, "row_major", F32, "neon"),                                   \
-                 .format = fmt,                                                                   \
-                 .layout = PW_LAYOUT_BLOCKED_ROW_MAJOR,                                           \
-                 .tile_rows = 1,                                                                  \
-                 .tile_batch = 1,                                                                 \
-                 .activation = PW_ACT_F32,                                                        \
-                 .features = PW_CPU_NEON,                                                         \
-                 .isa = "neon"},                                                                  \
-        .run = id##_rm_neon,                                                                      \
-        .priority = PW__PRIO_NEON,                                                                \
-        .min_n = 1};
-
-RMF_KERNEL(f32, PW_FORMAT_F32)
-RMF_KERNEL(f16, PW_FORMAT_F16)
-RMF_KERNEL(bf16, PW_FORMAT_BF16)
+PW__RM_FLOAT_KERNEL(f32, PW_FORMAT_F32, neon, PW_CPU_NEON, PW__PRIO_NEON, rmf_row)
+PW__RM_FLOAT_KERNEL(f16, PW_FORMAT_F16, neon, PW_CPU_NEON, PW__PRIO_NEON, rmf_row)
+PW__RM_FLOAT_KERNEL(bf16, PW_FORMAT_BF16, neon, PW_CPU_NEON, PW__PRIO_NEON, rmf_row)
