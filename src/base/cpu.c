@@ -37,9 +37,14 @@ int pw__x86_hw_streams;
  * with 512-bit ones: AMD Zen 4 (family 19h with AVX-512), measured in q8x_avx512.c. */
 int pw__x86_gemv_ymm;
 
+/* 1 where the AVX-512 Q4_0 and Q8_0 GEMVs read two streams at once rather than four: AMD
+ * Zen 5 (family 1Ah with AVX-512), measured in q4x_avx512.c. */
+int pw__x86_gemv_s2;
+
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
- * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), and
+ * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
+ * Q4_0/Q8_0 GEMVs' stream count (pw__x86_gemv_s2), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */
 static int x86_traits_known, x86_clflushopt;
@@ -73,6 +78,7 @@ static void x86_traits(void) {
     __atomic_store_n(&pw__x86_prefetch_l2, intel || zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_gemv_s2, amd && family == 0x1A && avx512f, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

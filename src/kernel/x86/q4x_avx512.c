@@ -58,9 +58,27 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 
-/* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h). */
+/* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
+ *
+ * Streams: four, except on Zen 5 (pw__x86_gemv_s2), which read these records and Q8_0's
+ * (q8x_avx512.c) faster as two, prefetch kept. One build choosing at run time (not in the
+ * tree), an AMD EPYC Zen 5 VM (2 vCPUs, shared), packwise bench --formats Q4_0,Q8_0
+ * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, the choices in turn, six rounds
+ * over two runs, fraction of the read, four streams / two:
+ *   Q4_0 [11008, 4096] 1 thread 79-91% / 90-98, 2 threads 83-90 / 86-93;
+ *        [4096, 4096]  1 thread 75-83 / 83-96,  2 threads 72-79 / 82-87;
+ *   Q8_0 [11008, 4096] 1 thread 75-81 / 82-88,  2 threads 79-86 / 83-93;
+ *        [4096, 4096]  1 thread 66-78 / 78-89,  2 threads 69-78 / 73-82.
+ * Leaving the streams to the hardware there as on Zen 4 read faster still in some rounds
+ * (two streams: 81-106%) but above the per-case ceiling in several (fractions 1.01-1.06,
+ * which the bench flags as an invalid ceiling) and lower in others; Q4_K and Q6_K read
+ * 55-76% without software prefetch against 87-100 with it, and the AVX2 level's Q4_0 and
+ * Q8_0 (two streams already) lost 5-30 points without it: Zen 5 keeps the prefetch. */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
+    if (__atomic_load_n(&pw__x86_gemv_s2, __ATOMIC_RELAXED))
+        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 2, 1);
+    else
+        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

@@ -149,6 +149,10 @@ extern int pw__x86_hw_streams;
  * same time; q8x_avx512.c has the measurements). */
 extern int pw__x86_gemv_ymm;
 
+/* 1 where the AVX-512 Q4_0 and Q8_0 GEMVs read two streams at once, not four: AMD Zen 5
+ * (base/cpu.c, same time; q4x_avx512.c has the measurements). */
+extern int pw__x86_gemv_s2;
+
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
 static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const void *p, int l2) {
