@@ -153,6 +153,10 @@ extern int pw__x86_gemv_ymm;
  * (base/cpu.c, same time; q4x_avx512.c has the measurements). */
 extern int pw__x86_gemv_s2;
 
+/* 1 where the AVX-512 input-block-major K-quant GEMVs prefetch their streams further
+ * ahead: AMD Zen 5 (base/cpu.c, same time; rm_kquant_avx512.c has the measurements). */
+extern int pw__x86_ibm_far;
+
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
 static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const void *p, int l2) {
