@@ -41,15 +41,17 @@ int pw__x86_gemv_ymm;
  * Zen 5 (family 1Ah with AVX-512), measured in q4x_avx512.c. */
 int pw__x86_gemv_s2;
 
-/* 1 where the AVX-512 input-block-major K-quant GEMVs prefetch their streams further
- * ahead: AMD Zen 5 (family 1Ah with AVX-512), measured in kernel/x86/rm_kquant_avx512.c. */
-int pw__x86_ibm_far;
+/* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings: the K-quants
+ * prefetch their streams further ahead (kernel/x86/rm_kquant_avx512.c), Q4_0 and IQ4_NL
+ * read four block columns at once, not eight (rm_q32_avx512.c): AMD Zen 5 (family 1Ah
+ * with AVX-512), where both were measured. */
+int pw__x86_ibm_tune;
 
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
  * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
- * Q4_0/Q8_0 GEMVs' stream count (pw__x86_gemv_s2), the input-block-major K-quant
- * GEMVs' prefetch distance (pw__x86_ibm_far), and
+ * Q4_0/Q8_0 GEMVs' stream count (pw__x86_gemv_s2), the input-block-major GEMVs'
+ * settings (pw__x86_ibm_tune), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */
 static int x86_traits_known, x86_clflushopt;
@@ -85,7 +87,7 @@ static void x86_traits(void) {
     __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
     const int zen5 = amd && family == 0x1A && avx512f;
     __atomic_store_n(&pw__x86_gemv_s2, zen5, __ATOMIC_RELAXED);
-    __atomic_store_n(&pw__x86_ibm_far, zen5, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_ibm_tune, zen5, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

@@ -361,6 +361,15 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * 67-68 / 78-79 -> 66-71 / 76-77.
  */
 #define IBM_KC 8     /* block columns read together */
+/* Q4_0/IQ4_NL's on Zen 5 (pw__x86_ibm_tune): an AMD EPYC Zen 5 VM (2 vCPUs, shared),
+ * --layout kernel --policy in_place --formats Q4_0, [11008, 4096] / [4096, 4096], three
+ * builds in turn, three rounds, 1 thread: 8 columns 78-83 / 76-81%, 4 columns 84-87 /
+ * 80-85, 16 columns 59-62 / 45-49; 2 threads 68-82 / 68-74, 70-78 / 74-80, 54-64 / 55-57.
+ * The shipped switch against the build before it, two rounds in turn, 1 / 2 threads,
+ * [11008, 4096]: Q4_0 81 / 74-78 against 80-82 / 72-79, IQ4_NL 84 / 76-80 against
+ * 81-83 / 73; [4096, 4096]: Q4_0 78-81 / 73-75 against 77 / 67-70, IQ4_NL 80-81 /
+ * 72-78 against 79-80 / 67-70. */
+#define IBM_KC_ZEN5 4
 #define IBM_SPAN (1 << 20) /* most rows of one ibm_rows call: int arithmetic inside */
 #define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
 #define IBM_PF 1024  /* prefetch distance along a column, bytes */
@@ -476,11 +485,12 @@ RM_INLINE __m512 ibm_group_step(const uint8_t *blk, const q32_act *a, int fmt, _
  * into the next column group's (read next), not the next pass's; NULL after the last
  * group, or always when dist is 0 (no software prefetch). */
 RM_INLINE const uint8_t *ibm_ahead(const uint8_t *base, const uint8_t *col, size_t off,
-                                   size_t run, int64_t b0, int64_t nb, size_t bs, size_t dist) {
+                                   size_t run, int64_t b0, int64_t nb, size_t bs, size_t dist,
+                                   const int KC) {
     const size_t at = off + dist;
     return dist == 0 ? NULL
            : at < run ? col + dist
-           : b0 + IBM_KC < nb ? base + (size_t)(b0 + IBM_KC) * bs + (at - run)
+           : b0 + KC < nb ? base + (size_t)(b0 + KC) * bs + (at - run)
                               : NULL;
 }
 
@@ -525,14 +535,15 @@ RM_INLINE void ibm_pairs4_to_y(float *y, const __m512 acc[4], int add) {
 }
 
 /*
- * y[i, o .. o + rows) for adjacent rows (Q4_0/IQ4_NL: rows <= IBM_RB_GROUPS), IBM_KC
+ * y[i, o .. o + rows) for adjacent rows (Q4_0/IQ4_NL: rows <= IBM_RB_GROUPS), KC
  * block columns at a time: each unit (Q4_0/IQ4_NL 16 rows, then quads for the rest;
- * Q8_0 four pairs, then pairs) sums its run of the IBM_KC columns in a register and
+ * Q8_0 four pairs, then pairs) sums its run of the KC columns in a register and
  * adds it to its partial sums (the groups' on the stack, the others' in y), so the
- * weight is read as IBM_KC sequential streams, each the rows' bytes of one column in
+ * weight is read as KC sequential streams, each the rows' bytes of one column in
  * order.
  */
-RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
+RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt,
+                        const int KC) {
     const pw_view *w = c->w;
     const size_t bb = q32_block_bytes(fmt);
     const int unit = ibm_unit(fmt);
@@ -551,17 +562,17 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const size_t dist = !zen4_long ? IBM_PF : fmt == Q32_Q8_0 ? 0 : IBM_PF_ZEN4;
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
     const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
-    for (int64_t b0 = 0; b0 < nb; b0 += IBM_KC) {
-        const int kc = nb - b0 < IBM_KC ? (int)(nb - b0) : IBM_KC;
+    for (int64_t b0 = 0; b0 < nb; b0 += KC) {
+        const int kc = nb - b0 < KC ? (int)(nb - b0) : KC;
         for (int k = 0; k < kc; ++k) act[k] = ibm_act_load(x + b0 + k, fmt);
         const uint8_t *col = base + (size_t)b0 * bs;
         for (int gi = 0; gi < groups; ++gi, col += 4 * ub) {
             /* lane 4L + k: row 16 gi + 4k + L (ibm_group_step) */
             __m512 acc = b0 > 0 ? partg[gi] : _mm512_setzero_ps();
-            if (kc == IBM_KC) {
-                const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs, dist);
+            if (kc == KC) {
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs, dist, KC);
 #pragma GCC unroll 8
-                for (int k = 0; k < IBM_KC; ++k) {
+                for (int k = 0; k < KC; ++k) {
                     if (pf != NULL)
                         for (size_t l = 0; l < 4 * ub + 64; l += 64)
                             pw__x86_prefetch_line(pf + k * bs + l, l2);
@@ -574,12 +585,12 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         }
         int u = u0;
         /* Q8_0: four whole pairs at a time, their sums folded together */
-        for (; fmt == Q32_Q8_0 && kc == IBM_KC && u + 4 <= full; u += 4, col += 4 * ub) {
+        for (; fmt == Q32_Q8_0 && kc == KC && u + 4 <= full; u += 4, col += 4 * ub) {
             __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                              _mm512_setzero_ps()};
-            const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist);
+            const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist, KC);
 #pragma GCC unroll 8
-            for (int k = 0; k < IBM_KC; ++k) {
+            for (int k = 0; k < KC; ++k) {
                 if (pf != NULL)
                     for (size_t l = 0; l < 4 * ub + 64; l += 64)
                         pw__x86_prefetch_line(pf + k * bs + l, l2);
@@ -592,10 +603,10 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
         for (; u < units; ++u, col += ub) {
             const int t = u < full ? unit : last;
             __m512 acc = _mm512_setzero_ps();
-            if (kc == IBM_KC && t == unit) {
-                const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist);
+            if (kc == KC && t == unit) {
+                const uint8_t *pf = ibm_ahead(base, col, (size_t)u * ub, run, b0, nb, bs, dist, KC);
 #pragma GCC unroll 8
-                for (int k = 0; k < IBM_KC; ++k) {
+                for (int k = 0; k < KC; ++k) {
                     if (pf != NULL) {
                         pw__x86_prefetch_line(pf + k * bs, l2);
                         pw__x86_prefetch_line(pf + k * bs + 64, l2);
@@ -620,9 +631,16 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
 RM_INLINE void ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                        int fmt) {
     const int span = fmt == Q32_Q8_0 ? IBM_SPAN : IBM_RB_GROUPS;
+    /* Q4_0/IQ4_NL four columns at once on Zen 5 (IBM_KC_ZEN5) */
+    const int four = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_ibm_tune, __ATOMIC_RELAXED);
     for (int64_t o = o0; o < o1; o += span) {
         const int rows = o1 - o < span ? (int)(o1 - o) : span;
-        for (int64_t i = i0; i < i1; ++i) ibm_rows(c, o, rows, i, fmt);
+        for (int64_t i = i0; i < i1; ++i) {
+            if (four)
+                ibm_rows(c, o, rows, i, fmt, IBM_KC_ZEN5);
+            else
+                ibm_rows(c, o, rows, i, fmt, IBM_KC);
+        }
     }
 }
 

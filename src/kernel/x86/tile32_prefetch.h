@@ -153,9 +153,9 @@ extern int pw__x86_gemv_ymm;
  * (base/cpu.c, same time; q4x_avx512.c has the measurements). */
 extern int pw__x86_gemv_s2;
 
-/* 1 where the AVX-512 input-block-major K-quant GEMVs prefetch their streams further
- * ahead: AMD Zen 5 (base/cpu.c, same time; rm_kquant_avx512.c has the measurements). */
-extern int pw__x86_ibm_far;
+/* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings (base/cpu.c,
+ * same time; rm_kquant_avx512.c and rm_q32_avx512.c have the measurements). */
+extern int pw__x86_ibm_tune;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
