@@ -37,9 +37,10 @@ int pw__x86_hw_streams;
  * with 512-bit ones: AMD Zen 4 (family 19h with AVX-512), measured in q8x_avx512.c. */
 int pw__x86_gemv_ymm;
 
-/* 1 where the AVX-512 Q4_0 and Q8_0 GEMVs read two streams at once rather than four: AMD
- * Zen 5 (family 1Ah with AVX-512), measured in q4x_avx512.c. */
-int pw__x86_gemv_s2;
+/* 1 where some GEMVs read fewer streams at once: the AVX-512 Q4_0 and Q8_0 ones two
+ * rather than four (measured in q4x_avx512.c), the AVX2 Q6_K one one rather than two
+ * (q6kx_avx2.c): AMD Zen 5 (family 1Ah with AVX-512). */
+int pw__x86_gemv_fewer;
 
 /* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings: the K-quants
  * prefetch their streams further ahead (kernel/x86/rm_kquant_avx512.c), Q4_0 and IQ4_NL
@@ -50,7 +51,7 @@ int pw__x86_ibm_tune;
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
  * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
- * Q4_0/Q8_0 GEMVs' stream count (pw__x86_gemv_s2), the input-block-major GEMVs'
+ * GEMVs' stream counts (pw__x86_gemv_fewer), the input-block-major GEMVs'
  * settings (pw__x86_ibm_tune), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */
@@ -86,7 +87,7 @@ static void x86_traits(void) {
     __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
     const int zen5 = amd && family == 0x1A && avx512f;
-    __atomic_store_n(&pw__x86_gemv_s2, zen5, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_gemv_fewer, zen5, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_ibm_tune, zen5, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);

@@ -60,7 +60,7 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
  *
- * Streams: four, except on Zen 5 (pw__x86_gemv_s2), which read these records and Q8_0's
+ * Streams: four, except on Zen 5 (pw__x86_gemv_fewer), which read these records and Q8_0's
  * (q8x_avx512.c) faster as two, prefetch kept. One build choosing at run time (not in the
  * tree), an AMD EPYC Zen 5 VM (2 vCPUs, shared), packwise bench --formats Q4_0,Q8_0
  * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, the choices in turn, six rounds
@@ -75,7 +75,7 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * 55-76% without software prefetch against 87-100 with it, and the AVX2 level's Q4_0 and
  * Q8_0 (two streams already) lost 5-30 points without it: Zen 5 keeps the prefetch. */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (__atomic_load_n(&pw__x86_gemv_s2, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&pw__x86_gemv_fewer, __ATOMIC_RELAXED))
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 2, 1);
     else
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
