@@ -277,9 +277,9 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * quads at a time where they can, their lanes added in integers at every step, one
  * f32 sum per row (ibm_group_step).
  *
- * Order of reading: IBM_KC block columns at a time over a pass of rows, each
- * unit running down its IBM_KC columns before the next unit, so the weight is
- * read as IBM_KC sequential streams (one per column, the rows' blocks in order)
+ * Order of reading: KC block columns at a time over a pass of rows (IBM_KC; Q4_0 and
+ * IQ4_NL IBM_KC_ZEN5 on Zen 5), each unit running down its KC columns before the next
+ * unit, so the weight is read as KC sequential streams (one per column, the rows' blocks in order)
  * with every line prefetched IBM_PF bytes ahead into L1 (into L2 where the tiled
  * GEMVs prefetch there, pw__x86_prefetch_l2: on Zen 4, three rounds of both in turn,
  * --layout kernel --policy in_place, 1 thread / 2 threads, [4096, 4096] Q4_0 49-49.4 /
@@ -370,6 +370,7 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * 81-83 / 73; [4096, 4096]: Q4_0 78-81 / 73-75 against 77 / 67-70, IQ4_NL 80-81 /
  * 72-78 against 79-80 / 67-70. */
 #define IBM_KC_ZEN5 4
+_Static_assert(IBM_KC_ZEN5 <= IBM_KC, "ibm_rows sizes its activations by IBM_KC");
 #define IBM_SPAN (1 << 20) /* most rows of one ibm_rows call: int arithmetic inside */
 #define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
 #define IBM_PF 1024  /* prefetch distance along a column, bytes */
