@@ -97,10 +97,18 @@
  *   --formats Q6_K --shapes 2048x4096 --batch 128 --threads 1, the two builds in
  *   turn, 10 rounds: 41.8-54.8% of the avx2 peak (median 54.2) against 46.4-59.1
  *   (median 57.4); 11 rounds at [11008, 4096] and [4096, 4096]: 8 ahead, 3 behind.
+ *   AVX-VNNI takes two rows of X per pass over half the record's rows at a time
+ *   (q6kxa_row2): llvm-mca -mcpu=znver5 put the one-row loop at 12.1 cycles per
+ *   sub-block for 16 vpdpbusd (24 vector loads at two a cycle; 8 cycles at the
+ *   peak), so sharing each weight load between two rows (18 loads for 16) lifts
+ *   its ceiling from 0.67 to 0.89 of the peak. On an AMD EPYC Zen 5 VM (AVX-VNNI),
+ *   PACKWISE_ISA=avxvnni packwise bench --formats Q6_K --shapes 11008x4096 --batch
+ *   128 --threads 1,2, two builds in turn, three rounds: one row 56/56/56% of the
+ *   level's peak (1 thread), 56/55/56 (2), two rows 66/65/65, 64/66/66.
  *   Tried, dropped (the same harness, [512, 2048] n = 64, two builds run in
- *   turn): AVX-VNNI two rows of X per pass sharing the weight loads, sums in
- *   registers (spilled: 154-167 against 190-230 GOP/s) or in L1 (154-190
- *   against 227); two sub-blocks' 8 dot chains interleaved, unrolling the
+ *   turn): AVX-VNNI two rows of X per pass over all 32 rows, sharing the weight
+ *   loads, sums in registers (spilled: 154-167 against 190-230 GOP/s) or in L1
+ *   (154-190 against 227); two sub-blocks' 8 dot chains interleaved, unrolling the
  *   sub-block loop by 2, prefetching the next row's activations into L1 (no
  *   change beyond the noise). vpmulld is not the limit (an add in its place:
  *   no change); the loads are part of it (the weight vectors held in registers,
@@ -427,6 +435,65 @@ static Q6KXA_OUTLINE void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
 #undef Q6KXA_OUT
 }
 
+#if defined(PW_AVXVNNI)
+/* AVX-VNNI: two rows of X (xa, xb) over the joined record, rows 8q..8q+7 for two q
+ * at a time: each weight vector, loaded once, feeds both rows' dots, and each scale
+ * vector both rows' vpmulld. A sub-block and pair of q: 8 weight loads, 8 activation
+ * broadcasts and 2 scale vectors for 16 vpdpbusd (q6kxa_row: 24 loads for 16), and 14
+ * ymm live (two rows over all four q at once had needed 16 sums alone and spilled). */
+static Q6KXA_OUTLINE void q6kxa_row2(const __m256i *jn0, const q6kxa_rec *rs,
+                                     const pw__q8_256 *xa, const pw__q8_256 *xb, float *ya,
+                                     float *yb) {
+    const __m256 xda = _mm256_set1_ps(xa->d), xdb = _mm256_set1_ps(xb->d);
+    for (int q = 0; q < 4; q += 2) {
+        __m256i sa0 = _mm256_load_si256((const __m256i *)rs->corr[q]),
+                sa1 = _mm256_load_si256((const __m256i *)rs->corr[q + 1]), sb0 = sa0, sb1 = sa1;
+        const __m256i *jn = jn0 + 4 * q, *sc = (const __m256i *)rs->sc + q;
+        for (int s = 0; s < 16; ++s, jn += 16, sc += 4) {
+            const int8_t *ua = (const int8_t *)xa->qu + 16 * s, *ub = (const int8_t *)xb->qu + 16 * s;
+            __m256i w0 = _mm256_load_si256(jn), w1 = _mm256_load_si256(jn + 4);
+            PW__T32A_KEEP(w0); /* in registers for both rows: GCC would fold two loads */
+            PW__T32A_KEEP(w1);
+            __m256i a = pw__t32a_bcast4(ua), b = pw__t32a_bcast4(ub);
+            __m256i da0 = pw__dpbusd(_mm256_setzero_si256(), a, w0),
+                    da1 = pw__dpbusd(_mm256_setzero_si256(), a, w1),
+                    db0 = pw__dpbusd(_mm256_setzero_si256(), b, w0),
+                    db1 = pw__dpbusd(_mm256_setzero_si256(), b, w1);
+#pragma GCC unroll 3
+            for (int t = 1; t < 4; ++t) {
+                w0 = _mm256_load_si256(jn + t);
+                w1 = _mm256_load_si256(jn + 4 + t);
+                PW__T32A_KEEP(w0);
+                PW__T32A_KEEP(w1);
+                a = pw__t32a_bcast4(ua + 4 * t);
+                b = pw__t32a_bcast4(ub + 4 * t);
+                da0 = pw__dpbusd(da0, a, w0);
+                da1 = pw__dpbusd(da1, a, w1);
+                db0 = pw__dpbusd(db0, b, w0);
+                db1 = pw__dpbusd(db1, b, w1);
+            }
+            __m256i c0 = _mm256_load_si256(sc), c1 = _mm256_load_si256(sc + 1);
+            PW__T32A_KEEP(c0);
+            PW__T32A_KEEP(c1);
+            sa0 = _mm256_add_epi32(sa0, _mm256_mullo_epi32(da0, c0));
+            sa1 = _mm256_add_epi32(sa1, _mm256_mullo_epi32(da1, c1));
+            sb0 = _mm256_add_epi32(sb0, _mm256_mullo_epi32(db0, c0));
+            sb1 = _mm256_add_epi32(sb1, _mm256_mullo_epi32(db1, c1));
+        }
+#define Q6KXA_OUT2(y_, xd_, q_, s_)                                                             \
+    _mm256_store_ps((y_) + 8 * (q_),                                                            \
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s_),                                     \
+                                    _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * (q_)), xd_),      \
+                                    _mm256_load_ps((y_) + 8 * (q_))))
+        Q6KXA_OUT2(ya, xda, q, sa0);
+        Q6KXA_OUT2(ya, xda, q + 1, sa1);
+        Q6KXA_OUT2(yb, xdb, q, sb0);
+        Q6KXA_OUT2(yb, xdb, q + 1, sb1);
+#undef Q6KXA_OUT2
+    }
+}
+#endif
+
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
 Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
                               float *yb, const uint8_t *pf, const int mr) {
@@ -434,7 +501,17 @@ Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uin
     /* the next record into L1, which the next decode reads: its lines spread over
      * the panel's rows (all 105 at once stalled on the line fill buffers) */
     const int lines = (PW__Q6KX_RECORD / 64 + mr - 1) / mr;
-    for (int i = 0; i < mr; ++i) {
+    int i = 0;
+#if defined(PW_AVXVNNI)
+    for (; i + 2 <= mr; i += 2) {
+        if (pf)
+            for (int l = 64 * lines * i; l < 64 * lines * (i + 2) && l < PW__Q6KX_RECORD; l += 64)
+                _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
+        q6kxa_row2(rs->joined, rs, (const pw__q8_256 *)x[i], (const pw__q8_256 *)x[i + 1],
+                   yb + 32 * i, yb + 32 * (i + 1));
+    }
+#endif
+    for (; i < mr; ++i) {
         if (pf)
             for (int l = 64 * lines * i; l < 64 * lines * (i + 1) && l < PW__Q6KX_RECORD; l += 64)
                 _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
