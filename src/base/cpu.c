@@ -51,7 +51,7 @@ int pw__x86_ibm_tune;
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
  * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
- * GEMVs' stream counts (pw__x86_gemv_fewer), the input-block-major GEMVs'
+ * AVX2 Q6_K GEMV's stream count (pw__x86_gemv_fewer), the input-block-major GEMVs'
  * settings (pw__x86_ibm_tune), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */

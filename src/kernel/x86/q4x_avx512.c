@@ -60,25 +60,31 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
  *
- * Streams: four, except on Zen 5 (pw__x86_gemv_fewer), which read these records and Q8_0's
- * (q8x_avx512.c) faster as two, prefetch kept. One build choosing at run time (not in the
- * tree), an AMD EPYC Zen 5 VM (2 vCPUs, shared), packwise bench --formats Q4_0,Q8_0
- * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, the choices in turn, six rounds
- * over two runs, fraction of the read, four streams / two:
- *   Q4_0 [11008, 4096] 1 thread 79-91% / 90-98, 2 threads 83-90 / 86-93;
- *        [4096, 4096]  1 thread 75-83 / 83-96,  2 threads 72-79 / 82-87;
- *   Q8_0 [11008, 4096] 1 thread 75-81 / 82-88,  2 threads 79-86 / 83-93;
- *        [4096, 4096]  1 thread 66-78 / 78-89,  2 threads 69-78 / 73-82.
- * Leaving the streams to the hardware there as on Zen 4 read faster still in some rounds
- * (two streams: 81-106%) but above the per-case ceiling in several (fractions 1.01-1.06,
- * which the bench flags as an invalid ceiling) and lower in others; Q4_K and Q6_K read
- * 55-76% without software prefetch against 87-100 with it, and the AVX2 level's Q4_0 and
- * Q8_0 (two streams already) lost 5-30 points without it: Zen 5 keeps the prefetch. */
+ * Streams: four, on Zen 5 too, where the bench's single GEMV case (its weight flushed
+ * with clflush before each call) reads faster with fewer and a decode step reads slower.
+ * An AMD EPYC Zen 5 VM (2 vCPUs, shared), one scratch build choosing at run time:
+ *   packwise bench --formats Q4_0,Q8_0,QC4W --shapes 11008x4096,4096x4096 --batch 1
+ *   --threads 1,2, the choices in turn, fraction of the read, 1 thread / 2 threads:
+ *   Q4_0 [11008, 4096] four 79-91 / 83-90%, two 87-95 / 83-95, one 93-99 / 87-102;
+ *        [4096, 4096]  four 75-83 / 72-79,  two 85-88 / 76-92, one 93-97 / 87-95;
+ *   Q8_0 four 66-81 / 69-86, two 78-89 / 73-93, one 81-87 / 75-91 (both shapes);
+ *   QC4W (qc4w_gemm_avx512.c, four streams) four 81-95 / 72-89, one 93-99 / 84-97.
+ *   packwise bench --step --threads 1,2 (8 layers of a 7B-shaped layer, about 0.9 GiB at
+ *   Q4_0, each weight read again one token later, not flushed; a scratch bench timing
+ *   the two choices in alternate tokens of one run, layer time in us), 1 thread / 2:
+ *   Q4_0 four 3442-3479 / 2145-2263 against two 4055-4182 / 2367-2390, one 4619-5667 /
+ *        2424-2664 against two or four 3442-4252 / 2228-2300;
+ *   Q8_0 four 6616-7263 / 3891-4253 against two 6985-7325 / 3887-4011;
+ *   QC4W four 2987-3165 / 1797-1923 against two 3298-3383 / 1821-1880, one 4117-5074.
+ * The step is what a user's decode reads, so it decides (the notes in bench.h on the
+ * ways of reading: a flushed buffer reads fastest as one stream on Zen 5, one read again
+ * after the rest of a large model as several). Leaving the streams to the hardware there
+ * as on Zen 4 read above the per-case ceiling in several rounds (fractions 1.01-1.06)
+ * and lower in others; Q4_K and Q6_K read 55-76% without software prefetch against
+ * 87-100 with it, and the AVX2 level's Q4_0 and Q8_0 lost 5-30 points without it: Zen 5
+ * keeps the prefetch. */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (__atomic_load_n(&pw__x86_gemv_fewer, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 2, 1);
-    else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
+    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

@@ -287,7 +287,11 @@ Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
  * 4096], 1 thread: two streams 78-83 / 77-84%, one 88-91 / 83-91, two with the prefetch
  * into L2 73-75 / 76-80; 2 threads 88-90 / 83-85, 91-94 / 88-92. The AVX-VNNI build
  * keeps two there (two rounds: 93-97 / 93-95 against 91-92 / 91-92 on 1 thread, level on
- * 2). */
+ * 2). The decode step agrees (packwise bench --step --formats Q6_K --threads 1,2, a
+ * scratch bench timing the two in alternate tokens of one run, layer time in us, two
+ * runs; q4x_avx512.c says why the step decides): avx2 one stream 4851-4854 / 2702-2723
+ * against two 4754-4836 / 2798-2814 (1 / 2 threads), avxvnni one 5585 / 2927 against two
+ * 5255 / 2916. */
 static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     /* hw = 1: Zen 4 leaves the stream to its prefetcher (q6kxa_sums) */
     if (!PW__VNNI && __atomic_load_n(&pw__x86_gemv_fewer, __ATOMIC_RELAXED))

@@ -108,13 +108,11 @@ Q8X_INLINE void q8x_block_ymm(const uint8_t *rec, const uint8_t *xbp, int pf, __
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q8X_SCALES, xb->d);
 }
 
-/* Two streams on Zen 5 (pw__x86_gemv_fewer; q4x_avx512.c has the measurements). */
+/* Four streams, on Zen 5 too (q4x_avx512.c has the measurements). */
 static void q8x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     if (__atomic_load_n(&pw__x86_gemv_ymm, __ATOMIC_RELAXED))
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block_ymm, 4,
                        1);
-    else if (__atomic_load_n(&pw__x86_gemv_fewer, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 2, 1);
     else
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, 1);
 }

@@ -149,9 +149,9 @@ extern int pw__x86_hw_streams;
  * same time; q8x_avx512.c has the measurements). */
 extern int pw__x86_gemv_ymm;
 
-/* 1 where the AVX-512 Q4_0 and Q8_0 GEMVs read two streams at once, not four, and the
- * AVX2 Q6_K GEMV one, not two: AMD Zen 5 (base/cpu.c, same time; q4x_avx512.c and
- * q6kx_avx2.c have the measurements). */
+/* 1 where the AVX2 Q6_K GEMV reads one stream, not two: AMD Zen 5 (base/cpu.c, same
+ * time; q6kx_avx2.c has the measurements; the AVX-512 Q4_0 and Q8_0 GEMVs read four
+ * there as elsewhere, q4x_avx512.c says why). */
 extern int pw__x86_gemv_fewer;
 
 /* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings (base/cpu.c,
