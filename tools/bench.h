@@ -225,7 +225,16 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * out at 0.99-1.06 of the unpaced ways' best in those runs. On an AMD Zen 5 VM a 22 MiB
  * buffer just flushed read 42-49 GB/s on 1 thread as one prefetched stream, 29-40 as 4
  * or 8; 900 MiB read again (its translations in the TLB) 30-33 GB/s as one stream,
- * 38-39 as 8. On an Intel Xeon
+ * 38-39 as 8. The kernels follow the same split there, so a flushed GEMV case is not
+ * the guide to a kernel's stream count on such a machine: the tiled Q4_0 and QC4W
+ * GEMVs read a flushed weight fastest as one stream and a decode step's weights (read
+ * again after the rest of the model) fastest as four, 5-30% faster a token
+ * (q4x_avx512.c); the stream counts follow the step. Evicting a GEMV case's weight and
+ * its ceiling buffer by reading 128 MiB of other memory instead of flushing them (a
+ * scratch build) gave the step's order, but with the kernels at 1.05-1.17 of every
+ * way: the ways read slower than the kernels in that state, as in the step with the
+ * K-quants (1.02-1.10 at one stream), for a reason not found (no counters on the VM).
+ * On an Intel Xeon
  * (Sapphire Rapids class) VM one core reads a flushed 25 MiB at 9-11 GB/s as one
  * stream, prefetched or not, 12-14 as 8 or 16 streams, 13-15 with the L2 prefetches;
  * with only the first four ways the Q8_0 GEMV kernel, whose loads come between
