@@ -176,6 +176,28 @@ static void check_vendor_kernel(pw_context *ctx, const pw__kernel *k) {
     if (strstr(k->info.name, "q4kx32k4") != NULL || strstr(k->info.name, "q6kx32k4") != NULL)
         check_kernel(ctx, k);
 }
+
+/* Kernels whose code path depends on per-core settings (base/cpu.c): the AVX2 and
+ * AVX-VNNI Q6_K GEMV's stream count (pw__x86_gemv_fewer, Zen 5), the AVX-512
+ * input-block-major Q4_0/IQ4_NL GEMV's column count (pw__x86_ibm_tune, Zen 5) and its
+ * Q4_0/IQ4_NL/Q8_0 prefetch distance over long runs, none for Q8_0 (pw__x86_hw_streams,
+ * Zen 4; elsewhere these settings change prefetches alone). Each setting is flipped in
+ * turn and its kernels checked again, so that every core's path runs on any machine
+ * (the tests run on whatever CPU CI has). */
+extern int pw__x86_gemv_fewer, pw__x86_ibm_tune, pw__x86_hw_streams;
+static const char *g_core_kernels; /* the flipped setting's kernels, '|'-separated names */
+static void check_core_kernel(pw_context *ctx, const pw__kernel *k) {
+    const size_t n = strlen(k->info.name);
+    for (const char *p = g_core_kernels; *p != '\0';) {
+        const char *end = strchr(p, '|');
+        const size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, k->info.name, n) == 0) {
+            check_kernel(ctx, k);
+            return;
+        }
+        p += len + (end != NULL);
+    }
+}
 #endif
 
 int main(void) {
@@ -187,6 +209,20 @@ int main(void) {
     pw__x86_intel = !vendor;
     (void)pw_test_each_usable_kernel(ctx, check_vendor_kernel);
     pw__x86_intel = vendor;
+    const char *const q32_ibm = "q4_0_ibm_avx512vnni|iq4_nl_ibm_avx512vnni|q8_0_ibm_avx512vnni";
+    const struct {
+        int *setting;
+        const char *kernels;
+    } core[] = {{&pw__x86_gemv_fewer, "q6_k_q6kx32k4_avx2|q6_k_q6kx32k4_avxvnni"},
+                {&pw__x86_ibm_tune, q32_ibm},
+                {&pw__x86_hw_streams, q32_ibm}};
+    for (size_t i = 0; i < sizeof core / sizeof core[0]; ++i) {
+        const int saved = __atomic_load_n(core[i].setting, __ATOMIC_RELAXED);
+        __atomic_store_n(core[i].setting, !saved, __ATOMIC_RELAXED);
+        g_core_kernels = core[i].kernels;
+        (void)pw_test_each_usable_kernel(ctx, check_core_kernel);
+        __atomic_store_n(core[i].setting, saved, __ATOMIC_RELAXED);
+    }
 #endif
     printf("%d kernels checked on %d cases, %d not usable at isa %s\n", g_kernels, g_cases,
            skipped, pw_isa_name(pw_context_isa(ctx)));
