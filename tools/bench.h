@@ -231,9 +231,10 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * again after the rest of the model) fastest as four, 5-30% faster a token
  * (q4x_avx512.c); the stream counts follow the step. Evicting a GEMV case's weight and
  * its ceiling buffer by reading 128 MiB of other memory instead of flushing them (a
- * scratch build) gave the step's order, but with the kernels at 1.05-1.17 of every
- * way: the ways read slower than the kernels in that state, as in the step with the
- * K-quants (1.02-1.10 at one stream), for a reason not found (no counters on the VM).
+ * scratch build) gave the step's order, but with the kernels above every way (four
+ * streams, 1 thread: up to 1.17, 4 of 6 rounds above 1.02): the ways read slower than
+ * the kernels in that state, as in the step with the K-quants (1.02-1.11 at one stream),
+ * for a reason not found (no counters on the VM).
  * On an Intel Xeon
  * (Sapphire Rapids class) VM one core reads a flushed 25 MiB at 9-11 GB/s as one
  * stream, prefetched or not, 12-14 as 8 or 16 streams, 13-15 with the L2 prefetches;

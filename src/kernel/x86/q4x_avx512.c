@@ -73,9 +73,9 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  *   Q4_0, each weight read again one token later, not flushed; a scratch bench timing
  *   the two choices in alternate tokens of one run, layer time in us), 1 thread / 2:
  *   Q4_0 four 3442-3479 / 2145-2263 against two 4055-4182 / 2367-2390, one 4619-5667 /
- *        2424-2664 against two or four 3442-4252 / 2228-2300;
- *   Q8_0 four 6616-7263 / 3891-4253 against two 6985-7325 / 3887-4011;
- *   QC4W four 2987-3165 / 1797-1923 against two 3298-3383 / 1821-1880, one 4117-5074.
+ *        2424-2664 against two or four 4047-4252 / 2228-2300;
+ *   Q8_0 four 6616-7263 / 3891-4253 against two 6985-7325 / 3887-4158;
+ *   QC4W four 2987-3165 / 1797-1923 against two 3298-3383 / 1835-1880, one 4117-5074.
  * The step is what a user's decode reads, so it decides (the notes in bench.h on the
  * ways of reading: a flushed buffer reads fastest as one stream on Zen 5, one read again
  * after the rest of a large model as several). Leaving the streams to the hardware there

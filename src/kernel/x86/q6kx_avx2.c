@@ -100,11 +100,15 @@
  *   AVX-VNNI takes two rows of X per pass over half the record's rows at a time
  *   (q6kxa_row2): llvm-mca -mcpu=znver5 put the one-row loop at 12.1 cycles per
  *   sub-block for 16 vpdpbusd (24 vector loads at two a cycle; 8 cycles at the
- *   peak), so sharing each weight load between two rows (18 loads for 16) lifts
- *   its ceiling from 0.67 to 0.89 of the peak. On an AMD EPYC Zen 5 VM (AVX-VNNI),
+ *   peak), so sharing each weight load between two rows (18 loads for 16: 9 cycles
+ *   by the same count) lifts that bound from 0.67 to 0.89 of the peak. On an AMD EPYC Zen 5 VM (AVX-VNNI),
  *   PACKWISE_ISA=avxvnni packwise bench --formats Q6_K --shapes 11008x4096 --batch
  *   128 --threads 1,2, two builds in turn, three rounds: one row 56/56/56% of the
- *   level's peak (1 thread), 56/55/56 (2), two rows 66/65/65, 64/66/66.
+ *   level's peak (1 thread), 56/55/56 (2), two rows 66/65/65, 64/66/66. The same
+ *   for AVX2 (two-step int16 sums, the scale vectors kept, 14 ymm by count) was
+ *   not kept: GCC spilled sums, and three rounds in turn measured one row 59-64% /
+ *   50-61 against two rows 50-61 / 49-63 (its multiply-unit ops, not its loads, are
+ *   the bound: 24 either way).
  *   Tried, dropped (the same harness, [512, 2048] n = 64, two builds run in
  *   turn): AVX-VNNI two rows of X per pass over all 32 rows, sharing the weight
  *   loads, sums in registers (spilled: 154-167 against 190-230 GOP/s) or in L1
