@@ -186,17 +186,30 @@ static void check_vendor_kernel(pw_context *ctx, const pw__kernel *k) {
  * (the tests run on whatever CPU CI has). */
 extern int pw__x86_gemv_fewer, pw__x86_ibm_tune, pw__x86_hw_streams;
 static const char *g_core_kernels; /* the flipped setting's kernels, '|'-separated names */
-static void check_core_kernel(pw_context *ctx, const pw__kernel *k) {
-    const size_t n = strlen(k->info.name);
-    for (const char *p = g_core_kernels; *p != '\0';) {
+
+/* 1 when name is one of the '|'-separated names in list. */
+static int listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = list; *p != '\0';) {
         const char *end = strchr(p, '|');
         const size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, k->info.name, n) == 0) {
-            check_kernel(ctx, k);
-            return;
-        }
+        if (len == n && strncmp(p, name, n) == 0) return 1;
         p += len + (end != NULL);
     }
+    return 0;
+}
+
+static void check_core_kernel(pw_context *ctx, const pw__kernel *k) {
+    if (listed(g_core_kernels, k->info.name)) check_kernel(ctx, k);
+}
+
+/* Every name in list names a kernel of this build (usable here or not), so that a
+ * renamed kernel cannot drop out of the flipped checks unnoticed. */
+static void check_listed_exist(const char *list) {
+    int found = 0, names = 1;
+    for (const char *p = list; *p != '\0'; ++p) names += *p == '|';
+    for (size_t i = 0; i < pw_kernel_count(); ++i) found += listed(list, pw_kernel_info_get(i)->name);
+    CHECK(found == names, "per-core kernels '%s': %d of %d names are kernels", list, found, names);
 }
 #endif
 
@@ -219,6 +232,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof core / sizeof core[0]; ++i) {
         const int saved = __atomic_load_n(core[i].setting, __ATOMIC_RELAXED);
         __atomic_store_n(core[i].setting, !saved, __ATOMIC_RELAXED);
+        check_listed_exist(core[i].kernels);
         g_core_kernels = core[i].kernels;
         (void)pw_test_each_usable_kernel(ctx, check_core_kernel);
         __atomic_store_n(core[i].setting, saved, __ATOMIC_RELAXED);
