@@ -177,14 +177,14 @@ static void check_vendor_kernel(pw_context *ctx, const pw__kernel *k) {
         check_kernel(ctx, k);
 }
 
-/* Kernels whose code path depends on per-core settings (base/cpu.c): the AVX2 and
- * AVX-VNNI Q6_K GEMV's stream count (pw__x86_gemv_fewer, Zen 5), the AVX-512
- * input-block-major Q4_0/IQ4_NL GEMV's column count (pw__x86_ibm_tune, Zen 5) and its
- * Q4_0/IQ4_NL/Q8_0 prefetch distance over long runs, none for Q8_0 (pw__x86_hw_streams,
- * Zen 4; elsewhere these settings change prefetches alone). Each setting is flipped in
+/* Kernels whose code path depends on per-core settings (base/cpu.c): on Zen 5
+ * (pw__x86_zen5) the AVX2 and AVX-VNNI Q6_K GEMV's stream count and the AVX-512
+ * input-block-major Q4_0/IQ4_NL GEMV's column count; on Zen 4 (pw__x86_hw_streams) the
+ * latter's Q4_0/IQ4_NL/Q8_0 prefetch distance over long runs, none for Q8_0 (elsewhere
+ * these settings change prefetches alone). Each setting is flipped in
  * turn and its kernels checked again, so that every core's path runs on any machine
  * (the tests run on whatever CPU CI has). */
-extern int pw__x86_gemv_fewer, pw__x86_ibm_tune, pw__x86_hw_streams;
+extern int pw__x86_zen5, pw__x86_hw_streams;
 static const char *g_core_kernels; /* the flipped setting's kernels, '|'-separated names */
 
 /* 1 when name is one of the '|'-separated names in list. */
@@ -226,8 +226,8 @@ int main(void) {
     const struct {
         int *setting;
         const char *kernels;
-    } core[] = {{&pw__x86_gemv_fewer, "q6_k_q6kx32k4_avx2|q6_k_q6kx32k4_avxvnni"},
-                {&pw__x86_ibm_tune, q32_ibm},
+    } core[] = {{&pw__x86_zen5, "q6_k_q6kx32k4_avx2|q6_k_q6kx32k4_avxvnni|q4_0_ibm_avx512vnni|"
+                                "iq4_nl_ibm_avx512vnni"},
                 {&pw__x86_hw_streams, q32_ibm}};
     for (size_t i = 0; i < sizeof core / sizeof core[0]; ++i) {
         const int saved = __atomic_load_n(core[i].setting, __ATOMIC_RELAXED);

@@ -37,22 +37,17 @@ int pw__x86_hw_streams;
  * with 512-bit ones: AMD Zen 4 (family 19h with AVX-512), measured in q8x_avx512.c. */
 int pw__x86_gemv_ymm;
 
-/* 1 where some GEMVs read fewer streams at once: the AVX-512 Q4_0 and Q8_0 ones two
- * rather than four (measured in q4x_avx512.c), the AVX2 Q6_K one one rather than two
- * (q6kx_avx2.c): AMD Zen 5 (family 1Ah with AVX-512). */
-int pw__x86_gemv_fewer;
-
-/* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings: the K-quants
- * prefetch their streams further ahead (kernel/x86/rm_kquant_avx512.c), Q4_0 and IQ4_NL
- * read four block columns at once, not eight (rm_q32_avx512.c): AMD Zen 5 (family 1Ah
- * with AVX-512), where both were measured. */
-int pw__x86_ibm_tune;
+/* 1 on AMD Zen 5 (family 1Ah with AVX-512), whose measured settings some GEMVs take:
+ * the AVX2 Q6_K GEMV reads one stream, not two (kernel/x86/q6kx_avx2.c); the AVX-512
+ * input-block-major K-quant GEMVs prefetch their streams further ahead
+ * (rm_kquant_avx512.c) and the Q4_0/IQ4_NL one reads four block columns at once, not
+ * eight (rm_q32_avx512.c). */
+int pw__x86_zen5;
 
 /* CPUID facts beside the kernel features, read once per process (x86_traits): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
  * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
- * AVX2 Q6_K GEMV's stream count (pw__x86_gemv_fewer), the input-block-major GEMVs'
- * settings (pw__x86_ibm_tune), and
+ * Zen 5 settings of some GEMVs (pw__x86_zen5), and
  * CLFLUSHOPT (leaf 7, EBX bit 23; op/evict.c). Two first callers racing store the same
  * values. */
 static int x86_traits_known, x86_clflushopt;
@@ -87,8 +82,7 @@ static void x86_traits(void) {
     __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
     const int zen5 = amd && family == 0x1A && avx512f;
-    __atomic_store_n(&pw__x86_gemv_fewer, zen5, __ATOMIC_RELAXED);
-    __atomic_store_n(&pw__x86_ibm_tune, zen5, __ATOMIC_RELAXED);
+    __atomic_store_n(&pw__x86_zen5, zen5, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);
 }

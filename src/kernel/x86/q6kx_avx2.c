@@ -285,7 +285,7 @@ Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
  * (avxvnni); 2 threads 82% against 73-75% (avx2), 74-82% against 73-77% (avxvnni).
  * Q4_K measured no gain (72-79% against 76-82%) and streams once; AVX-512 Q6_K
  * (q6kx_avx512.c) neither. */
-/* On Zen 5 (pw__x86_gemv_fewer) the AVX2 build reads one stream: an AMD EPYC Zen 5 VM,
+/* On Zen 5 (pw__x86_zen5) the AVX2 build reads one stream: an AMD EPYC Zen 5 VM,
  * PACKWISE_ISA=avx2, --formats Q6_K --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2,
  * one scratch build choosing at run time, three rounds in turn, [11008, 4096] / [4096,
  * 4096], 1 thread: two streams 78-83 / 77-84%, one 88-91 / 83-91, two with the prefetch
@@ -298,7 +298,7 @@ Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
  * 5255 / 2916. */
 static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     /* hw = 1: Zen 4 leaves the stream to its prefetcher (q6kxa_sums) */
-    if (!PW__VNNI && __atomic_load_n(&pw__x86_gemv_fewer, __ATOMIC_RELAXED))
+    if (!PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 1,
                      1);
     else

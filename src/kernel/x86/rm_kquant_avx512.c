@@ -493,7 +493,7 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * 55-61. Two threads, two rounds: Q4_K 64-80 / 53-72 against 79-81 / 75-76, Q6_K 80-87
  * / 70-72 against 78-82 / 78, TQ2_0 70-78 / 69-73 against 72 / 60-66. */
 #define K_IBM_PF_ZEN4 0
-/* On Zen 5 (pw__x86_ibm_tune) twice the distance: an AMD EPYC Zen 5 VM (2 vCPUs, shared),
+/* On Zen 5 (pw__x86_zen5) twice the distance: an AMD EPYC Zen 5 VM (2 vCPUs, shared),
  * --layout kernel --policy in_place, [11008, 4096] / [4096, 4096], one scratch build
  * choosing at run time, three rounds of each in turn, 4096 / 8192 / 12288 bytes over the
  * four streams, 1 thread: Q4_K 74-76 / 82-95 / 84-93% and 68-74 / 74-92 / 68-91, Q5_K
@@ -597,7 +597,7 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
                             int64_t i1) {                                                   \
         if (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED))                         \
             k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN4);                                \
-        else if (__atomic_load_n(&pw__x86_ibm_tune, __ATOMIC_RELAXED))                       \
+        else if (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))                       \
             k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN5);                                \
         else                                                                                \
             k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF);                                     \

@@ -361,7 +361,7 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * 67-68 / 78-79 -> 66-71 / 76-77.
  */
 #define IBM_KC 8     /* block columns read together */
-/* Q4_0/IQ4_NL's on Zen 5 (pw__x86_ibm_tune): an AMD EPYC Zen 5 VM (2 vCPUs, shared),
+/* Q4_0/IQ4_NL's on Zen 5 (pw__x86_zen5): an AMD EPYC Zen 5 VM (2 vCPUs, shared),
  * --layout kernel --policy in_place --formats Q4_0, [11008, 4096] / [4096, 4096], three
  * builds in turn, three rounds, 1 thread: 8 columns 78-83 / 76-81%, 4 columns 84-87 /
  * 80-85, 16 columns 59-62 / 45-49; 2 threads 68-82 / 68-74, 70-78 / 74-80, 54-64 / 55-57.
@@ -633,7 +633,7 @@ RM_INLINE void ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                        int fmt) {
     const int span = fmt == Q32_Q8_0 ? IBM_SPAN : IBM_RB_GROUPS;
     /* Q4_0/IQ4_NL four columns at once on Zen 5 (IBM_KC_ZEN5) */
-    const int four = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_ibm_tune, __ATOMIC_RELAXED);
+    const int four = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
     for (int64_t o = o0; o < o1; o += span) {
         const int rows = o1 - o < span ? (int)(o1 - o) : span;
         for (int64_t i = i0; i < i1; ++i) {

@@ -149,14 +149,11 @@ extern int pw__x86_hw_streams;
  * same time; q8x_avx512.c has the measurements). */
 extern int pw__x86_gemv_ymm;
 
-/* 1 where the AVX2 Q6_K GEMV reads one stream, not two: AMD Zen 5 (base/cpu.c, same
- * time; q6kx_avx2.c has the measurements; the AVX-512 Q4_0 and Q8_0 GEMVs read four
- * there as elsewhere, q4x_avx512.c says why). */
-extern int pw__x86_gemv_fewer;
-
-/* 1 where the AVX-512 input-block-major GEMVs take their Zen 5 settings (base/cpu.c,
- * same time; rm_kquant_avx512.c and rm_q32_avx512.c have the measurements). */
-extern int pw__x86_ibm_tune;
+/* 1 on AMD Zen 5 (base/cpu.c, same time), where the AVX2 Q6_K GEMV reads one stream
+ * and the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
+ * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements; the AVX-512 Q4_0 and
+ * Q8_0 GEMVs read four streams there as elsewhere, q4x_avx512.c says why). */
+extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
