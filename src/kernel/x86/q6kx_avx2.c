@@ -370,6 +370,13 @@ static void q6kxa_decode(const uint8_t *rec, void *out) {
     }
 }
 
+/* y[8q .. 8q + 7] += f32(S) * d (rows 8q..8q+7 of the record) * x.d (xd). */
+Q6KXA_INLINE void q6kxa_out(float *y, const q6kxa_rec *rs, __m256 xd, int q, __m256i S) {
+    _mm256_store_ps(y + 8 * q, _mm256_fmadd_ps(_mm256_cvtepi32_ps(S),
+                                               _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * q), xd),
+                                               _mm256_load_ps(y + 8 * q)));
+}
+
 /* One row of X over the joined record (q6kxa_decode): y[0..31] += its dots, the
  * four scaled int32 sums (rows 8q..8q+7) in registers for the whole record. The
  * joined weights are the signed operand, so each dot takes them straight from
@@ -431,16 +438,10 @@ static Q6KXA_OUTLINE void q6kxa_row(const __m256i *jn, const q6kxa_rec *rs,
         }
     }
     const __m256 xd = _mm256_set1_ps(xb->d);
-#define Q6KXA_OUT(q_, s_)                                                                      \
-    _mm256_store_ps(yb + 8 * (q_),                                                              \
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s_),                                     \
-                                    _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * (q_)), xd),       \
-                                    _mm256_load_ps(yb + 8 * (q_))))
-    Q6KXA_OUT(0, s0);
-    Q6KXA_OUT(1, s1);
-    Q6KXA_OUT(2, s2);
-    Q6KXA_OUT(3, s3);
-#undef Q6KXA_OUT
+    q6kxa_out(yb, rs, xd, 0, s0);
+    q6kxa_out(yb, rs, xd, 1, s1);
+    q6kxa_out(yb, rs, xd, 2, s2);
+    q6kxa_out(yb, rs, xd, 3, s3);
 }
 
 #if defined(PW_AVXVNNI)
@@ -488,16 +489,10 @@ static Q6KXA_OUTLINE void q6kxa_row2(const __m256i *jn0, const q6kxa_rec *rs,
             sb0 = _mm256_add_epi32(sb0, _mm256_mullo_epi32(db0, c0));
             sb1 = _mm256_add_epi32(sb1, _mm256_mullo_epi32(db1, c1));
         }
-#define Q6KXA_OUT2(y_, xd_, q_, s_)                                                             \
-    _mm256_store_ps((y_) + 8 * (q_),                                                            \
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(s_),                                     \
-                                    _mm256_mul_ps(_mm256_load_ps(rs->d + 8 * (q_)), xd_),      \
-                                    _mm256_load_ps((y_) + 8 * (q_))))
-        Q6KXA_OUT2(ya, xda, q, sa0);
-        Q6KXA_OUT2(ya, xda, q + 1, sa1);
-        Q6KXA_OUT2(yb, xdb, q, sb0);
-        Q6KXA_OUT2(yb, xdb, q + 1, sb1);
-#undef Q6KXA_OUT2
+        q6kxa_out(ya, rs, xda, q, sa0);
+        q6kxa_out(ya, rs, xda, q + 1, sa1);
+        q6kxa_out(yb, rs, xdb, q, sb0);
+        q6kxa_out(yb, rs, xdb, q + 1, sb1);
     }
 }
 #endif
