@@ -4,8 +4,10 @@
  * bytes of the scalar pw__act_quantize_row, header padding included, so a
  * kernel's result never depends on which quantizer ran. Rows: Gaussian at
  * several magnitudes, exact rounding ties (x * id = k + 0.5), all zeros, one
- * spike, subnormals; 3 blocks per row of each form (plus 1 and 7 blocks),
- * several rows with a row stride wider than the row.
+ * spike, subnormals; 3 blocks per row of each form (plus 1, 7 and 37: the AVX-512
+ * quantizer takes 16 blocks at a time),
+ * several rows with a row stride wider than the row. The level's scan of X for NaN and
+ * infinities flags each at every position of short rows, and not FLT_MAX.
  * f16 and bf16 X, quantized while converted a chunk at a time (PW__ACT_CHUNK), must
  * give the bytes of the f32 row of the same values for Q8_32, Q8_256 and QD8, over rows
  * of several chunks, a row stride, and rows holding a NaN or an infinity (QD8 names the
@@ -15,6 +17,7 @@
 
 #include "quant/act.h"
 
+#include <float.h>
 #include <math.h>
 
 static void fill_row(float *x, int64_t in, int kind, pw_rng *r) {
@@ -35,9 +38,9 @@ static void fill_row(float *x, int64_t in, int kind, pw_rng *r) {
 
 static void check_form(pw_context *ctx, pw_activation a) {
     const int64_t bs = pw__act_block_size(a);
-    const int64_t blocks[] = {1, 3, 7};
+    const int64_t blocks[] = {1, 3, 7, 37};
     pw_rng r = {42};
-    for (size_t bi = 0; bi < 3; ++bi) {
+    for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
         const int64_t in = blocks[bi] * bs, ldx = in + 5, n = 7;
         const size_t row = (size_t)blocks[bi] * pw__act_block_bytes(a);
         float *x = malloc(sizeof(float) * (size_t)(n * ldx));
@@ -115,8 +118,32 @@ static void check_half(pw_context *ctx, pw_activation a, pw_dtype t) {
     free(got);
 }
 
+/* The level's scan of X for NaN and infinities (op/run.c) at every position of rows of
+ * lengths about its vector widths; FLT_MAX, the largest finite value, is not flagged. */
+static void check_scan(pw_context *ctx) {
+    const pw__act_forms *forms = pw__act_forms_for(ctx);
+    if (forms == NULL) return; /* the portable scan, checked by test_nonfinite */
+    const int64_t lens[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 64, 100};
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    float x[100];
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li) {
+        const int64_t n = lens[li];
+        for (int64_t k = 0; k < n; ++k) x[k] = k % 2 ? FLT_MAX : -FLT_MAX;
+        CHECK(!forms->not_finite(x, n), "%lld values of +-FLT_MAX flagged", (long long)n);
+        for (int64_t p = 0; p < n; ++p)
+            for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b) {
+                const float keep = x[p];
+                x[p] = bad[b];
+                CHECK(forms->not_finite(x, n), "%g at %lld of %lld not flagged", (double)bad[b],
+                      (long long)p, (long long)n);
+                x[p] = keep;
+            }
+    }
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
+    check_scan(ctx);
     const pw_activation forms[3] = {PW_ACT_Q8_32, PW_ACT_Q8_256, PW_ACT_QD8};
     for (int f = 0; f < 3; ++f) {
         check_half(ctx, forms[f], PW_DTYPE_F16);

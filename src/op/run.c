@@ -43,14 +43,18 @@ typedef struct scan_job {
     pw_dtype t;
     int64_t ldx, in, n, per;
     uint8_t *bad;
+    int (*f32)(const float *x, int64_t n); /* the ISA's scan of f32 rows, or NULL */
 } scan_job;
 
 static void scan_task(void *p, size_t t) {
     const scan_job *j = p;
     const int64_t i0 = (int64_t)t * j->per, i1 = i0 + j->per < j->n ? i0 + j->per : j->n;
     const size_t es = j->t == PW_DTYPE_F32 ? 4 : 2;
-    for (int64_t i = i0; i < i1; ++i)
-        j->bad[i] = (uint8_t)row_not_finite((const uint8_t *)j->x + (size_t)(i * j->ldx) * es, j->t, j->in);
+    for (int64_t i = i0; i < i1; ++i) {
+        const void *row = (const uint8_t *)j->x + (size_t)(i * j->ldx) * es;
+        j->bad[i] = (uint8_t)(j->f32 != NULL && j->t == PW_DTYPE_F32 ? j->f32(row, j->in)
+                                                                     : row_not_finite(row, j->t, j->in));
+    }
 }
 
 static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
@@ -58,7 +62,8 @@ static size_t align64(size_t b) { return (b + 63) & ~(size_t)63; }
 /* Flag the rows of X that hold a value that is not finite (their Y is NaN); the count. */
 static int64_t flag_bad_rows(pw_context *ctx, const void *x, pw_dtype t, int64_t ldx, int64_t in,
                              int64_t n, uint8_t *bad) {
-    scan_job sj = {x, t, ldx, in, n, n, bad};
+    const pw__act_forms *forms = pw__act_forms_for(ctx);
+    scan_job sj = {x, t, ldx, in, n, n, bad, forms != NULL ? forms->not_finite : NULL};
     const int threads = pw__threads(ctx);
     if (threads > 1 && n * in >= (int64_t)1 << 16) {
         sj.per = (n + 4 * threads - 1) / (4 * threads);

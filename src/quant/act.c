@@ -169,18 +169,23 @@ static void quantize_task(void *p, size_t t) {
     for (int64_t i = i0; i < i1; ++i) quantize_blocks(q, q->x + i * q->ldx, q->in, q->dst + (size_t)i * q->row_bytes);
 }
 
+const pw__act_forms *pw__act_forms_for(const pw_context *ctx) {
+#if defined(__x86_64__)
+    const uint32_t have = pw_context_usable_features(ctx);
+    const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
+    if ((have & need) == need) return &pw__act_forms_avx512;
+    if (have & PW_CPU_AVX2) return &pw__act_forms_avx2;
+#else
+    (void)ctx;
+#endif
+    return NULL;
+}
+
 void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_dtype t, int64_t ldx,
                            int64_t n, int64_t in, void *dst, size_t row_bytes) {
-    quantize_job q = {NULL, a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a,
+    quantize_job q = {pw__act_forms_for(ctx), a == PW_ACT_QD8 ? pw__qd8_quantize_row : NULL, a,
                       t == PW_DTYPE_F32 ? x : NULL, ldx, n, in, n, dst, row_bytes,
                       t == PW_DTYPE_F32 ? NULL : x, t};
-#if defined(__x86_64__)
-    const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW;
-    if ((pw_context_usable_features(ctx) & need) == need)
-        q.forms = &pw__act_forms_avx512;
-    else if (pw_context_usable_features(ctx) & PW_CPU_AVX2)
-        q.forms = &pw__act_forms_avx2;
-#endif
     if (q.forms != NULL && q.qd8 != NULL) q.qd8 = q.forms->qd8;
     /* Split only GEMM-sized work: it is serial time in front of the threaded kernel. */
     const int64_t threads = pw__threads(ctx);

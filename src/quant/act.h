@@ -67,12 +67,16 @@ void pw__act_quantize_rows(pw_context *ctx, pw_activation a, const void *x, pw_d
 
 /* One ISA's activation quantizers: of the block forms, the bytes pw__act_quantize_row
  * writes for that form (`in` a multiple of its block); qd8, one QD8 row as
- * pw__qd8_quantize_row writes it (below). */
+ * pw__qd8_quantize_row writes it (below); not_finite, whether x[0..n) holds a NaN or an
+ * infinity (the operator's scan of X, op/run.c). */
 typedef struct pw__act_forms {
     void (*q8_32)(const float *x, int64_t in, pw__q8_32 *dst);
     void (*q8_256)(const float *x, int64_t in, pw__q8_256 *dst);
     void (*qd8)(const float *x, int64_t k, int64_t k_padded, uint8_t *row);
+    int (*not_finite)(const float *x, int64_t n);
 } pw__act_forms;
+/* The forms of the fastest level ctx's ISA allows, or NULL (the portable code). */
+const pw__act_forms *pw__act_forms_for(const pw_context *ctx);
 #if defined(__x86_64__)
 extern const pw__act_forms pw__act_forms_avx512; /* AVX-512 F+BW: quant/x86/act_avx512.c */
 extern const pw__act_forms pw__act_forms_avx2;   /* AVX2 and AVX-VNNI levels: act_avx2.c */
