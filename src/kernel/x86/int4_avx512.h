@@ -17,8 +17,8 @@
 
 /* Batch 1 streams the packed weights once, every line prefetched into L1 (hint T0,
  * nothing into L2; into L2 on Intel and Zen 4, and QC4W not at all on Zen 4:
- * tile32_prefetch.h) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB), as the
- * 32-row tilings do (tile32_prefetch.h); QB4W's batch-1 path without block sums
+ * tile32_prefetch.h) a fixed distance ahead: QC4W PW__TILE32_PF bytes (8 KiB; 2 KiB on
+ * Zen 5, pw__tile32_prefetch_near), as the 32-row tilings do (tile32_prefetch.h); QB4W's batch-1 path without block sums
  * (gemv_tile) PW__QB4W_PF bytes. The QB4W figures below are of its version-2 tile, whose
  * data, scales and zero points were three streams each prefetched where it was read;
  * since version 3 (records of four blocks, kernel/qb4w.h) its main batch-1 path reads

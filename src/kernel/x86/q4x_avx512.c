@@ -43,7 +43,7 @@
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch(rec, PW__Q4X_RECORD);
+    if (pf) pw__tile32_prefetch_near(rec, PW__Q4X_RECORD);
     const __m512i m_lo = _mm512_set1_epi8(0x0F);
     const int32_t c = -8 * xb->sum;
     __m512i lo = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);

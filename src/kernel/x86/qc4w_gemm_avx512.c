@@ -149,7 +149,7 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
     for (int64_t j = 0; j < chunks; j += 2) {
-        if (pf) pw__tile32_prefetch(tile + 64 * j, 128);
+        if (pf) pw__tile32_prefetch_near(tile + 64 * j, 128);
         const __m512i r0 = _mm512_load_si512(tile + 64 * j);
         const __m512i r1 = _mm512_load_si512(tile + 64 * j + 64);
         a0 = _mm512_dpbusd_epi32(a0, bcast32(u + 8 * j), _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
@@ -200,7 +200,7 @@ static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8
 #pragma GCC unroll 4
             for (int s = 0; s < S; ++s) {
                 const uint8_t *w = st.tile[s] + 64 * k;
-                if (pf) pw__tile32_prefetch(w, 128);
+                if (pf) pw__tile32_prefetch_near(w, 128);
                 const __m512i r0 = _mm512_load_si512(w), r1 = _mm512_load_si512(w + 64);
                 lo[s] = _mm512_dpbusd_epi32(lo[s], u0, _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
                 hi[s] = _mm512_dpbusd_epi32(hi[s], u1, _mm512_and_si512(r0, m4));

@@ -121,6 +121,24 @@
  * both shapes and 1 and 2 threads put L1 8 KiB at 60-69 / 48-79 against 54-82 / 65-72:
  * no choice reached 0.85, and none was clearly ahead across thread counts (the reading
  * order above was the cause).
+ *
+ * On Zen 5 the AVX-512 Q4_0, Q8_0 and QC4W GEMVs, four streams each, prefetch
+ * PW__TILE32_PF_ZEN5 (2 KiB) ahead, not 8: four streams 8 KiB ahead put 32 KiB in
+ * flight towards a 48 KiB L1. A scratch build choosing at run time, the same AMD EPYC
+ * Zen 5 VM: packwise bench --formats Q4_0,Q8_0 --shapes 11008x4096,4096x4096 --batch 1
+ * --threads 1,2, three rounds in turn, fraction of the read, [11008, 4096] / [4096,
+ * 4096], 1 thread then 2: Q4_0 8 KiB 81-97 / 73-83, 79-85 / 69-80 against 2 KiB 93-96 /
+ * 90-94, 81-92 / 84-92; Q8_0 89-97 / 79-85, 82-103 / 72-79 against 88-90 / 88, 82-98 /
+ * 82-86 (eight streams 1 or 2 KiB ahead, lower: Q4_0 68-87, Q8_0 71-95); QC4W 90-91 /
+ * 88-89, 81-82 / 82-85 against 96-98 / 90-95, 78-81 / 89-91. And in a decode step
+ * (packwise bench --step --threads 1,2, a scratch bench timing the two distances in
+ * alternate tokens of one run, twice with the order swapped; layer time in us, 8 KiB
+ * against 2 KiB): Q4_0 3827 / 3383 and 4124 / 3612 on 1 thread, 2397 / 2061 and 2284 /
+ * 2058 on 2; Q8_0 6769 / 6001 and 7190 / 6676, 4030 / 3669 and 3969 / 3620; QC4W 2857 /
+ * 2612 and 2983 / 2769, 2758 / 2716 and 1862 / 1779. The K-quants keep 8 KiB: their
+ * step was slower at 2 KiB in five of the eight runs (Q4_K 3156 / 3879 on 1 thread),
+ * as their larger records fetch in parts (L1 4 KiB measured 57% above). So did the AVX2
+ * and AVX-VNNI levels on Zen 5 (QC4W avx2 96 / 87-89% at 1 thread, 88-94 / 68-76 at 2).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -131,6 +149,7 @@
 #include <xmmintrin.h>
 
 #define PW__TILE32_PF 8192 /* bytes of the stream ahead of the record being read */
+#define PW__TILE32_PF_ZEN5 2048 /* the AVX-512 Q4_0, Q8_0 and QC4W GEMVs' on Zen 5 */
 
 /* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
  * kernel): the AVX-512 Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
@@ -149,10 +168,11 @@ extern int pw__x86_hw_streams;
  * same time; q8x_avx512.c has the measurements). */
 extern int pw__x86_gemv_ymm;
 
-/* 1 on AMD Zen 5 (base/cpu.c, same time), where the AVX2 Q6_K GEMV reads one stream
- * and the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
- * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements; the AVX-512 Q4_0 and
- * Q8_0 GEMVs read four streams there as elsewhere, q4x_avx512.c says why). */
+/* 1 on AMD Zen 5 (base/cpu.c, same time), where the AVX2 Q6_K GEMV reads one stream,
+ * the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
+ * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements) and the AVX-512 Q4_0,
+ * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; they read four streams
+ * there as elsewhere, q4x_avx512.c says why). */
 extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
@@ -173,10 +193,26 @@ static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
                                                                          : PW__TILE32_PF;
 }
 
-/* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read. */
-static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
+/* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read, dist
+ * bytes on. */
+static inline __attribute__((always_inline)) void pw__tile32_prefetch_at(const uint8_t *p, int bytes,
+                                                                         uint64_t dist) {
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
-    for (int l = 0; l < bytes; l += 64) pw__x86_prefetch_line(p + PW__TILE32_PF + l, l2);
+    for (int l = 0; l < bytes; l += 64) pw__x86_prefetch_line(p + dist + l, l2);
+}
+
+/* The same PW__TILE32_PF on. */
+static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
+    pw__tile32_prefetch_at(p, bytes, PW__TILE32_PF);
+}
+
+/* The same for the AVX-512 Q4_0, Q8_0 and QC4W GEMVs: PW__TILE32_PF_ZEN5 on on Zen 5 (a
+ * shorter distance than their pf flag assumes: they stop prefetching a little early at
+ * the buffer's end), else PW__TILE32_PF. */
+static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const uint8_t *p, int bytes) {
+    pw__tile32_prefetch_at(p, bytes,
+                           __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED) ? PW__TILE32_PF_ZEN5
+                                                                           : PW__TILE32_PF);
 }
 
 /* Prefetch the first bytes of a range's stream, which no record before them fetched. */
