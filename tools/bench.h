@@ -213,7 +213,10 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * prefetch, by chunks and by whole shares, paced by a few dependent integer
  * operations on each line as a kernel's loads are by its arithmetic; and one and two
  * streams with the L1 prefetch, paced the same way (the tiled GEMVs' own pattern: a
- * record's lines prefetched ahead, its arithmetic between the loads). None is always the
+ * record's lines prefetched ahead, its arithmetic between the loads); and four streams
+ * prefetched into L1 only PW_BENCH_PREFETCH_NEAR ahead, as the AVX-512 Q4_0, Q8_0 and
+ * QC4W GEMVs read on Zen 5 (tile32_prefetch.h; in a decode step on the Zen 5 VM, the
+ * fastest way in 5 of 12 rows, and still below the K-quant kernels). None is always the
  * fastest, so the ceiling is the fastest way's median. On an AMD Zen 5 VM the paced L1
  * way was the fastest in 19 of 40 GEMV cases (--formats Q4_0,Q8_0,Q4_K,Q6_K,QC4W
  * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, two runs); without it the same
@@ -250,7 +253,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 11
+#define PW_BENCH_CEILING_WAYS 12
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -333,6 +336,8 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
  * integer operations on each loaded line before it is summed (0: none), a read paced
  * as a kernel's loads are by its arithmetic. */
 #define PW_BENCH_PREFETCH_BYTES 8192
+/* The shorter distance of the AVX-512 Q4_0, Q8_0 and QC4W GEMVs on Zen 5. */
+#define PW_BENCH_PREFETCH_NEAR 2048
 /* The read loops' pacing: `work` dependent madd_(x, x) on each of the four values a..d
  * (x86: the width's vpmaddwd; scalar: a multiply), kept (asm constraint keep_) from
  * being folded away. */

@@ -406,8 +406,9 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
  * sixteen with prefetches into L2 (pw_bench_prefetch: a negative distance); each
  * thread's share as one range of four streams without prefetch (`whole`: the GEMVs'
  * way on Zen 4, tile32_prefetch.h); and four streams without prefetch paced by four
- * dependent vpmaddwd on each line (`work`), by pieces and by whole shares; and one and
- * two streams with the L1 prefetch, paced the same way. */
+ * dependent vpmaddwd on each line (`work`), by pieces and by whole shares; one and
+ * two streams with the L1 prefetch, paced the same way; and four streams with the L1
+ * prefetch PW_BENCH_PREFETCH_NEAR ahead (the Zen 5 AVX-512 Q4_0, Q8_0 and QC4W GEMVs'). */
 static const struct {
     int prefetch, streams, whole, work;
     const char *name; /* JSON "ceiling_way" when it is the fastest */
@@ -422,7 +423,8 @@ static const struct {
     {0, 4, 0, 4, "4_streams_paced"},
     {0, 4, 1, 4, "4_streams_share_paced"},
     {PW_BENCH_PREFETCH_BYTES, 1, 0, 4, "1_stream_l1_paced"},
-    {PW_BENCH_PREFETCH_BYTES, 2, 0, 4, "2_streams_l1_paced"}};
+    {PW_BENCH_PREFETCH_BYTES, 2, 0, 4, "2_streams_l1_paced"},
+    {PW_BENCH_PREFETCH_NEAR, 4, 0, 0, "4_streams_l1_near"}};
 
 typedef struct piece_task {
     read_fn fn;
