@@ -164,17 +164,15 @@ static int not_finite(const float *x, int64_t n) {
         m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + k)), abs));
         m1 = _mm256_max_epu32(m1, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + k + 8)), abs));
     }
-    uint32_t tail = 0;
-    for (; k < n; ++k) {
-        uint32_t b;
-        memcpy(&b, x + k, 4);
-        tail |= (uint32_t)((b & 0x7F800000u) == 0x7F800000u);
+    for (; k < n; k += 8) { /* the last values by a masked load (lanes past n read as 0) */
+        const int left = n - k >= 8 ? 8 : (int)(n - k);
+        const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_maskload_epi32((const int *)(const void *)(x + k), live), abs));
     }
     const __m256i m = _mm256_max_epu32(m0, m1);
     /* unsigned lanes >= 0x7F800000: max(m, limit) == m */
     const __m256i limit = _mm256_set1_epi32(0x7F800000);
-    const int any = _mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_max_epu32(m, limit), m)) != 0;
-    return any || tail != 0;
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_max_epu32(m, limit), m)) != 0;
 }
 
 const pw__act_forms pw__act_forms_avx2 = {quantize_q8_32, quantize_q8_256,
