@@ -243,14 +243,15 @@ typedef struct pw_context_options {
     pw_memory_policy memory_policy; /**< what prepared weights may hold (weight.h);
                                          DEFAULT = PW_MEMORY_COMPACT */
     int spin_wait;                  /**< nonzero: after each call the pool's idle workers
-                                         spin-wait a while (about a million polls)
-                                         for the next one before they sleep, so a
-                                         decode step's back-to-back products find
-                                         them awake; for engines that own their
-                                         cores (it burns them while it waits). 0
-                                         (default): they yield at once. packwise's
-                                         plain pool (ThreadSanitizer builds, builds
-                                         without pthreadpool) always sleeps */
+                                         spin-wait for the next one up to 10 ms
+                                         before they sleep, so a decode step's
+                                         products, and the gaps between tokens,
+                                         find them awake; for engines that own
+                                         their cores (it burns them while it
+                                         waits). 0 (default): they poll for 50 us
+                                         (back-to-back products find them awake;
+                                         at most that much CPU a worker per call)
+                                         and then sleep */
 } pw_context_options;
 
 /**
@@ -269,7 +270,8 @@ typedef struct pw_context_options {
  * threads - 1 worker threads, created by pw_context_create() or
  * pw_context_set_threads() and joined by pw_context_destroy() (or the next
  * pw_context_set_threads()) before it returns; no thread outlives its context,
- * and idle workers sleep rather than spin. Workers run only inside a call made
+ * and idle workers sleep once they have polled briefly for the next call
+ * (::pw_context_options.spin_wait). Workers run only inside a call made
  * with the context. Do not destroy a context from inside one of its own tasks
  * or trace callbacks, and do not use a context in the child of a fork(): its
  * workers exist only in the parent.

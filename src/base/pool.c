@@ -2,6 +2,11 @@
  * The thread pool behind pw__parallel_for: backend choice, Debian's pthreadpool
  * behind a check that its threads can exist, and the thread-creation probe.
  *
+ * The plain pool is the default: its workers poll briefly after each call before they
+ * sleep (pool.h), which pthreadpool cannot do (its workers either yield at once or
+ * poll about a million times). pthreadpool stays as the second backend, checked by
+ * the same tests, for comparing the two.
+ *
  * Why the probe: Debian 12's libpthreadpool (0.0~git20210507.1787867, built with
  * futexes) creates its workers in pthreadpool_create with the result of each
  * pthread_create ignored, then waits for all threads - 1 of them to check in
@@ -90,13 +95,7 @@ pw_status pw__pool_create(pw_context *ctx, pw__pool_backend backend, int threads
     *out = NULL;
     PW__FAIL_IF(threads < 2 || threads > PW_MAX_THREADS, ctx, PW_ERR_INVALID_ARGUMENT,
                 "thread pool: %d threads; a pool has 2 to %d", threads, PW_MAX_THREADS);
-    if (backend == PW__POOL_DEFAULT) {
-#ifdef PW_HAVE_PTHREADPOOL
-        backend = PW__POOL_PTHREADPOOL;
-#else
-        backend = PW__POOL_PLAIN;
-#endif
-    }
+    if (backend == PW__POOL_DEFAULT) backend = PW__POOL_PLAIN;
 #ifndef PW_HAVE_PTHREADPOOL
     PW__FAIL_IF(backend == PW__POOL_PTHREADPOOL, ctx, PW_ERR_UNSUPPORTED,
                 "thread pool: this build has no pthreadpool");
@@ -155,7 +154,8 @@ static void pool_trampoline(void *p, size_t i) {
 void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range,
                   int spin) {
     if (pool->backend == PW__POOL_PLAIN) {
-        pw__plain_pool_run(pool->impl, task, task_context, range);
+        pw__plain_pool_run(pool->impl, task, task_context, range,
+                           spin ? PW__POOL_SPIN_LONG_NS : PW__POOL_SPIN_BRIEF_NS);
         return;
     }
 #ifdef PW_HAVE_PTHREADPOOL
