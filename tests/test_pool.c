@@ -5,7 +5,10 @@
  * pool really runs at once (tasks that wait for each other, with a bounded
  * wait); pools are created and destroyed many times; a pool of PW_MAX_THREADS
  * threads works, and the probe that guards pthreadpool's creation passes at
- * the cap; counts outside [2, PW_MAX_THREADS] are refused.
+ * the cap; counts outside [2, PW_MAX_THREADS] are refused. The plain pool also:
+ * each thread runs its own contiguous share first, a thread whose share is done
+ * takes what another has not started from its end, and calls made after its
+ * workers have gone to sleep (past the brief poll) still run every index.
  */
 // pw-test: once
 // pw-test: tsan
@@ -102,6 +105,85 @@ static void all_threads_run(pw_context *ctx, pw__pool_backend backend, int threa
     pw__pool_destroy(ctx, pool);
 }
 
+/* The plain pool's order: the caller (thread 0 of 2) owns [0, range / 2) and runs it from
+ * the front; task 0 holds the caller until the worker has run every other task (or a
+ * bounded wait ends), which it can only do by taking the caller's share from its back
+ * once its own is done. Each task records which thread ran it and in what order. */
+typedef struct steal_job {
+    pthread_t caller;
+    atomic_int done;          /* tasks finished */
+    atomic_int order;         /* next sequence number */
+    int by_caller[64], seq[64];
+    int range, timed_out;
+} steal_job;
+
+static void steal_task(void *p, size_t i) {
+    steal_job *j = p;
+    const int mine = pthread_equal(pthread_self(), j->caller) != 0;
+    j->by_caller[i] = mine;
+    j->seq[i] = atomic_fetch_add(&j->order, 1);
+    if (i == 0 && mine) {
+        const double deadline = seconds_now() + 20.0;
+        while (atomic_load(&j->done) < j->range - 1) {
+            if (seconds_now() > deadline) {
+                j->timed_out = 1;
+                break;
+            }
+            struct timespec nap = {0, 100000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    atomic_fetch_add(&j->done, 1);
+}
+
+static void plain_slices(pw_context *ctx) {
+    pw__pool *pool = NULL;
+    CHECK_OK(pw__pool_create(ctx, PW__POOL_PLAIN, 2, &pool), ctx);
+    if (pool == NULL) return;
+    for (int rep = 0; rep < 3; ++rep) {
+        steal_job j;
+        memset(&j, 0, sizeof j);
+        j.caller = pthread_self();
+        j.range = 64;
+        atomic_init(&j.done, 0);
+        atomic_init(&j.order, 0);
+        pw__pool_run(pool, steal_task, &j, 64, rep % 2);
+        CHECK(!j.timed_out, "plain pool: the worker did not take the caller's unstarted tasks");
+        CHECK(j.by_caller[0], "plain pool: task 0 (the caller's share) ran on a worker");
+        int caller_tasks = 0, worker_front = 1, stolen_from_back = 1;
+        for (int i = 1; i < 64; ++i) caller_tasks += j.by_caller[i];
+        /* the worker's own share [32, 64) in order, then the caller's [1, 32) from 31 down */
+        for (int i = 33; i < 64; ++i) worker_front &= j.seq[i] > j.seq[i - 1];
+        for (int i = 1; i < 31; ++i) stolen_from_back &= j.seq[i] > j.seq[i + 1];
+        CHECK(caller_tasks == 0, "plain pool: the caller ran %d tasks besides task 0", caller_tasks);
+        CHECK(worker_front, "plain pool: the worker's own share did not run front to back");
+        CHECK(stolen_from_back && j.seq[31] > j.seq[63],
+              "plain pool: the caller's unstarted tasks were not taken from the back, after "
+              "the worker's own");
+    }
+    pw__pool_destroy(ctx, pool);
+}
+
+/* Calls with the workers asleep: each after a pause longer than the brief poll. */
+static void after_sleep(pw_context *ctx, pw__pool_backend backend) {
+    pw__pool *pool = NULL;
+    CHECK_OK(pw__pool_create(ctx, backend, 3, &pool), ctx);
+    if (pool == NULL) return;
+    atomic_int hits[40];
+    count_job j = {hits};
+    for (int rep = 0; rep < 10; ++rep) {
+        for (int i = 0; i < 40; ++i) atomic_store(&hits[i], 0);
+        struct timespec nap = {0, (long)(4 * PW__POOL_SPIN_BRIEF_NS)};
+        nanosleep(&nap, NULL);
+        pw__pool_run(pool, count_task, &j, 40, 0);
+        int wrong = 0;
+        for (int i = 0; i < 40; ++i) wrong += atomic_load(&hits[i]) != 1;
+        CHECK(wrong == 0, "%s pool, call %d after a pause: %d indices not run once",
+              pw__pool_backend_name(pool), rep, wrong);
+    }
+    pw__pool_destroy(ctx, pool);
+}
+
 /* Plain data written by the tasks and read by the caller after the run: a pool must
  * order them (ThreadSanitizer reports a missing happens-before here). */
 typedef struct sum_job {
@@ -190,6 +272,7 @@ int main(void) {
         all_threads_run(ctx, backends[b], 2);
         all_threads_run(ctx, backends[b], 8);
         results_visible(ctx, backends[b]);
+        after_sleep(ctx, backends[b]);
         /* pthreadpool_create waits for its workers with sched_yield spins: 200 of them
          * took 8 s on a loaded 2-core machine, the plain pool 0.06 s. */
         create_destroy(ctx, backends[b], backends[b] == PW__POOL_PLAIN ? 200 : 20);
@@ -198,6 +281,7 @@ int main(void) {
     /* A pool at the cap (the plain one: pthreadpool's 1023 workers took 55 s to create
      * and run on a loaded 2-core machine), and the probe that guards pthreadpool. */
     largest_pool(ctx, PW__POOL_PLAIN);
+    plain_slices(ctx);
     CHECK_OK(pw__threads_probe(ctx, PW_MAX_THREADS), ctx);
     pw_context_destroy(ctx);
     return pw_test_finish();
