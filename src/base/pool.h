@@ -33,7 +33,6 @@
 
 typedef struct pw__pool pw__pool;
 
-/* Which backend a pool uses. */
 /* How long the plain pool polls before it waits on a condition variable: its
  * workers for the next call after each call, the caller for the workers' last
  * tasks. Brief by default (a bounded cost on a shared machine: at most this much
@@ -41,6 +40,7 @@ typedef struct pw__pool pw__pool;
 #define PW__POOL_SPIN_BRIEF_NS 50000u
 #define PW__POOL_SPIN_LONG_NS 10000000u
 
+/* Which backend a pool uses. */
 typedef enum pw__pool_backend {
     PW__POOL_DEFAULT = 0,     /* the plain pool */
     PW__POOL_PLAIN = 1,       /* pool_plain.c */
