@@ -248,10 +248,12 @@ typedef struct pw_context_options {
                                          products, and the gaps between tokens,
                                          find them awake; for engines that own
                                          their cores (it burns them while it
-                                         waits). 0 (default): they poll for 50 us
-                                         (back-to-back products find them awake;
-                                         at most that much CPU a worker per call)
-                                         and then sleep */
+                                         waits). 0 (default): after a call that
+                                         came within 50 us of the previous one
+                                         they poll for 50 us (an engine's
+                                         back-to-back products find them awake)
+                                         and then sleep; after any other call
+                                         they sleep at once */
 } pw_context_options;
 
 /**

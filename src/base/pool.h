@@ -6,9 +6,9 @@
  * - the plain pool (pool_plain.c), the default: a mutex and two condition
  *   variables, every thread creation checked, each thread's share of a call one
  *   contiguous range (the others' taken from its end once theirs are done, as
- *   pthreadpool does), and a bounded poll before any wait: after a call its
- *   workers poll for the next one PW__POOL_SPIN_BRIEF_NS before they sleep, so
- *   an engine's back-to-back products do not pay a wake-up each. pthreadpool
+ *   pthreadpool does), and a bounded poll before any wait: after a call in a
+ *   burst its workers poll for the next one PW__POOL_SPIN_BRIEF_NS before they
+ *   sleep, so an engine's back-to-back products do not pay a wake-up each. pthreadpool
  *   offers only yielding at once or polling about a million times.
  *   Measured on the project's Zen 5 VM (2 vCPUs; a loop of [256, 4096] Q4_0 GEMV
  *   calls, 2 threads): 18.2-20.4 us a call with pthreadpool's workers yielding,
@@ -35,8 +35,11 @@ typedef struct pw__pool pw__pool;
 
 /* How long the plain pool polls before it waits on a condition variable: its
  * workers for the next call after each call, the caller for the workers' last
- * tasks. Brief by default (a bounded cost on a shared machine: at most this much
- * CPU a worker per call); long with spin (an engine that owns its cores). */
+ * tasks. Brief by default, and the workers poll only after a call that came within
+ * that time of the previous one's end (a burst, as an engine's products are): a
+ * pool called now and then costs no CPU between calls, and one in a burst at most
+ * this much a worker per call. Long with spin, after every call (an engine that
+ * owns its cores). */
 #define PW__POOL_SPIN_BRIEF_NS 50000u
 #define PW__POOL_SPIN_LONG_NS 10000000u
 
@@ -89,7 +92,7 @@ typedef struct pw__plain_pool pw__plain_pool;
 pw_status pw__plain_pool_create(pw_context *ctx, int threads, pw__plain_pool **out);
 void pw__plain_pool_destroy(pw_context *ctx, pw__plain_pool *pool);
 void pw__plain_pool_run(pw__plain_pool *pool, pw_parallel_task task, void *task_context,
-                        size_t range, uint64_t spin_ns);
+                        size_t range, uint64_t spin_ns, int adaptive);
 
 /*
  * The failure of pthread_create (error err) for worker `index` (1-based, of

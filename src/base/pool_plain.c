@@ -11,9 +11,10 @@
  * left for it, and the caller waits until all have: once pw__plain_pool_run returns,
  * no worker reads the job again (task_context is usually on the caller's stack).
  *
- * Waits poll first, for at most the job's spin_ns (pool.h: brief by default), then
- * sleep on a condition variable: a worker after each job, for the next generation; the
- * caller after its own share, for the workers to check out. The generation and the
+ * Waits poll first, for at most the job's spin_ns (pool.h: brief by default, and then
+ * only for a job that came soon after the last one), then sleep on a condition
+ * variable: a worker after each job, for the next generation; the caller after its own
+ * share, for the workers to check out. The generation and the
  * count of workers still in the job are atomics, written under `lock` and polled
  * without it; the sleeping path re-checks them under `lock`, so no wake-up is lost. A
  * pool idle for longer than spin_ns costs no CPU. Every pthread call that can fail is
@@ -73,6 +74,7 @@ struct pw__plain_pool {
     int stop;
     _Atomic uint64_t pending; /* workers not yet checked out of the current generation; under lock */
     uint64_t spin_ns;         /* the current job's: how long a worker polls for the next */
+    uint64_t last_end;        /* now_ns() when the last job ended (0: none yet); run_lock */
     pw_parallel_task task;
     void *task_context;
     size_t base;              /* the job's first index (a range of 2^32 or more: in parts) */
@@ -215,9 +217,14 @@ void pw__plain_pool_destroy(pw_context *ctx, pw__plain_pool *p) {
     pw__free(ctx, p);
 }
 
-/* One job of at most 2^32 - 1 indices, [base, base + range). */
+/* One job of at most 2^32 - 1 indices, [base, base + range). The workers poll after it
+ * for spin_ns, or (adaptive) only when this job came within spin_ns of the last one's
+ * end: calls in a burst (an engine's products) find them awake, a pool called now and
+ * then lets them sleep at once and costs no CPU between calls. */
 static void run_part(pw__plain_pool *p, pw_parallel_task task, void *task_context, size_t base,
-                     uint64_t range, uint64_t spin_ns) {
+                     uint64_t range, uint64_t spin_ns, int adaptive) {
+    const uint64_t start = now_ns();
+    const int burst = p->last_end != 0 && start - p->last_end < spin_ns;
     pthread_mutex_lock(&p->lock);
     p->task = task;
     p->task_context = task_context;
@@ -226,7 +233,7 @@ static void run_part(pw__plain_pool *p, pw_parallel_task task, void *task_contex
     for (uint64_t k = 0; k < n; ++k) /* range * (k + 1) fits: range < 2^32, n <= 2^10 */
         atomic_store_explicit(&p->slice[k].range, (range * (k + 1) / n) << 32 | (range * k / n),
                               memory_order_relaxed);
-    p->spin_ns = spin_ns;
+    p->spin_ns = !adaptive || burst ? spin_ns : 0;
     atomic_store_explicit(&p->pending, (uint64_t)p->workers, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
     pthread_cond_broadcast(&p->wake);
@@ -240,14 +247,15 @@ static void run_part(pw__plain_pool *p, pw_parallel_task task, void *task_contex
     while (atomic_load_explicit(&p->pending, memory_order_relaxed) != 0)
         pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
+    p->last_end = now_ns();
 }
 
 void pw__plain_pool_run(pw__plain_pool *p, pw_parallel_task task, void *task_context,
-                        size_t range, uint64_t spin_ns) {
+                        size_t range, uint64_t spin_ns, int adaptive) {
     pthread_mutex_lock(&p->run_lock);
     for (size_t base = 0; base < range;) {
         const size_t part = range - base < 0xffffffffu ? range - base : 0xffffffffu;
-        run_part(p, task, task_context, base, part, spin_ns);
+        run_part(p, task, task_context, base, part, spin_ns, adaptive);
         base += part;
     }
     pthread_mutex_unlock(&p->run_lock);
