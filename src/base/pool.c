@@ -154,8 +154,7 @@ static void pool_trampoline(void *p, size_t i) {
 void pw__pool_run(pw__pool *pool, pw_parallel_task task, void *task_context, size_t range,
                   int spin) {
     if (pool->backend == PW__POOL_PLAIN) {
-        pw__plain_pool_run(pool->impl, task, task_context, range,
-                           spin ? PW__POOL_SPIN_LONG_NS : PW__POOL_SPIN_BRIEF_NS, !spin);
+        pw__plain_pool_run(pool->impl, task, task_context, range, spin);
         return;
     }
 #ifdef PW_HAVE_PTHREADPOOL

@@ -92,7 +92,7 @@ typedef struct pw__plain_pool pw__plain_pool;
 pw_status pw__plain_pool_create(pw_context *ctx, int threads, pw__plain_pool **out);
 void pw__plain_pool_destroy(pw_context *ctx, pw__plain_pool *pool);
 void pw__plain_pool_run(pw__plain_pool *pool, pw_parallel_task task, void *task_context,
-                        size_t range, uint64_t spin_ns, int adaptive);
+                        size_t range, int spin);
 
 /*
  * The failure of pthread_create (error err) for worker `index` (1-based, of

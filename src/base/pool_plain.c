@@ -251,11 +251,13 @@ static void run_part(pw__plain_pool *p, pw_parallel_task task, void *task_contex
 }
 
 void pw__plain_pool_run(pw__plain_pool *p, pw_parallel_task task, void *task_context,
-                        size_t range, uint64_t spin_ns, int adaptive) {
+                        size_t range, int spin) {
+    /* pool.h: the long poll after every job with spin, else the brief one in a burst */
+    const uint64_t spin_ns = spin ? PW__POOL_SPIN_LONG_NS : PW__POOL_SPIN_BRIEF_NS;
     pthread_mutex_lock(&p->run_lock);
     for (size_t base = 0; base < range;) {
         const size_t part = range - base < 0xffffffffu ? range - base : 0xffffffffu;
-        run_part(p, task, task_context, base, part, spin_ns, adaptive);
+        run_part(p, task, task_context, base, part, spin_ns, !spin);
         base += part;
     }
     pthread_mutex_unlock(&p->run_lock);
