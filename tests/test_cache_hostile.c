@@ -189,7 +189,7 @@ static void test_many_records_one_name(pw_context *ctx) {
     rec *recs = malloc(sizeof *recs * COUNT);
     REQUIRE(names != NULL && recs != NULL, "malloc");
     for (int i = 0; i < LEN; ++i) names[i] = (char)('a' + i % 26);
-    char fam[COUNT][8];
+    char fam[COUNT][16]; /* "f4095"; room for any int, so no optimization level warns */
     for (int i = 0; i < COUNT; ++i) {
         snprintf(fam[i], sizeof fam[i], "f%d", i);
         recs[i] = (rec){0, LEN, fam[i]};

@@ -302,7 +302,7 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
                 for (size_t ni = 0; ni < 3; ++ni) {
                     if (ni > 0 && ns[ni] == ns[ni - 1]) continue;
                     for (int xpat = 0; xpat < 3; ++xpat) {
-                        char what[32];
+                        char what[64];
                         snprintf(what, sizeof what, "pattern %d x%d", pat, xpat);
                         check_case(ctx, k, &w, ns[ni], xpat, &r, what);
                     }
