@@ -2,8 +2,14 @@
  * Every kernel in the list against the reference, on shapes derived from its
  * block and tile sizes (XNNPACK style): in = 1, 2, 3 and 7 blocks; out = 1,
  * nr-1, nr, nr+1, 2nr+3 and 37; n = 1, 2, mr-1, mr, mr+1 and 33; plus
- * narrowed and offset views, and a tall weight for the input-block-major kernels. Runs under each PACKWISE_ISA level (ctest), so
- * every kernel the CPU can run is exercised with the ISA forced in turn.
+ * narrowed and offset views, and a tall weight for the input-block-major kernels. Runs under each PACKWISE_ISA level (ctest):
+ * at native (or PACKWISE_ISA unset) every kernel the CPU can run, with the activations
+ * quantized as the context's top level does; at a forced level only that level's own
+ * kernels (their isa names it: "avx2" at avx2, "avx512vnni" at avx512, "scalar" at
+ * scalar, ...), with its own quantizer. So every kernel runs at the top level and at its
+ * own, and no run repeats the lower levels' kernels (under qemu each of those repeats
+ * cost about two minutes). A forced level with no kernel of its own (sme) checks every
+ * usable kernel, as native does.
  *
  * Oracle: the weight decoded by the format's decoder and the activations as
  * the kernel really sees them (quantized by the kernel's activation form and
@@ -18,7 +24,14 @@
 #include "format/format_internal.h"
 #include "kernel/kernel.h"
 
-static int g_cases, g_kernels;
+static int g_cases, g_kernels, g_other_level;
+/* The forced level's name (pw_isa_name), whose kernels alone are checked; NULL: all. */
+static const char *g_level;
+
+/* 1 when kernel k is one that this run checks (g_level). */
+static int at_level(const pw__kernel *k) {
+    return g_level == NULL || strncmp(k->info.isa, g_level, strlen(g_level)) == 0;
+}
 
 static void make_weight(pw_context *ctx, pw_format f, int64_t rows, int64_t in, uint64_t seed,
                         unsigned char **bytes, uint64_t *nbytes) {
@@ -45,6 +58,10 @@ static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, i
 }
 
 static void check_kernel(pw_context *ctx, const pw__kernel *k) {
+    if (!at_level(k)) {
+        ++g_other_level;
+        return;
+    }
     const pw_format f = k->info.format;
     const pw_format_info *fi = pw_format_get(f);
     const int64_t nr = k->info.tile_rows > 0 ? k->info.tile_rows : 1;
@@ -216,6 +233,15 @@ static void check_listed_exist(const char *list) {
 int main(void) {
     check_keys();
     pw_context *ctx = pw_test_context();
+    const char *env = getenv("PACKWISE_ISA");
+    if (env != NULL && env[0] != '\0' && strcmp(env, "native") != 0) {
+        g_level = pw_isa_name(pw_context_isa(ctx));
+        int own = 0;
+        for (size_t i = 0; i < pw_kernel_count(); ++i)
+            own += pw_kernel_usable(ctx, i) && pw_kernel_info_get(i)->kind == PW_WEIGHT_BLOCKS &&
+                   at_level(pw__kernel_list_get(i));
+        if (own == 0) g_level = NULL;
+    }
     const int skipped = pw_test_each_usable_kernel(ctx, check_kernel);
 #if defined(__x86_64__)
     const int vendor = pw__x86_intel;
@@ -238,8 +264,10 @@ int main(void) {
         __atomic_store_n(core[i].setting, saved, __ATOMIC_RELAXED);
     }
 #endif
-    printf("%d kernels checked on %d cases, %d not usable at isa %s\n", g_kernels, g_cases,
-           skipped, pw_isa_name(pw_context_isa(ctx)));
+    CHECK(g_kernels > 0, "no kernel checked at isa %s", pw_isa_name(pw_context_isa(ctx)));
+    printf("%d kernels checked on %d cases, %d not usable at isa %s, %d checks of lower levels' "
+           "kernels left to their own runs\n",
+           g_kernels, g_cases, skipped, pw_isa_name(pw_context_isa(ctx)), g_other_level);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -8,6 +8,12 @@ compare with yexact.<type> (a double-precision product of ggml's own
 dequantized weight with x). The relative RMS error must be within twice
 ggml's own y-versus-yexact error, as MANIFEST.txt lists it.
 
+At a forced level (PACKWISE_ISA set, not native) only that level's own kernels
+run (the name's last part starts with the level: q4_0_rm_avx2 at avx2; the
+reference kernels, ref_*, at scalar): the native run covers every kernel, and each
+lower level's run its own (as test_kernels does). A level with none of its own
+on this CPU checks every kernel listed.
+
 usage: check_matmul_ggml.py PACKWISE DATA_DIR WORK_DIR
 """
 import json
@@ -33,6 +39,18 @@ def manifest_errors(path):
     return errors
 
 
+def own_level(kernels, level):
+    """The kernels of level alone, or all of them where level is native or names none."""
+    if not level or level == "native":
+        return kernels
+
+    def mine(k):
+        return k.rsplit("_", 1)[-1].startswith(level) or (level == "scalar" and k.startswith("ref_"))
+
+    own = {f: [k for k in ks if mine(k)] for f, ks in kernels.items()}
+    return own if any(own.values()) else kernels
+
+
 def run(cmd):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -45,6 +63,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     errors = manifest_errors(os.path.join(data, "MANIFEST.txt"))
     kernels = {f["name"].lower(): f["kernels"] for f in json.loads(run([packwise, "formats", "--json"]))}
+    kernels = own_level(kernels, os.environ.get("PACKWISE_ISA", ""))
     failures, checked = 0, 0
     for (fname, ftype), ggml_err in sorted(errors.items()):
         path = os.path.join(data, fname)
