@@ -33,25 +33,84 @@ static int at_level(const pw__kernel *k) {
     return g_level == NULL || strncmp(k->info.isa, g_level, strlen(g_level)) == 0;
 }
 
+/* The Gaussians every case draws from, made once: a window of them per seed. Drawn
+ * afresh per case they were about 40% of this test's time (cos and log in Box-Muller),
+ * and quantizing the same weights again for every kernel of a format another 35% (the
+ * K-quant quantizers' searches); under qemu the test took about two minutes a level.
+ * Windows at different seeds overlap, but each case is checked against its own oracle. */
+enum { POOL = 1 << 21 };
+static float *g_pool;
+
+/* count N(0, 1) values for seed: a window of the pool, or drawn one by one past its size. */
+static float *gauss_values(uint64_t seed, size_t count, float scale) {
+    float *v = malloc(sizeof(float) * (count ? count : 1));
+    REQUIRE(v != NULL, "malloc");
+    if (g_pool == NULL) {
+        g_pool = malloc(sizeof(float) * POOL);
+        REQUIRE(g_pool != NULL, "malloc");
+        pw_rng r = {12345};
+        for (size_t i = 0; i < POOL; ++i) g_pool[i] = (float)pw_rng_gauss(&r);
+    }
+    if (count <= POOL / 2) {
+        const size_t at = (size_t)((seed * 0x9E3779B97F4A7C15ull) >> 40) % (POOL - count + 1);
+        for (size_t i = 0; i < count; ++i) v[i] = g_pool[at + i] * scale;
+    } else {
+        pw_rng r = {seed};
+        for (size_t i = 0; i < count; ++i) v[i] = (float)pw_rng_gauss(&r) * scale;
+    }
+    return v;
+}
+
+/* Quantized weights already made, by format, shape and seed: kernels of one format
+ * (and one tiling) ask for the same ones. */
+typedef struct made_weight {
+    pw_format f;
+    int64_t rows, in;
+    uint64_t seed, nbytes;
+    unsigned char *bytes;
+    struct made_weight *next;
+} made_weight;
+static made_weight *g_made;
+
+/* rows x in Gaussian weights (scale 0.05) in format f, a copy the caller frees. */
 static void make_weight(pw_context *ctx, pw_format f, int64_t rows, int64_t in, uint64_t seed,
                         unsigned char **bytes, uint64_t *nbytes) {
-    const pw_format_info *fi = pw_format_get(f);
-    pw_rng r = {seed};
-    float *x = malloc(sizeof(float) * (size_t)(rows * in));
-    for (int64_t i = 0; i < rows * in; ++i) x[i] = (float)(pw_rng_gauss(&r) * 0.05);
-    *nbytes = (uint64_t)(rows * in / fi->block_size * fi->block_bytes);
-    *bytes = malloc((size_t)*nbytes);
-    CHECK_OK(pw_format_quantize(ctx, f, x, (size_t)(rows * in / fi->block_size), *bytes), ctx);
-    free(x);
+    made_weight *m = g_made;
+    while (m != NULL && !(m->f == f && m->rows == rows && m->in == in && m->seed == seed)) m = m->next;
+    if (m == NULL) {
+        const pw_format_info *fi = pw_format_get(f);
+        float *x = gauss_values(seed, (size_t)(rows * in), 0.05f);
+        m = calloc(1, sizeof *m);
+        REQUIRE(m != NULL, "malloc");
+        *m = (made_weight){f, rows, in, seed, (uint64_t)(rows * in / fi->block_size * fi->block_bytes),
+                           NULL, g_made};
+        m->bytes = malloc((size_t)m->nbytes);
+        REQUIRE(m->bytes != NULL, "malloc");
+        CHECK_OK(pw_format_quantize(ctx, f, x, (size_t)(rows * in / fi->block_size), m->bytes), ctx);
+        free(x);
+        g_made = m;
+    }
+    *nbytes = m->nbytes;
+    *bytes = malloc((size_t)m->nbytes);
+    REQUIRE(*bytes != NULL, "malloc");
+    memcpy(*bytes, m->bytes, (size_t)m->nbytes);
+}
+
+static void free_made(void) {
+    while (g_made != NULL) {
+        made_weight *next = g_made->next;
+        free(g_made->bytes);
+        free(g_made);
+        g_made = next;
+    }
+    free(g_pool);
 }
 
 /* Run kernel k on view w (forced by name) with Gaussian X and compare with the oracle. */
 static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, int64_t n,
                        uint64_t seed, const char *what) {
     const int64_t in = w->shape[1];
-    pw_rng r = {seed};
-    float *x = malloc(sizeof(float) * (size_t)(n * in));
-    for (int64_t i = 0; i < n * in; ++i) x[i] = (float)pw_rng_gauss(&r);
+    float *x = gauss_values(seed, (size_t)(n * in), 1.0f);
     pw_test_kernel_vs_oracle(ctx, k, w, x, n, what);
     ++g_cases;
     free(x);
@@ -269,5 +328,6 @@ int main(void) {
            "kernels left to their own runs\n",
            g_kernels, g_cases, skipped, pw_isa_name(pw_context_isa(ctx)), g_other_level);
     pw_context_destroy(ctx);
+    free_made();
     return pw_test_finish();
 }
