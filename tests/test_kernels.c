@@ -38,7 +38,7 @@ static int at_level(const pw__kernel *k) {
  * and quantizing the same weights again for every kernel of a format another 35% (the
  * K-quant quantizers' searches); under qemu the test took about two minutes a level.
  * Windows at different seeds overlap, but each case is checked against its own oracle. */
-enum { POOL = 1 << 21 };
+enum { POOL = 1 << 20 };
 static float *g_pool;
 
 /* count N(0, 1) values for seed: a window of the pool, or drawn one by one past its size. */
