@@ -57,7 +57,7 @@
  * block's scales and zero points next to its data: a GEMV reads each tile in address
  * order (the four blocks' data, then their scales and zero points), which hardware
  * prefetchers follow; with all the data before all the scales and zero points (version
- * 2) a tile was three streams that needed software prefetch (x86/qb4w_avx512.c has the
+ * 2) a tile was three streams that needed software prefetch (x86/qb4w_avx512.h has the
  * figures).
  *
  * Inside a chunk, value j of a channel is the UNSIGNED nibble u at the slot

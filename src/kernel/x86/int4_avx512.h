@@ -1,6 +1,6 @@
 /*
  * What the AVX-512 VNNI int4 kernels share (QC4W: qc4w_gemm_avx512.c, QB4W:
- * qb4w_avx512.c): the batch-1 prefetch distances, the activation broadcast, and
+ * qb4w_avx512.h and its qb4w_ch*_avx512.c): the batch-1 prefetch distances, the activation broadcast, and
  * the clamp and store that end every output row.
  */
 #ifndef PACKWISE_KERNEL_X86_INT4_AVX512_H
@@ -22,7 +22,7 @@
  * (gemv_tile) PW__QB4W_PF bytes. The QB4W figures below are of its version-2 tile, whose
  * data, scales and zero points were three streams each prefetched where it was read;
  * since version 3 (records of four blocks, kernel/qb4w.h) its main batch-1 path reads
- * each tile in address order as QC4W does (qb4w_avx512.c has the figures, where the
+ * each tile in address order as QC4W does (qb4w_avx512.h has the figures, where the
  * interleaved records did raise the rate on a Zen 4 VM, against the conclusion below).
  * Measured with packwise bench --shapes 11008x4096 --batch 1 --threads 1, three runs
  * each, fraction of the same run's read of the same bytes: the earlier pair (L2 16 KiB

@@ -231,7 +231,7 @@ static void gemv_tile(const uint8_t *tile, const geo *g, ahead *pf, const uint8_
 
 /*
  * Batch 1, two tiles at once, with the row's block sums (the AVX-512 kernel's GEMV,
- * qb4w_avx512.c): d_b = sum u * nib - z_b * QS_b, QS_b = the sum of the row's u over
+ * qb4w_avx512.h): d_b = sum u * nib - z_b * QS_b, QS_b = the sum of the row's u over
  * block b (pw__qb4w_block_values of them), the same integer as sum u * (nib - z_b).
  * The nibbles go to the dot products as they are (0 .. 15, a signed byte as vpmaddubsw
  * and vpdpbusd want the weights): 3 operations a half-chunk where the subtraction of

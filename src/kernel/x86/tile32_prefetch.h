@@ -161,7 +161,7 @@ extern int pw__x86_prefetch_l2;
 
 /* 1 where the AVX-512 and AVX2 Q4_0, Q8_0, Q4_K, Q6_K and QC4W GEMVs and the AVX-512
  * QB4W GEMV leave their streams to the hardware prefetcher: AMD Zen 4 (base/cpu.c, same
- * time; the measurements are above and in qb4w_avx512.c). */
+ * time; the measurements are above and in qb4w_avx512.h). */
 extern int pw__x86_hw_streams;
 
 /* 1 where the AVX-512 Q8_0 GEMV runs its 256-bit record function: AMD Zen 4 (base/cpu.c,
