@@ -1,7 +1,7 @@
 /*
  * What the AVX-512 VNNI int4 kernels share (QC4W: qc4w_gemm_avx512.c, QB4W:
- * qb4w_avx512.h and its qb4w_ch*_avx512.c): the batch-1 prefetch distances, the activation broadcast, and
- * the clamp and store that end every output row.
+ * qb4w_avx512.h and its qb4w_ch*_avx512.c): the batch-1 prefetch distances, the
+ * activation broadcast, and the clamp and store that end every output row.
  */
 #ifndef PACKWISE_KERNEL_X86_INT4_AVX512_H
 #define PACKWISE_KERNEL_X86_INT4_AVX512_H
