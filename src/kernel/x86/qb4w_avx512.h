@@ -373,11 +373,10 @@ PW__INLINE void panel(const tile_ctx *t0, const tile_ctx *t1, uint64_t next, con
 
 /* One panel of R rows over a pair of tiles or one, at a constant chunk count (B / 8). */
 #define PW__PANELS(CH)                                                                                    \
-    __attribute__((noinline)) void pw__qb4w_avx512_panel_ch##CH(const tile_ctx *t0, const tile_ctx *t1,  \
-                                                                int pair,                            \
-                                                       uint64_t next, const uint8_t *a, const uint8_t *lhs, \
-                                                       size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, \
-                                                       __mmask16 mask, __m512 vmin, __m512 vmax, int rows) { \
+    __attribute__((noinline)) void pw__qb4w_avx512_panel_ch##CH(                                  \
+        const tile_ctx *t0, const tile_ctx *t1, int pair, uint64_t next, const uint8_t *a,           \
+        const uint8_t *lhs, size_t ldl, uint8_t *y, size_t ldy_bytes, int f16, __mmask16 mask,       \
+        __m512 vmin, __m512 vmax, int rows) {                                                         \
         switch (rows * 2 + pair) {                                                                        \
         case 20: panel(t0, t0, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 10, 1, CH); break; \
         case 21: panel(t0, t1, next, a, lhs, ldl, y, ldy_bytes, f16, mask, vmin, vmax, 10, 2, CH); break; \
