@@ -33,6 +33,13 @@ static int at_level(const pw__kernel *k) {
     return g_level == NULL || strncmp(k->info.isa, g_level, strlen(g_level)) == 0;
 }
 
+/* Counts the usable kernels of the forced level (the walk of pw_test_each_usable_kernel). */
+static int g_own;
+static void count_own(pw_context *ctx, const pw__kernel *k) {
+    (void)ctx;
+    g_own += at_level(k);
+}
+
 /* The Gaussians every case draws from, made once: a window of them per seed. Drawn
  * afresh per case they were about 40% of this test's time (cos and log in Box-Muller),
  * and quantizing the same weights again for every kernel of a format another 35% (the
@@ -80,7 +87,7 @@ static void make_weight(pw_context *ctx, pw_format f, int64_t rows, int64_t in, 
     if (m == NULL) {
         const pw_format_info *fi = pw_format_get(f);
         float *x = gauss_values(seed, (size_t)(rows * in), 0.05f);
-        m = calloc(1, sizeof *m);
+        m = malloc(sizeof *m);
         REQUIRE(m != NULL, "malloc");
         *m = (made_weight){f, rows, in, seed, (uint64_t)(rows * in / fi->block_size * fi->block_bytes),
                            NULL, g_made};
@@ -295,11 +302,8 @@ int main(void) {
     const char *env = getenv("PACKWISE_ISA");
     if (env != NULL && env[0] != '\0' && strcmp(env, "native") != 0) {
         g_level = pw_isa_name(pw_context_isa(ctx));
-        int own = 0;
-        for (size_t i = 0; i < pw_kernel_count(); ++i)
-            own += pw_kernel_usable(ctx, i) && pw_kernel_info_get(i)->kind == PW_WEIGHT_BLOCKS &&
-                   at_level(pw__kernel_list_get(i));
-        if (own == 0) g_level = NULL;
+        (void)pw_test_each_usable_kernel(ctx, count_own);
+        if (g_own == 0) g_level = NULL;
     }
     const int skipped = pw_test_each_usable_kernel(ctx, check_kernel);
 #if defined(__x86_64__)
