@@ -16,19 +16,48 @@
 
 enum { OUT = 37, IN = 12288, N = 131 };
 
-static void check_kernel(pw_context *ctx, const pw__kernel *k, const float *w, const float *x) {
+/* A format's bytes and each activation form's oracle outputs, made for the first kernel
+ * that needs them and kept for the rest: every kernel of a format reads the same weight,
+ * and the oracle (about n * out * in double products) and the K-quant quantizers were
+ * most of this test's time when redone per kernel (under qemu above all). */
+enum { ACTS = 4 };
+typedef struct format_memo {
+    unsigned char *bytes;
+    size_t nb;
+    int have[ACTS];
+    pw_test_oracle oracle[ACTS];
+} format_memo;
+
+static void check_kernel(pw_context *ctx, const pw__kernel *k, const float *w, const float *x,
+                         format_memo *memo) {
     const pw_format_info *fi = pw_format_get(k->info.format);
-    const size_t nb = (size_t)OUT * IN / (size_t)fi->block_size * fi->block_bytes;
-    unsigned char *bytes = malloc(nb);
-    CHECK_OK(pw_format_quantize(ctx, k->info.format, w, (size_t)OUT * IN / (size_t)fi->block_size, bytes), ctx);
-    pw_view v;
+    format_memo *m = &memo[k->info.format];
     const int64_t shape[2] = {OUT, IN};
-    if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR)
-        pw_test_view_for(ctx, k->info.layout, k->info.format, OUT, IN, bytes, nb, &v);
-    else
-        CHECK_OK(pw_view_init(ctx, &v, k->info.format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes, nb), ctx);
-    pw_test_kernel_vs_oracle(ctx, k, &v, x, N, "large");
-    free(bytes);
+    pw_view rm;
+    if (m->bytes == NULL) {
+        m->nb = (size_t)OUT * IN / (size_t)fi->block_size * fi->block_bytes;
+        m->bytes = malloc(m->nb);
+        CHECK_OK(pw_format_quantize(ctx, k->info.format, w, (size_t)OUT * IN / (size_t)fi->block_size,
+                                    m->bytes), ctx);
+    }
+    CHECK_OK(pw_view_init(ctx, &rm, k->info.format, 2, shape, PW_LAYOUT_ROW_MAJOR, m->bytes, m->nb), ctx);
+    const int a = (int)k->info.activation;
+    CHECK(a >= 0 && a < ACTS, "%s: activation form %d", k->info.name, a);
+    if (a < 0 || a >= ACTS) return;
+    if (!m->have[a]) {
+        pw_test_oracle_init(ctx, &m->oracle[a], &rm, k->info.activation, x, N);
+        m->have[a] = 1;
+    }
+    /* input-block-major kernels read a copy in their layout; the oracle is the row-major view's */
+    unsigned char *copy = NULL;
+    pw_view v = rm;
+    if (k->info.layout == PW_LAYOUT_BLOCKED_INPUT_MAJOR) {
+        copy = malloc(m->nb);
+        memcpy(copy, m->bytes, m->nb);
+        pw_test_view_for(ctx, k->info.layout, k->info.format, OUT, IN, copy, m->nb, &v);
+    }
+    pw_test_kernel_vs(ctx, k, &v, x, N, &m->oracle[a], "large");
+    free(copy);
 }
 
 int main(void) {
@@ -38,16 +67,23 @@ int main(void) {
     for (int i = 0; i < OUT * IN; ++i) w[i] = (float)(pw_rng_gauss(&r) * 0.05);
     for (int i = 0; i < N * IN; ++i) x[i] = (float)pw_rng_gauss(&r);
     int checked = 0;
+    format_memo memo[PW_FORMAT_COUNT];
+    memset(memo, 0, sizeof memo);
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
         if (k->info.kind != PW_WEIGHT_BLOCKS ||
             (k->info.layout != PW_LAYOUT_PACKED && k->info.layout != PW_LAYOUT_BLOCKED_INPUT_MAJOR) ||
             k->info.tile_batch < 2 || !pw_kernel_usable(ctx, i))
             continue;
-        check_kernel(ctx, k, w, x);
+        check_kernel(ctx, k, w, x, memo);
         ++checked;
     }
     printf("%d packed and input-block-major GEMM kernels checked at [%d, %d] x n = %d\n", checked, OUT, IN, N);
+    for (int f = 0; f < PW_FORMAT_COUNT; ++f) {
+        free(memo[f].bytes);
+        for (int a = 0; a < ACTS; ++a)
+            if (memo[f].have[a]) pw_test_oracle_free(&memo[f].oracle[a]);
+    }
     free(w);
     free(x);
     pw_context_destroy(ctx);

@@ -29,6 +29,25 @@ int pw_test_kernel_vs_oracle(pw_context *ctx, const pw__kernel *k, const pw_view
                              const float *x, int64_t n, const char *what);
 
 /*
+ * The oracle's outputs for one weight, one activation form and one X, kept for
+ * every kernel that shares them (test_kernels_large: the kernels of a format
+ * read the same weight): ref[i * out + o] and mag[i * out + o] = sum |w x|.
+ */
+typedef struct pw_test_oracle {
+    int64_t out, n;
+    double *ref, *mag;
+} pw_test_oracle;
+
+/* Fills *o for view w (out x in) and X = x (n rows) as activation form a sees it. */
+void pw_test_oracle_init(pw_context *ctx, pw_test_oracle *o, const pw_view *w, pw_activation a,
+                         const float *x, int64_t n);
+void pw_test_oracle_free(pw_test_oracle *o);
+
+/* pw_test_kernel_vs_oracle against outputs made once (o: of w, x, n and k's activation form). */
+int pw_test_kernel_vs(pw_context *ctx, const pw__kernel *k, const pw_view *w, const float *x,
+                      int64_t n, const pw_test_oracle *o, const char *what);
+
+/*
  * Calls check(ctx, k) for every kernel of the list that ctx can run (its CPU
  * and ISA cap, pw_kernel_usable); returns how many it passed over.
  */
