@@ -25,20 +25,8 @@
 #include "kernel/kernel.h"
 
 static int g_cases, g_kernels, g_other_level;
-/* The forced level's name (pw_isa_name), whose kernels alone are checked; NULL: all. */
+/* The forced level whose kernels alone are checked (pw_test_forced_level); NULL: all. */
 static const char *g_level;
-
-/* 1 when kernel k is one that this run checks (g_level). */
-static int at_level(const pw__kernel *k) {
-    return g_level == NULL || strncmp(k->info.isa, g_level, strlen(g_level)) == 0;
-}
-
-/* Counts the usable kernels of the forced level (the walk of pw_test_each_usable_kernel). */
-static int g_own;
-static void count_own(pw_context *ctx, const pw__kernel *k) {
-    (void)ctx;
-    g_own += at_level(k);
-}
 
 /* The Gaussians every case draws from, made once: a window of them per seed. Drawn
  * afresh per case they were about 40% of this test's time (cos and log in Box-Muller),
@@ -124,7 +112,7 @@ static void check_case(pw_context *ctx, const pw__kernel *k, const pw_view *w, i
 }
 
 static void check_kernel(pw_context *ctx, const pw__kernel *k) {
-    if (!at_level(k)) {
+    if (!pw_test_at_level(g_level, k)) {
         ++g_other_level;
         return;
     }
@@ -299,12 +287,7 @@ static void check_listed_exist(const char *list) {
 int main(void) {
     check_keys();
     pw_context *ctx = pw_test_context();
-    const char *env = getenv("PACKWISE_ISA");
-    if (env != NULL && env[0] != '\0' && strcmp(env, "native") != 0) {
-        g_level = pw_isa_name(pw_context_isa(ctx));
-        (void)pw_test_each_usable_kernel(ctx, count_own);
-        if (g_own == 0) g_level = NULL;
-    }
+    g_level = pw_test_forced_level(ctx, PW_WEIGHT_BLOCKS);
     const int skipped = pw_test_each_usable_kernel(ctx, check_kernel);
 #if defined(__x86_64__)
     const int vendor = pw__x86_intel;

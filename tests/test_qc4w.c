@@ -1,5 +1,6 @@
 /*
- * Every QC4W kernel usable at this PACKWISE_ISA level against the oracle
+ * The QC4W kernels this PACKWISE_ISA level checks (at native every usable one, at a
+ * forced level its own: pw_test_forced_level, kernel_oracle.h) against the oracle
  * (pw__qc4w_reference: plain loops over the raw weights, integer sum from
  * (q - zp) * w without weight sums), over the issue's matrix:
  *   K in {1, 31, 32, 33, 100, 4096}, N in {1, nr-1, nr, nr+1, 3nr+5},
@@ -296,9 +297,11 @@ int main(void) {
     const int64_t ks[] = {1, 31, 32, 33, 100, 4096};
     int kernels = 0, expected_seen = 0;
     const char *expect = getenv("PW_TEST_QC4W_KERNEL");
+    const char *level = pw_test_forced_level(ctx, PW_WEIGHT_QC4W);
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
-        if (k->info.kind != PW_WEIGHT_QC4W || !pw__kernel_usable(ctx, k)) continue;
+        if (k->info.kind != PW_WEIGHT_QC4W || !pw__kernel_usable(ctx, k) || !pw_test_at_level(level, k))
+            continue;
         ++kernels;
         printf("%s\n", k->info.name);
         if (expect != NULL && strcmp(expect, k->info.name) == 0) expected_seen = 1;

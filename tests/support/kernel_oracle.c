@@ -4,6 +4,8 @@
 #include "pw_test.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 void pw_test_oracle_init(pw_context *ctx, pw_test_oracle *o, const pw_view *w, pw_activation a,
                          const float *x, int64_t n) {
@@ -91,6 +93,22 @@ int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, cons
         check(ctx, pw__kernel_list_get(i));
     }
     return skipped;
+}
+
+int pw_test_at_level(const char *level, const pw__kernel *k) {
+    return level == NULL || strncmp(k->info.isa, level, strlen(level)) == 0;
+}
+
+const char *pw_test_forced_level(pw_context *ctx, pw_weight_kind kind) {
+    const char *env = getenv("PACKWISE_ISA");
+    if (env == NULL || env[0] == '\0' || strcmp(env, "native") == 0) return NULL;
+    const char *level = pw_isa_name(pw_context_isa(ctx));
+    for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
+        const pw__kernel *k = pw__kernel_list_get(i);
+        if (k->info.kind == kind && pw__kernel_usable(ctx, k) && pw_test_at_level(level, k))
+            return level;
+    }
+    return NULL;
 }
 
 /* QD8 rows from f32 X: varied magnitudes, one all-zero row, one all-positive row. */

@@ -54,6 +54,20 @@ int pw_test_kernel_vs(pw_context *ctx, const pw__kernel *k, const pw_view *w, co
 int pw_test_each_usable_kernel(pw_context *ctx, void (*check)(pw_context *, const pw__kernel *));
 
 /*
+ * Which kernels a run checks under PACKWISE_ISA: at native (or unset) every usable one;
+ * at a forced level only that level's own, whose isa names it ("avx2" at avx2,
+ * "avx512vnni" at avx512, "scalar" at scalar, ...), each with that level's quantizer, so
+ * that no forced run repeats the lower levels' kernels (under qemu the repeats cost
+ * minutes). Returns the level's name (pw_isa_name of the level ctx runs at) or NULL for
+ * every usable kernel: native, or a level with no usable kernel of this kind of its own
+ * (sme for the block formats, neon for QC4W).
+ */
+const char *pw_test_forced_level(pw_context *ctx, pw_weight_kind kind);
+
+/* 1 when kernel k is one that a run at level (pw_test_forced_level's answer) checks. */
+int pw_test_at_level(const char *level, const pw__kernel *k);
+
+/*
  * QD8 rows (quant/act.h, row bytes pw__qd8_row_bytes(kp)) quantized from f32 X of batch
  * rows of k values: varied magnitudes, a few values 4x out, an all-zero row and an
  * all-positive row among every 7. Allocated with aligned_alloc (free()).
