@@ -20,7 +20,7 @@ enum { OUT = 37, IN = 12288, N = 131 };
  * that needs them and kept for the rest: every kernel of a format reads the same weight,
  * and the oracle (about n * out * in double products) and the K-quant quantizers were
  * most of this test's time when redone per kernel (under qemu above all). */
-enum { ACTS = 4 };
+enum { ACTS = PW_ACT_QD8 + 1 }; /* the activation forms, pw_activation 0 .. PW_ACT_QD8 */
 typedef struct format_memo {
     unsigned char *bytes;
     size_t nb;

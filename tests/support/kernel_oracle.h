@@ -1,8 +1,9 @@
 /*
- * What test_kernels.c and test_kernels_extremes.c share: the walk over the
- * usable kernels of the list, and the kernel-vs-oracle comparison (run one
- * kernel, forced by name, on a view and compare every output with the
- * oracle).
+ * What the kernel tests share (test_kernels, test_kernels_extremes,
+ * test_kernels_large, the tiling tests, test_qc4w, test_qb4w): the walk over the
+ * usable kernels of the list, which of them a PACKWISE_ISA run checks, and the
+ * kernel-vs-oracle comparison (run one kernel, forced by name, on a view and
+ * compare every output with the oracle).
  *
  * Oracle: the weight decoded by the format's decoder (pw_view_to_float) and
  * the activations as the kernel really sees them (quantized by the kernel's
