@@ -139,6 +139,17 @@
  * step was slower at 2 KiB in five of the eight runs (Q4_K 3156 / 3879 on 1 thread),
  * as their larger records fetch in parts (L1 4 KiB measured 57% above). So did the AVX2
  * and AVX-VNNI levels on Zen 5 (QC4W avx2 96 / 87-89% at 1 thread, 88-94 / 68-76 at 2).
+ *
+ * PW__TILE32_PF itself, measured again on the Zen 5 VM (a scratch build reading the
+ * distance from the environment; the records that prefetch with pw__tile32_prefetch):
+ * PACKWISE_ISA=avx2 --formats Q8_0,Q4_K,Q6_K --shapes 11008x4096,4096x4096 --batch 1
+ * --threads 1,2, three rounds of each distance in turn, 1 thread [11008, 4096]: Q4_K
+ * 8 KiB 74-82%, 16 KiB 80-85, 24 KiB 73-76; Q6_K 74-86 / 81-88 / 79-83; Q8_0 84-91 /
+ * 84-86 / 85-89. The AVX2 Q4_K GEMV (one stream, 8 KiB in flight) read a flushed weight
+ * faster 16 KiB ahead, but its decode step slower (packwise bench --step --formats Q4_K
+ * --threads 1,2 at avx2, two runs each: 8 KiB 3545-3620 / 1791-1809 us a layer, 16 KiB
+ * 3693-4192 / 2006-2251), and at avxvnni and avx512 16 KiB was no better for either
+ * K-quant (avxvnni Q4_K 1 thread 87-88% against 64-88). So 8 KiB stays.
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
