@@ -36,8 +36,10 @@ static const char *g_level;
 enum { POOL = 1 << 20 };
 static float *g_pool;
 
-/* count N(0, 1) values for seed: a window of the pool, or drawn one by one past its size. */
+/* count N(0, 1) values for seed: a window of the pool. The largest asked for is a tall
+ * weight's 251 x 768 (make_weight), well inside half the pool. */
 static float *gauss_values(uint64_t seed, size_t count, float scale) {
+    REQUIRE(count <= POOL / 2, "%zu Gaussians asked for, the pool gives up to %d", count, POOL / 2);
     float *v = malloc(sizeof(float) * (count ? count : 1));
     REQUIRE(v != NULL, "malloc");
     if (g_pool == NULL) {
@@ -46,13 +48,8 @@ static float *gauss_values(uint64_t seed, size_t count, float scale) {
         pw_rng r = {12345};
         for (size_t i = 0; i < POOL; ++i) g_pool[i] = (float)pw_rng_gauss(&r);
     }
-    if (count <= POOL / 2) {
-        const size_t at = (size_t)((seed * 0x9E3779B97F4A7C15ull) >> 40) % (POOL - count + 1);
-        for (size_t i = 0; i < count; ++i) v[i] = g_pool[at + i] * scale;
-    } else {
-        pw_rng r = {seed};
-        for (size_t i = 0; i < count; ++i) v[i] = (float)pw_rng_gauss(&r) * scale;
-    }
+    const size_t at = (size_t)((seed * 0x9E3779B97F4A7C15ull) >> 40) % (POOL - count + 1);
+    for (size_t i = 0; i < count; ++i) v[i] = g_pool[at + i] * scale;
     return v;
 }
 

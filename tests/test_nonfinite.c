@@ -172,14 +172,13 @@ static int qb4w_kernel(pw_context *ctx, const pw_kernel_info *k, int clamp) {
 int main(void) {
     pw_context *ctx = pw_test_context();
     int kernels = 0, blocks_seen = 0, qc4w_seen = 0, checks = 0;
-    const pw_weight_kind kinds[] = {PW_WEIGHT_BLOCKS, PW_WEIGHT_QC4W, PW_WEIGHT_QB4W};
-    const char *level[3];
-    for (int j = 0; j < 3; ++j) level[j] = pw_test_forced_level(ctx, kinds[j]);
+    const char *level[PW_WEIGHT_QB4W + 1]; /* per weight kind (pw_weight_kind 0 .. QB4W) */
+    for (int kind = 0; kind <= PW_WEIGHT_QB4W; ++kind)
+        level[kind] = pw_test_forced_level(ctx, (pw_weight_kind)kind);
     for (size_t i = 0; i < pw_kernel_count(); ++i) {
         const pw_kernel_info *k = pw_kernel_info_get(i);
-        if (k == NULL || !pw_kernel_usable(ctx, i)) continue;
-        const int j = k->kind == PW_WEIGHT_QC4W ? 1 : k->kind == PW_WEIGHT_QB4W ? 2 : 0;
-        if (!pw_test_at_level(level[j], pw__kernel_list_get(i))) continue;
+        if (k == NULL || !pw_kernel_usable(ctx, i) || !pw_test_at_level(level[k->kind], pw__kernel_list_get(i)))
+            continue;
         ++kernels;
         for (int clamp = 0; clamp < 2; ++clamp) {
             if (k->kind == PW_WEIGHT_QC4W) {
@@ -193,7 +192,7 @@ int main(void) {
             }
         }
     }
-    CHECK(kernels > 0 && blocks_seen && qc4w_seen, "%d usable kernels (block formats %d, QC4W %d)",
+    CHECK(kernels > 0 && blocks_seen && qc4w_seen, "%d kernels checked (block formats %d, QC4W %d)",
           kernels, blocks_seen, qc4w_seen);
     printf("%d kernels checked at %s, %d runs checked\n", kernels, pw_isa_name(pw_context_isa(ctx)),
            checks);
