@@ -6,7 +6,7 @@
  *
  * GEMV   block(rec, xb, pf, acc): acc[q] (rows 8q .. 8q+7 of the tile, q = 0..3) +=
  *        the f32 dots of record rec with activation block xb; pf says whether
- *        rec + PW__TILE32_PF + a record is still inside the packed buffer, so the
+ *        rec + pw__tile32_ahead() + a record is still inside the packed buffer, so the
  *        function may prefetch its share of the stream that far ahead
  *        (pw__tile32_prefetch, tile32_prefetch.h).
  *

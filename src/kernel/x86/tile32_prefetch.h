@@ -150,6 +150,35 @@
  * --threads 1,2 at avx2, two runs each: 8 KiB 3545-3620 / 1791-1809 us a layer, 16 KiB
  * 3693-4192 / 2006-2251), and at avxvnni and avx512 16 KiB was no better for either
  * K-quant (avxvnni Q4_K 1 thread 87-88% against 64-88). So 8 KiB stays.
+ *
+ * On an Intel Xeon VM of model 207 (Emerald Rapids class: 2 vCPUs, 2 MiB L2 each, one
+ * core reading a flushed weight at 16-17 GB/s) the AVX-512 K-quant GEMVs read at
+ * 0.85-0.91 of the per-case ceiling and the AVX-VNNI ones at 0.85-0.89, while their
+ * records in L2 (a [256, 4096] weight not flushed, a scratch build) read at 36 and
+ * 27-30 GB/s: not the arithmetic. Prefetching each line twice, into L2 far ahead and
+ * into L1 near (PW__TILE32_PF_FAR, PW__TILE32_PF_L1), fixed it: a scratch build choosing
+ * at run time, packwise bench --formats Q4_0,Q8_0,Q4_K,Q6_K,QC4W --shapes
+ * 11008x4096,4096x4096 --batch 1 --threads 1,2, two rounds of each choice in turn,
+ * fraction of the read ([11008, 4096] 1 thread / 2 threads, then [4096, 4096]):
+ *
+ *              L2 8 KiB (shipped)     L2 16 + L1 2 KiB       L2 16 + L1 3 KiB
+ *   avx512     Q4_0 96-97 / 94-97     101 / 96-97            102-103 / 97-100
+ *                   93 / 89-92        98 / 86-89             98-99 / 90-91
+ *              Q4_K 90-91 / 91        97 / 95-97             98-99 / 98-99
+ *                   88-89 / 88        92-93 / 88-90          95 / 89-93
+ *              Q6_K 89-90 / 89        96 / 90-92             97-98 / 100-101
+ *                   86-87 / 83-86     86-92 / 87-89          90-96 / 91-93
+ *              Q8_0 96-97 / 98-101    101 / 100-101          101-102 / 101-104
+ *              QC4W 87-93 / 90-92     95-96 / 93-96          97-98 / 94-96
+ *
+ * (the fractions above 1 were the ceiling's: its ways then had no such read; they do
+ * now, tools/bench.h). L2 8 KiB + L1 1 or 2 KiB and L2 24 + L1 2 KiB were between;
+ * more streams (2 or 4 for Q4_K and Q6_K), L1 alone (8 KiB, or 2 KiB in four streams)
+ * and no software prefetch were all below the shipped one. At avxvnni, 1 thread, two
+ * rounds: Q4_0 93-94 -> 97-98, Q4_K 88-89 -> 95-97, Q8_0 97 -> 100-101, Q6_K 88-89
+ * both, QC4W 88-89 both ([11008, 4096]). At avx2 the K-quants gained 2-3 points and
+ * Q4_0, Q8_0 and QC4W lost 1-4 (Q8_0 93-94 -> 89-91), so the AVX2 level keeps one
+ * prefetch (PW__TILE32_TWO_LEVEL).
  */
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
@@ -161,6 +190,18 @@
 
 #define PW__TILE32_PF 8192 /* bytes of the stream ahead of the record being read */
 #define PW__TILE32_PF_ZEN5 2048 /* the AVX-512 Q4_0, Q8_0 and QC4W GEMVs' on Zen 5 */
+
+/* On Intel cores the AVX-512 and AVX-VNNI GEMVs prefetch each line twice: into L2
+ * PW__TILE32_PF_FAR ahead and into L1 PW__TILE32_PF_L1 ahead (the measurements are
+ * above). PW__TILE32_TWO_LEVEL is 1 in the files built for those levels, 0 in the
+ * AVX2 ones, which keep one prefetch. */
+#define PW__TILE32_PF_FAR 16384
+#define PW__TILE32_PF_L1 3072
+#if defined(__AVX512F__) || defined(__AVXVNNI__)
+#define PW__TILE32_TWO_LEVEL 1
+#else
+#define PW__TILE32_TWO_LEVEL 0
+#endif
 
 /* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
  * kernel): the AVX-512 Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
@@ -195,41 +236,56 @@ static inline __attribute__((always_inline)) void pw__x86_prefetch_line(const vo
         _mm_prefetch((const char *)p, _MM_HINT_T0);
 }
 
+/* 1 where this file's GEMVs prefetch each line twice (PW__TILE32_TWO_LEVEL, on Intel). */
+static inline __attribute__((always_inline)) int pw__tile32_two_level(void) {
+    return PW__TILE32_TWO_LEVEL && __atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED);
+}
+
+/* How far on the stream's (first) prefetch reaches: PW__TILE32_PF_FAR where lines are
+ * prefetched twice, else PW__TILE32_PF. */
+static inline __attribute__((always_inline)) uint64_t pw__tile32_pf_dist(void) {
+    return pw__tile32_two_level() ? PW__TILE32_PF_FAR : PW__TILE32_PF;
+}
+
 /* How far on a GEMV record's prefetch reaches (PW__STREAMS_RECORDS' pf_ahead): past any
  * range where the family's records may be left to the hardware (hw) and the CPU streams
  * them faster so (pw__x86_hw_streams), so that the record function is never asked to
- * prefetch; else PW__TILE32_PF. */
+ * prefetch; else pw__tile32_pf_dist(). */
 static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
     return hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? UINT64_MAX / 2
-                                                                         : PW__TILE32_PF;
+                                                                         : pw__tile32_pf_dist();
 }
 
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read, dist
- * bytes on. */
+ * bytes on, and where lines are prefetched twice (pw__tile32_two_level) again into L1
+ * PW__TILE32_PF_L1 on. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch_at(const uint8_t *p, int bytes,
                                                                          uint64_t dist) {
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     for (int l = 0; l < bytes; l += 64) pw__x86_prefetch_line(p + dist + l, l2);
+    if (pw__tile32_two_level())
+        for (int l = 0; l < bytes; l += 64)
+            _mm_prefetch((const char *)(p + PW__TILE32_PF_L1 + l), _MM_HINT_T0);
 }
 
-/* The same PW__TILE32_PF on. */
+/* The same pw__tile32_pf_dist() on. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    pw__tile32_prefetch_at(p, bytes, PW__TILE32_PF);
+    pw__tile32_prefetch_at(p, bytes, pw__tile32_pf_dist());
 }
 
 /* The same for the AVX-512 Q4_0, Q8_0 and QC4W GEMVs: PW__TILE32_PF_ZEN5 on on Zen 5 (a
  * shorter distance than their pf flag assumes: they stop prefetching a little early at
- * the buffer's end), else PW__TILE32_PF. */
+ * the buffer's end), else pw__tile32_pf_dist(). */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const uint8_t *p, int bytes) {
     pw__tile32_prefetch_at(p, bytes,
                            __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED) ? PW__TILE32_PF_ZEN5
-                                                                           : PW__TILE32_PF);
+                                                                           : pw__tile32_pf_dist());
 }
 
 /* Prefetch the first bytes of a range's stream, which no record before them fetched. */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch_start(const uint8_t *p,
                                                                             uint64_t left) {
-    const uint64_t n = left < PW__TILE32_PF ? left : PW__TILE32_PF;
+    const uint64_t d = pw__tile32_pf_dist(), n = left < d ? left : d;
     for (uint64_t l = 0; l + 64 <= n; l += 64) _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
 }
 
