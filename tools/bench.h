@@ -216,7 +216,14 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * record's lines prefetched ahead, its arithmetic between the loads); and four streams
  * prefetched into L1 only PW_BENCH_PREFETCH_NEAR ahead, as the AVX-512 Q4_0, Q8_0 and
  * QC4W GEMVs read on Zen 5 (tile32_prefetch.h; in a decode step on the Zen 5 VM, the
- * fastest way in 5 of 12 rows, and still below the K-quant kernels). None is always the
+ * fastest way in 5 of 12 rows, and still below the K-quant kernels); and one stream,
+ * two paced, and four paced over each thread's whole share, prefetched into L2
+ * PW_BENCH_PREFETCH_FAR ahead and again into L1 PW_BENCH_PREFETCH_L1 ahead, as the
+ * AVX-512 and AVX-VNNI GEMVs read on Intel (without them those kernels read at up to
+ * 1.026 of the ceiling on an Emerald Rapids VM, 1 thread, tile32_prefetch.h; with the
+ * four streams by chunks, unpaced, the Q4_0 and Q8_0 GEMVs still at 1.000-1.024, paced
+ * 1.000-1.031: the first 16 KiB of each stream of each chunk start unprefetched, which a
+ * kernel's streams, one range a thread, pay once; over whole shares 0.972-1.008). None is always the
  * fastest, so the ceiling is the fastest way's median. On an AMD Zen 5 VM the paced L1
  * way was the fastest in 19 of 40 GEMV cases (--formats Q4_0,Q8_0,Q4_K,Q6_K,QC4W
  * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, two runs); without it the same
@@ -253,7 +260,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 12
+#define PW_BENCH_CEILING_WAYS 15
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -332,7 +339,9 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
  * read a few lines of each in turn, every line software-prefetched `prefetch` bytes
  * ahead into L1 (hint T0; PW_BENCH_PREFETCH_BYTES is the GEMV kernels' distance,
  * kernel/x86/tile32_prefetch.h), or -prefetch bytes ahead into L2 (T1) when it is
- * negative, or not at all (0: the hardware prefetcher alone); with `work` dependent
+ * negative, or not at all (0: the hardware prefetcher alone), and again into L1 `near`
+ * bytes ahead when `near` is not 0 (the Intel AVX-512 and AVX-VNNI GEMVs' two prefetches,
+ * kernel/x86/tile32_prefetch.h); with `work` dependent
  * integer operations on each loaded line before it is summed (0: none), a read paced
  * as a kernel's loads are by its arithmetic. */
 #define PW_BENCH_PREFETCH_BYTES 8192
@@ -349,20 +358,27 @@ void pw_bench_peak_finish(pw_bench_peak *p, double gflops, const pw_bench_machin
         (d) = madd_((d), (d));                                                             \
         __asm__("" : keep_(a), keep_(b), keep_(c), keep_(d));                              \
     }
-static inline void pw_bench_prefetch(const void *p, int prefetch) {
+/* Those kernels' distances (PW__TILE32_PF_FAR into L2, PW__TILE32_PF_L1 into L1). */
+#define PW_BENCH_PREFETCH_FAR 16384
+#define PW_BENCH_PREFETCH_L1 3072
+static inline void pw_bench_prefetch(const void *p, int prefetch, int near) {
     if (prefetch > 0)
         __builtin_prefetch((const char *)p + prefetch, 0, 3);
     else if (prefetch < 0)
         __builtin_prefetch((const char *)p - prefetch, 0, 2);
+    if (near) __builtin_prefetch((const char *)p + near, 0, 3);
 }
 double pw_bench_int8_scalar(uint64_t iters);
-uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams, int work);
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int near, int streams,
+                              int work);
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);
 double pw_bench_int8_avxvnni(uint64_t iters);
 double pw_bench_int8_avx512(uint64_t iters);
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams, int work);
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams, int work);
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int near, int streams,
+                              int work);
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int near, int streams,
+                              int work);
 #endif
 #if defined(__aarch64__)
 double pw_bench_int8_neon(uint64_t iters);

@@ -48,13 +48,14 @@ double pw_bench_int8_scalar(uint64_t iters) {
 /* The scalar read's pacing step: a dependent multiply. */
 static inline uint64_t pace64(uint64_t a, uint64_t b) { return a * (b | 1); }
 
-uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int streams, int work) {
+uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int near, int streams,
+                              int work) {
     const size_t part = bytes / (size_t)streams;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (size_t o = 0; o < part; o += 64)
         for (int k = 0; k < streams; ++k) {
             const uint64_t *v = (const uint64_t *)((const uint8_t *)p + (size_t)k * part + o);
-            if (prefetch) pw_bench_prefetch(v, prefetch);
+            if (prefetch | near) pw_bench_prefetch(v, prefetch, near);
             uint64_t a = v[0] + v[1], b = v[2] + v[3], c = v[4] + v[5], d = v[6] + v[7];
             PW_BENCH_PACE(work, pace64, "+r", a, b, c, d);
             s0 += a;
@@ -93,7 +94,8 @@ double pw_bench_int8_neon(uint64_t iters) {
 #endif
 
 typedef double (*int8_fn)(uint64_t iters);
-typedef uint64_t (*read_fn)(const void *p, size_t bytes, int prefetch, int streams, int work);
+typedef uint64_t (*read_fn)(const void *p, size_t bytes, int prefetch, int near, int streams,
+                            int work);
 
 static int has(uint32_t f, uint32_t want) { return (f & want) == want; }
 
@@ -186,7 +188,7 @@ typedef struct read_task {
 /* Task i reads bytes [i * chunk, (i + 1) * chunk) of base. */
 static void run_read(void *p, size_t i) {
     read_task *t = p;
-    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->chunk, t->chunk, t->prefetch, t->streams, 0), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->sink, t->fn(t->base + i * t->chunk, t->chunk, t->prefetch, 0, t->streams, 0), __ATOMIC_RELAXED);
 }
 
 typedef struct int8_task {
@@ -408,34 +410,40 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
  * way on Zen 4, tile32_prefetch.h); and four streams without prefetch paced by four
  * dependent vpmaddwd on each line (`work`), by pieces and by whole shares; one and
  * two streams with the L1 prefetch, paced the same way; and four streams with the L1
- * prefetch PW_BENCH_PREFETCH_NEAR ahead (the Zen 5 AVX-512 Q4_0, Q8_0 and QC4W GEMVs'). */
+ * prefetch PW_BENCH_PREFETCH_NEAR ahead (the Zen 5 AVX-512 Q4_0, Q8_0 and QC4W GEMVs');
+ * and one stream, two paced and four paced over whole shares, prefetched twice, into L2
+ * PW_BENCH_PREFETCH_FAR ahead and into L1 PW_BENCH_PREFETCH_L1 ahead (the Intel AVX-512
+ * and AVX-VNNI GEMVs'). */
 static const struct {
-    int prefetch, streams, whole, work;
+    int prefetch, near, streams, whole, work;
     const char *name; /* JSON "ceiling_way" when it is the fastest */
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {
-    {PW_BENCH_PREFETCH_BYTES, 1, 0, 0, "1_stream_l1"},
-    {0, 1, 0, 0, "1_stream"},
-    {PW_BENCH_PREFETCH_BYTES, 4, 0, 0, "4_streams_l1"},
-    {0, 8, 0, 0, "8_streams"},
-    {-8192, 8, 0, 0, "8_streams_l2"},
-    {-4096, 16, 0, 0, "16_streams_l2"},
-    {0, 4, 1, 0, "4_streams_share"},
-    {0, 4, 0, 4, "4_streams_paced"},
-    {0, 4, 1, 4, "4_streams_share_paced"},
-    {PW_BENCH_PREFETCH_BYTES, 1, 0, 4, "1_stream_l1_paced"},
-    {PW_BENCH_PREFETCH_BYTES, 2, 0, 4, "2_streams_l1_paced"},
-    {PW_BENCH_PREFETCH_NEAR, 4, 0, 0, "4_streams_l1_near"}};
+    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 0, "1_stream_l1"},
+    {0, 0, 1, 0, 0, "1_stream"},
+    {PW_BENCH_PREFETCH_BYTES, 0, 4, 0, 0, "4_streams_l1"},
+    {0, 0, 8, 0, 0, "8_streams"},
+    {-8192, 0, 8, 0, 0, "8_streams_l2"},
+    {-4096, 0, 16, 0, 0, "16_streams_l2"},
+    {0, 0, 4, 1, 0, "4_streams_share"},
+    {0, 0, 4, 0, 4, "4_streams_paced"},
+    {0, 0, 4, 1, 4, "4_streams_share_paced"},
+    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 4, "1_stream_l1_paced"},
+    {PW_BENCH_PREFETCH_BYTES, 0, 2, 0, 4, "2_streams_l1_paced"},
+    {PW_BENCH_PREFETCH_NEAR, 0, 4, 0, 0, "4_streams_l1_near"},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 1, 0, 0, "1_stream_l2_l1"},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 2, 0, 4, "2_streams_l2_l1_paced"},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 4, 1, 4, "4_streams_l2_l1_paced"}};
 
 typedef struct piece_task {
     read_fn fn;
     const pw_bench_ceiling *c;
-    int prefetch, streams, work;
+    int prefetch, near, streams, work;
     uint64_t sink;
 } piece_task;
 
 static void run_piece(void *p, size_t i) {
     piece_task *t = p;
-    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->streams, t->work),
+    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->near, t->streams, t->work),
                        __ATOMIC_RELAXED);
 }
 
@@ -443,7 +451,7 @@ static void run_piece(void *p, size_t i) {
 static void run_share(void *p, size_t i) {
     piece_task *t = p;
     const size_t share = t->c->bytes / (size_t)t->c->threads;
-    __atomic_fetch_add(&t->sink, t->fn(t->c->buffer + i * share, share, t->prefetch, t->streams, t->work),
+    __atomic_fetch_add(&t->sink, t->fn(t->c->buffer + i * share, share, t->prefetch, t->near, t->streams, t->work),
                        __ATOMIC_RELAXED);
 }
 
@@ -451,8 +459,8 @@ static void run_share(void *p, size_t i) {
  * of its own after one untimed read (the blocks of a tracker: no read first; the caller
  * read them just before, bench.h). */
 static void ceiling_read(pw_context *ctx, pw_bench_ceiling *c, int w, int flush) {
-    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].streams,
-                    ceiling_ways[w].work, 0};
+    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].near,
+                    ceiling_ways[w].streams, ceiling_ways[w].work, 0};
     /* whole shares: the buffer's threads shares are each a whole number of 4 KiB pages */
     const size_t unit = 4096 * (size_t)c->threads;
     const int whole = ceiling_ways[w].whole && c->buffer != NULL && c->threads > 0 &&

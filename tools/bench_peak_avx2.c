@@ -74,14 +74,15 @@ double pw_bench_int8_avx2(uint64_t iters) {
 
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int streams, int work) {
+uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int near, int streams,
+                            int work) {
     const size_t part = bytes / (size_t)streams;
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t o = 0; o < part; o += 256)
         for (int k = 0; k < streams; ++k) {
             /* 256 bytes a step: four whole cache lines, two loads each. */
             const __m256i *v = (const __m256i *)((const uint8_t *)p + (size_t)k * part + o);
-            for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + 2 * l, prefetch);
+            for (int l = 0; (prefetch | near) && l < 4; ++l) pw_bench_prefetch(v + 2 * l, prefetch, near);
             __m256i a = _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1));
             __m256i b = _mm256_add_epi64(_mm256_load_si256(v + 2), _mm256_load_si256(v + 3));
             __m256i c = _mm256_add_epi64(_mm256_load_si256(v + 4), _mm256_load_si256(v + 5));

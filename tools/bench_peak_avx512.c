@@ -50,13 +50,14 @@ double pw_bench_int8_avx512(uint64_t iters) {
 }
 #undef PW__STEP
 
-uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int streams, int work) {
+uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int near, int streams,
+                              int work) {
     const size_t part = bytes / (size_t)streams;
     __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t o = 0; o < part; o += 256)
         for (int k = 0; k < streams; ++k) {
             const __m512i *v = (const __m512i *)((const uint8_t *)p + (size_t)k * part + o);
-            for (int l = 0; prefetch && l < 4; ++l) pw_bench_prefetch(v + l, prefetch);
+            for (int l = 0; (prefetch | near) && l < 4; ++l) pw_bench_prefetch(v + l, prefetch, near);
             __m512i a = _mm512_load_si512(v), b = _mm512_load_si512(v + 1);
             __m512i c = _mm512_load_si512(v + 2), d = _mm512_load_si512(v + 3);
             PW_BENCH_PACE(work, _mm512_madd_epi16, "+v", a, b, c, d);
