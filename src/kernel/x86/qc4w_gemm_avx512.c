@@ -164,7 +164,7 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
 }
 
 /*
- * Batch 1 over the tiles [n0, n1), read as PW__QC4W_STREAMS contiguous parts at once (a
+ * Batch 1 over the tiles [n0, n1), read as S contiguous parts at once (a
  * tile of each, chunk pair by chunk pair, two chains per tile): one core streams a large
  * weight faster as several streams than as one (kernel/x86/tile32_avx512.h). A last
  * part shorter than the others ends on gemv_tile. Each stream is prefetched into L1 or
@@ -173,9 +173,10 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
  * ceiling without prefetch against 0.68-0.78 with it; tile32_prefetch.h).
  */
 #define PW__QC4W_STREAMS 4
-static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs, uint8_t *y0,
-                       int f16, __m512 vmin, __m512 vmax) {
-    enum { S = PW__QC4W_STREAMS };
+static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call *c, int64_t n0,
+                                                              int64_t n1, const uint8_t *lhs,
+                                                              uint8_t *y0, int f16, __m512 vmin,
+                                                              __m512 vmax, const int S) {
     const int64_t kp = c->pack_desc->in_padded, chunks = kp / 8;
     const size_t esz = f16 ? 2 : 4;
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
@@ -191,7 +192,7 @@ static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8
                           (__mmask16)((1u << st.rows[s]) - 1u), vmin, vmax, pf);
             continue;
         }
-        __m512i lo[S], hi[S];
+        __m512i lo[PW__QC4W_STREAMS], hi[PW__QC4W_STREAMS];
 #pragma GCC unroll 4
         for (int s = 0; s < S; ++s) lo[s] = hi[s] = _mm512_setzero_si512();
         for (int64_t k = 0; k < chunks; k += 2) {
@@ -216,6 +217,31 @@ static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8
                        y0 + (size_t)st.t0[s] * esz, f16, (__mmask16)((1u << st.rows[s]) - 1u));
         }
     }
+}
+
+/* Streams: PW__QC4W_STREAMS, or two on Intel cores. An Intel Xeon VM of model 207
+ * (Emerald Rapids class, 2 vCPUs), packwise bench --formats QC4W --shapes
+ * 4096x4096,11008x4096 --batch 1 --threads 1,2, three rounds of two builds in turn,
+ * fraction of the read, four streams against two: [4096, 4096] 1 thread 0.90-0.92 /
+ * 0.93-0.94, 2 threads 0.84-0.89 / 0.88-0.94; [11008, 4096] 1 thread 0.95-0.97 /
+ * 0.94-0.97, 2 threads 0.91-0.92 / 0.91-0.98; packwise bench --step --formats QC4W
+ * --threads 1,2, two rounds: 2 threads 35.7-35.9 / 37.6-38.4 tokens/s, 1 thread 19.3-19.5 /
+ * 19.0-19.4. On the Zen 5 VM four streams were faster in a decode step
+ * (tile32_prefetch.h). */
+static void gemv_range4(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
+                        uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
+    gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, PW__QC4W_STREAMS);
+}
+static void gemv_range2(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
+                        uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
+    gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, 2);
+}
+static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
+                       uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
+    if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
+        gemv_range2(c, n0, n1, lhs, y0, f16, vmin, vmax);
+    else
+        gemv_range4(c, n0, n1, lhs, y0, f16, vmin, vmax);
 }
 
 static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
