@@ -228,20 +228,12 @@ static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call
  * --threads 1,2, two rounds: 2 threads 35.7-35.9 / 37.6-38.4 tokens/s, 1 thread 19.3-19.5 /
  * 19.0-19.4. On the Zen 5 VM four streams were faster in a decode step
  * (tile32_prefetch.h). */
-static void gemv_range4(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
-                        uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
-    gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, PW__QC4W_STREAMS);
-}
-static void gemv_range2(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
-                        uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
-    gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, 2);
-}
 static void gemv_range(const pw__mm_call *c, int64_t n0, int64_t n1, const uint8_t *lhs,
                        uint8_t *y0, int f16, __m512 vmin, __m512 vmax) {
     if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
-        gemv_range2(c, n0, n1, lhs, y0, f16, vmin, vmax);
+        gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, 2);
     else
-        gemv_range4(c, n0, n1, lhs, y0, f16, vmin, vmax);
+        gemv_range_s(c, n0, n1, lhs, y0, f16, vmin, vmax, PW__QC4W_STREAMS);
 }
 
 static void run_avx512(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
