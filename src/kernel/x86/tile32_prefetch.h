@@ -223,8 +223,8 @@ extern int pw__x86_gemv_ymm;
 /* 1 on AMD Zen 5 (base/cpu.c, same time), where the AVX2 Q6_K GEMV reads one stream,
  * the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
  * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements) and the AVX-512 Q4_0,
- * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; they read four streams
- * there as elsewhere, q4x_avx512.c says why). */
+ * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; Q4_0 and QC4W read four
+ * streams there as elsewhere, q4x_avx512.c says why, Q8_0 two, q8x_avx512.c). */
 extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
