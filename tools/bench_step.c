@@ -276,7 +276,13 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
              * longer than the tokens' reads of as many bytes (fractions up to 19), and
              * the tokens after them up to 2x longer, as if the two working sets could
              * not be mapped at once; measured before the step instead, it gave fractions
-             * of 0.6-1.4 for the same code as the machine's load moved. */
+             * of 0.6-1.4 for the same code as the machine's load moved. On a later Zen 5
+             * VM the tokens on 1 thread still read faster than every way here (Q4_0
+             * 1.05-1.16, QC4W up to 1.29, flagged), the regions exactly the tokens' bytes
+             * (910688256 for Q4_0) in huge pages; scratch builds that read 256 MiB of other
+             * memory before each ceiling read and each token, added the AVX-512 Q4_0
+             * GEMVs' way paced (four streams 2 KiB ahead, by pieces and by whole shares),
+             * or read 16 lines of a stream in turn instead of 4, all left it so. */
             pw_bench_ceiling ceiling;
             /* the packed forms: the library's blocks as large as the smallest form (its
              * scratch and handles are far smaller), and the sources read in place */
