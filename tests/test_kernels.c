@@ -18,6 +18,7 @@
  * terms plus the final sum: |y - ref| <= 1e-5 * sum_k |w_k x_k| + 1e-30
  * (eps_f32 * 64 terms ~ 7.6e-6, rounded up).
  */
+// pw-test: tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 

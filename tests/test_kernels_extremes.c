@@ -27,6 +27,7 @@
  * K-quants), so that sum |w x| also bounds the two partial sums a kernel
  * forms (d * sum(q x) and m * sum(x)).
  */
+// pw-test: tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 

@@ -13,6 +13,7 @@
  * dispatch checks are tiling_test.c's. Numerical results on quantized weights
  * are test_kernels.c's.
  */
+// pw-test: tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"

@@ -10,6 +10,7 @@
  * records and the plan and dispatch checks are tiling_test.c's. Numerical
  * results of the kernels are test_kernels.c's.
  */
+// pw-test: tunes
 #include "pw_test.h"
 #include "tiling_test.h"
 

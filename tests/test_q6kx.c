@@ -12,6 +12,7 @@
  * weights, the walk over the records and the plan and dispatch checks are
  * tiling_test.c's. Numerical results of the kernels are test_kernels.c's.
  */
+// pw-test: tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"

@@ -11,6 +11,7 @@
  * dispatch checks are tiling_test.c's. Numerical results of the kernels are
  * test_kernels.c's.
  */
+// pw-test: tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"

@@ -23,7 +23,7 @@
  * the activation quantizations' tolerance. Refusals: bad block size, zero
  * point above 15, NaN scale, in-place policy.
  */
-// pw-test: tsan
+// pw-test: tsan tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 

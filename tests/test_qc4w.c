@@ -23,7 +23,7 @@
  * kernel was usable and tested; for an SME kernel, also unless its tile ran
  * as outer products (not the portable fallback).
  */
-// pw-test: tsan
+// pw-test: tsan tunes
 #include "kernel_oracle.h"
 #include "pw_test.h"
 

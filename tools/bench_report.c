@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* JSON has no inf or nan: a figure that could not be measured is written as 0. */
 static double json_num(double v) { return isfinite(v) ? v : 0.0; }
@@ -69,6 +70,8 @@ void pw_bench_print_table(const pw_bench_results *r) {
            "sampled between its runs: GEMV the same bytes read, ceiling in GB/s; GEMM the int8 peak "
            "loop, ceiling in GOP/s)");
     if (r->load_average >= 0) printf("; load average %.2f at the start", r->load_average);
+    const char *tune = getenv("PACKWISE_TUNE"); /* the kernels' settings, when not the CPU's */
+    if (tune != NULL && tune[0] != '\0') printf("; PACKWISE_TUNE=%.32s", tune);
     printf("\n");
     printf("%7s %10s %11s %11s  %-11s %s\n", "threads", "read_GB/s", "buffer_MiB", "int8_GOP/s",
            "peak_loop", "undisturbed samples (read, peak)");

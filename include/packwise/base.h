@@ -227,7 +227,7 @@ typedef enum pw_memory_policy {
 typedef struct pw_context_options {
     size_t struct_size;   /**< sizeof(pw_context_options), set by init */
     pw_isa max_isa;       /**< cap; PW_ISA_NATIVE = none. PACKWISE_ISA may lower it further */
-    int ignore_env;       /**< nonzero: do not read PACKWISE_ISA */
+    int ignore_env;       /**< nonzero: do not read PACKWISE_ISA, nor check PACKWISE_TUNE */
     int threads;          /**< worker threads counting the caller; 0 = the online cores;
                                at most ::PW_MAX_THREADS */
     int prepack_weights;  /**< nonzero: dispatch may relayout weights (an adapter event each time) */
@@ -286,8 +286,15 @@ PW_API void pw_context_options_init(pw_context_options *options);
 /**
  * Create a context: detects CPU features once and applies the ISA cap from
  * @p options and from the environment variable PACKWISE_ISA (the lower of the
- * two wins). @p options may be NULL for defaults. An unknown PACKWISE_ISA
- * value and a thread count above ::PW_MAX_THREADS are refused with
+ * two wins). @p options may be NULL for defaults. The environment variable
+ * PACKWISE_TUNE (x86-64: auto, generic, intel, zen4 or zen5; elsewhere auto or
+ * generic) makes the kernels take the measured settings of another CPU (stream
+ * counts, prefetch hints and distances; never other instructions, and results stay
+ * within every kernel's tolerance): auto (or unset) those of the CPU that runs,
+ * generic none of the vendor ones. It is process-wide, read once when the process's
+ * first context detects the CPU, whatever that context's @c ignore_env; each context
+ * created without @c ignore_env checks its value. An unknown PACKWISE_ISA or
+ * PACKWISE_TUNE value and a thread count above ::PW_MAX_THREADS are refused with
  * ::PW_ERR_INVALID_ARGUMENT; worker threads that cannot all be created (a limit
  * on processes or address space) give ::PW_ERR_OUT_OF_MEMORY, after joining the
  * ones that were. On failure *out is NULL and the message is available from

@@ -184,6 +184,18 @@ pw_status pw_context_create(const pw_context_options *options, pw_context **out)
         }
         cap = lower_cap(cap, env_isa);
     }
+    const char *tune = o.ignore_env ? NULL : getenv("PACKWISE_TUNE");
+    if (pw__tune_from_name(tune) < 0) {
+        snprintf(create_message, sizeof create_message,
+                 "PACKWISE_TUNE='%.64s' is not a tuning of this architecture (use "
+#if defined(__x86_64__) || defined(_M_X64)
+                 "auto, generic, intel, zen4 or zen5)",
+#else
+                 "auto or generic)",
+#endif
+                 tune);
+        return PW_ERR_INVALID_ARGUMENT;
+    }
     pw_allocator alloc = o.allocator;
     if (alloc.alloc == NULL) {
         alloc.alloc = default_alloc;

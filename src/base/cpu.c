@@ -5,8 +5,20 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+int pw__tune_from_name(const char *name) {
+    if (name == NULL || name[0] == '\0' || strcmp(name, "auto") == 0) return PW__TUNE_AUTO;
+    if (strcmp(name, "generic") == 0) return PW__TUNE_GENERIC;
+#if defined(__x86_64__) || defined(_M_X64)
+    if (strcmp(name, "intel") == 0) return PW__TUNE_INTEL;
+    if (strcmp(name, "zen4") == 0) return PW__TUNE_ZEN4;
+    if (strcmp(name, "zen5") == 0) return PW__TUNE_ZEN5;
+#endif
+    return -1;
+}
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
@@ -44,7 +56,8 @@ int pw__x86_gemv_ymm;
  * eight (rm_q32_avx512.c). */
 int pw__x86_zen5;
 
-/* CPUID facts beside the kernel features, read once per process (x86_traits): the
+/* CPUID facts beside the kernel features, read once per process (x86_traits), where
+ * PACKWISE_TUNE may name another CPU's settings (pw__tune_from_name): the
  * vendor (pw__x86_intel), with the family the prefetch hint (pw__x86_prefetch_l2), the
  * hardware streams (pw__x86_hw_streams) and the Q8_0 GEMV's width (pw__x86_gemv_ymm), the
  * Zen 5 settings of some GEMVs (pw__x86_zen5), and
@@ -76,12 +89,19 @@ static void x86_traits(void) {
             avx512f = (b >> 16) & 1; /* family 19h with AVX-512: Zen 4, not Zen 3 */
         }
     }
+    int zen4 = amd && family == 0x19 && avx512f, zen5 = amd && family == 0x1A && avx512f;
+    /* PACKWISE_TUNE names a vendor's settings in place of the CPU's own (any of them is
+     * safe on any x86-64 CPU: they choose among paths of the same instructions) */
+    const int tune = pw__tune_from_name(getenv("PACKWISE_TUNE"));
+    if (tune > PW__TUNE_AUTO) {
+        intel = tune == PW__TUNE_INTEL;
+        zen4 = tune == PW__TUNE_ZEN4;
+        zen5 = tune == PW__TUNE_ZEN5;
+    }
     __atomic_store_n(&pw__x86_intel, intel, __ATOMIC_RELAXED);
-    const int zen4 = amd && family == 0x19 && avx512f;
     __atomic_store_n(&pw__x86_prefetch_l2, intel || zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_hw_streams, zen4, __ATOMIC_RELAXED);
     __atomic_store_n(&pw__x86_gemv_ymm, zen4, __ATOMIC_RELAXED);
-    const int zen5 = amd && family == 0x1A && avx512f;
     __atomic_store_n(&pw__x86_zen5, zen5, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_clflushopt, flushopt, __ATOMIC_RELAXED);
     __atomic_store_n(&x86_traits_known, 1, __ATOMIC_RELEASE);

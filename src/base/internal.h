@@ -130,6 +130,16 @@ void pw__task_grid_cell(const pw__task_grid *g, size_t t, int64_t *o0, int64_t *
 
 /* CPU detection (cpu.c). */
 uint32_t pw__detect_cpu_features(void);
+
+/* PACKWISE_TUNE: which CPU's measured kernel settings (stream counts, prefetch hints and
+ * distances) the kernels take. AUTO: the CPU's own, from CPUID; GENERIC: none of the
+ * vendor settings; INTEL, ZEN4, ZEN5 (x86-64 only): that CPU's, on whatever CPU runs.
+ * The settings change speed only, never which instructions run. Read once per process,
+ * when the first context detects the CPU (base/cpu.c). */
+enum { PW__TUNE_AUTO = 0, PW__TUNE_GENERIC, PW__TUNE_INTEL, PW__TUNE_ZEN4, PW__TUNE_ZEN5 };
+/* The tuning a PACKWISE_TUNE value names (NULL or "" is auto), or -1 when it names none
+ * of this architecture's. */
+int pw__tune_from_name(const char *name);
 #if defined(__x86_64__) || defined(_M_X64)
 /* Whether the CPU has CLFLUSHOPT (CPUID read once per process). */
 int pw__x86_has_clflushopt(void);
