@@ -73,7 +73,7 @@ Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 }
 
 /* The same record at 256 bits, where pw__x86_gemv_ymm says so (AMD Zen 4, whose
- * AVX-512 units are 256 bits wide): four chains of EVEX vpdpbusd on ymm, ymm q of step
+ * AVX-512 units are 256 bits wide) and on Zen 5 (q8x_run): four chains of EVEX vpdpbusd on ymm, ymm q of step
  * s the 32 bytes at 128 s + 32 q (rows 8q .. 8q+7, as the AVX2 kernel reads them), in
  * address order; the dots of rows 0..15 and 16..31 then joined into the zmm the float
  * step takes. The same integers and the same float step as q8x_block: the same bits.
@@ -108,24 +108,22 @@ Q8X_INLINE void q8x_block_ymm(const uint8_t *rec, const uint8_t *xbp, int pf, __
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q8X_SCALES, xb->d);
 }
 
-/* Four streams (q4x_avx512.c has the measurements), two on Zen 5 (pw__x86_zen5). On an
- * AMD EPYC Zen 5 VM (2 vCPUs; one core read a flushed weight at 30-41 GB/s that day), a
- * scratch build choosing at run time, packwise bench --formats Q8_0 --shapes
- * 11008x4096,4096x4096 --batch 1 --threads 1,2, five rounds of both in turn (two with
- * Q4_0 beside), fraction of the read, [11008, 4096] / [4096, 4096]: 1 thread four streams
- * 0.82-0.86 / 0.83-0.85, two 0.85-0.93 / 0.78-0.95; 2 threads 0.85-0.92 / 0.79-0.85
- * against 0.87-0.91 / 0.82-0.89. Two streams 8 KiB ahead were between; one stream (2 or 8
- * KiB ahead) 0.85-0.88 / 0.83-0.94 on 1 thread and 0.75-0.83 on 2. In a decode step (packwise bench --step --formats
- * Q8_0, two runs of each in turn, layer time) four streams 8418 / 7487 us on 1 thread,
- * 4043 / 3776 on 2, two 7729 / 7452 and 4013 / 3956: no loss there. Q4_0 and QC4W, the
- * same A/B, measured alike in the GEMV and slower in the step with two (2 threads 2159-2190
- * against 2457-2475 us for Q4_0), so they keep four. */
+/* Four streams (q4x_avx512.c has the measurements). On Zen 5 (pw__x86_zen5) the Zen 4
+ * way: q8x_block_ymm, its stream left to the hardware. On an AMD EPYC Zen 5 VM (2 vCPUs;
+ * one core read a flushed weight at 30-41 GB/s that day), PACKWISE_TUNE=zen4 against
+ * the Zen 5 settings then shipped (q8x_block, two streams, prefetch into L1 2 KiB
+ * ahead), all in turn: packwise bench --formats Q8_0 (with the others) --shapes
+ * 11008x4096,4096x4096 --batch 1 --threads 1,2, two rounds, fraction of the read, 1
+ * thread 0.99-1.00 against 0.93-0.97; a decode step (packwise bench --step --formats
+ * Q8_0, seven runs each, layer time) 1 thread 5484-7106 us (all but one 5484-6408)
+ * against 6662-7462, 2 threads 3202-3682 against 3617-3946 where the machine was
+ * quiet. Earlier the same day, against four streams with that prefetch, two streams
+ * had read 0.85-0.93 against 0.82-0.86 (1 thread [11008, 4096], five rounds). */
 static void q8x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (__atomic_load_n(&pw__x86_gemv_ymm, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&pw__x86_gemv_ymm, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block_ymm, 4,
-                       1);
-    else if (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 2, 1);
+                       PW__TILE32_HW_ZEN5);
     else
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, 1);
 }

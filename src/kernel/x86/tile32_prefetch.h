@@ -224,7 +224,8 @@ extern int pw__x86_gemv_ymm;
  * the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
  * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements) and the AVX-512 Q4_0,
  * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; Q4_0 and QC4W read four
- * streams there as elsewhere, q4x_avx512.c says why, Q8_0 two, q8x_avx512.c). */
+ * streams there as elsewhere, q4x_avx512.c says why; Q8_0 takes the Zen 4 way there,
+ * q8x_avx512.c). */
 extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
@@ -248,12 +249,14 @@ static inline __attribute__((always_inline)) uint64_t pw__tile32_pf_dist(void) {
 }
 
 /* How far on a GEMV record's prefetch reaches (PW__STREAMS_RECORDS' pf_ahead): past any
- * range where the family's records may be left to the hardware (hw) and the CPU streams
- * them faster so (pw__x86_hw_streams), so that the record function is never asked to
- * prefetch; else pw__tile32_pf_dist(). */
+ * range where the family's records may be left to the hardware (hw: 1 where the CPU
+ * streams them faster so, pw__x86_hw_streams; PW__TILE32_HW_ZEN5 there and on Zen 5 too),
+ * so that the record function is never asked to prefetch; else pw__tile32_pf_dist(). */
+#define PW__TILE32_HW_ZEN5 2
 static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
-    return hw && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? UINT64_MAX / 2
-                                                                         : pw__tile32_pf_dist();
+    const int off = hw && (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ||
+                           (hw == PW__TILE32_HW_ZEN5 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED)));
+    return off ? UINT64_MAX / 2 : pw__tile32_pf_dist();
 }
 
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read, dist
