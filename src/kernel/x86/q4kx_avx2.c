@@ -202,7 +202,8 @@ Q4KXA_INLINE __m256 q4kxa_finish(__m256 acc, __m256 s, __m256i m, const q4kxa_re
  * address order, as the AVX-512 kernel reads it (q4kx_avx512.c has why): the 64 steps
  * (each sub-block's four group dots kept, 1 KiB in L1), then d, dmin and the scales that
  * weigh them. */
-Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
+                              const int x16) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m256i m = _mm256_set1_epi8(0x0F);
     __m256i dots[8][4];
@@ -213,12 +214,19 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
         }
         __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                           _mm256_setzero_si256()};
+        /* x16: the sub-block's 32 activation bytes in two loads, each step's dword a
+         * vpshufd of them (q4kxa_run says where) */
+        __m256i xa[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        if (x16) {
+            xa[0] = pw__t32a_bcast16(xb->qs + 32 * t);
+            xa[1] = pw__t32a_bcast16(xb->qs + 32 * t + 16);
+        }
 #pragma GCC unroll 8
         for (int u = 0; u < 8; ++u) {
             const int st = 8 * t + u;
             const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st));
             const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32));
-            const __m256i a = pw__t32a_bcast4(xb->qs + 4 * st);
+            const __m256i a = x16 ? pw__t32a_dword(xa[u / 4], u % 4) : pw__t32a_bcast4(xb->qs + 4 * st);
             if (PW__VNNI) { /* dot[2], dot[3]: the whole byte, made hi below */
                 dot[0] = pw__dpbusd(dot[0], _mm256_and_si256(v0, m), a);
                 dot[1] = pw__dpbusd(dot[1], _mm256_and_si256(v1, m), a);
@@ -262,6 +270,15 @@ Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
     for (int g = 0; g < 4; ++g)
         acc[g] = q4kxa_finish(acc[g], _mm256_cvtepi32_ps(s[g]), q4kxa_min_dot(&rs, g, pairs), &rs,
                               g, xd);
+}
+
+/* The record functions of tile32_avx2.h: activations broadcast a step from memory, or
+ * (x16) four steps' from one load of 16 bytes (q4kxa_run). */
+Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4kxa_steps(rec, xbp, pf, acc, 0);
+}
+Q4KXA_INLINE void q4kxa_block_x16(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4kxa_steps(rec, xbp, pf, acc, 1);
 }
 
 /* ---- GEMM ---- */
@@ -388,9 +405,28 @@ _Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
  * read, 1 thread / 2 threads: scales first with the prefetch (as before) 52.8-61.7% /
  * 63.3-75.6, address order with it 66.9-72.5 / 76.5-83.1, address order without it
  * 81.9-85.5 / 82.3-90.5. */
+/* On Zen 5 (pw__x86_zen5) the AVX-VNNI GEMV takes its activations four steps to a load
+ * (q4kxa_block_x16: a 16-byte broadcast load and a vpshufd a step, not a vbroadcastss a
+ * step). There one core issues fewer vector loads than ALU operations a cycle, and these
+ * loads share the load pipes with the weights' stream: llvm-mca-19 -mcpu=znver4 puts a
+ * record at 292 cycles with broadcast loads, 266 with the shuffles (the record function
+ * alone; -mcpu=alderlake 243 against 262, the shuffles on Intel's one shuffle port, so
+ * Intel keeps the loads). Measured on an AMD EPYC Zen 5 VM (2 vCPUs, shared), same
+ * build switched in turn: a [288, 4096] weight in L2, best of 2000 calls, 5 rounds,
+ * 13.33-14.33 us -> 12.39-13.38; PACKWISE_ISA=avxvnni packwise bench --formats Q4_K
+ * --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, two sets of three rounds,
+ * median fraction of the read, [11008, 4096] / [4096, 4096]: 1 thread 0.819 / 0.794 ->
+ * 0.838 / 0.809 and 0.829 / 0.767 -> 0.836 / 0.787; 2 threads 0.837 / 0.830 -> 0.878 /
+ * 0.847 and 0.859 / 0.855 -> 0.858 / 0.810. The AVX2 build keeps the loads: its dots
+ * take more ALU work (vpmaddubsw, shifts), and the shuffles measured slower there (best
+ * 13.79 -> 15.83 us). */
 static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block, 1,
-                 1);
+    if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
+        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256),
+                     q4kxa_block_x16, 1, 1);
+    else
+        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block,
+                     1, 1);
 }
 
 static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

@@ -185,7 +185,8 @@ Q6KXA_INLINE __m256i q6kxa_sc16(const uint8_t *rec, int s, int q) {
  * the scales moved 22-25 / 32-38 without it. From L2 ([512, 4096]) 36.5 GB/s against
  * 38.1-38.4: keeping the sums costs nothing measurable. AVX-VNNI (not on Zen 4, whose
  * cores lack it; Intel cores take the software prefetch) keeps the order it had. */
-Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, __m256i sum[4]) {
+Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, __m256i sum[4],
+                             const int x16) {
     for (int q = 0; q < 4; ++q) sum[q] = _mm256_setzero_si256();
     if (PW__VNNI) {
 #pragma GCC unroll 2
@@ -195,6 +196,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
                 pw__tile32_prefetch(sub, PW__Q6KX_SUB);
             }
             const int8_t *xs = xb->qs + 16 * s;
+            const __m256i xv = x16 ? pw__t32a_bcast16(xs) : _mm256_setzero_si256();
 #pragma GCC unroll 2
             for (int h = 0; h < 2; ++h) {
                 __m256i da = _mm256_set1_epi32(-32 * xb->bsums[s]), db = da;
@@ -204,7 +206,8 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
                     q6kxa_join(sub, p, h, qa, qb);
 #pragma GCC unroll 2
                     for (int e = 0; e < 2; ++e) {
-                        const __m256i a = pw__t32a_bcast4(xs + 8 * p + 4 * e);
+                        const __m256i a = x16 ? pw__t32a_dword(xv, 2 * p + e)
+                                              : pw__t32a_bcast4(xs + 8 * p + 4 * e);
                         da = pw__dpbusd(da, qa[e], a);
                         db = pw__dpbusd(db, qb[e], a);
                     }
@@ -267,16 +270,26 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
 }
 
 /* GEMV record function (tile32_avx2.h). */
-Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+Q6KXA_INLINE void q6kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
+                              const int x16) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     __m256i sum[4];
-    q6kxa_sums(rec, xb, pf, sum);
+    q6kxa_sums(rec, xb, pf, sum, x16);
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q)
         acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[q]),
                                  _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q6KX_D + 16 * q), xd),
                                  acc[q]);
+}
+
+/* The record functions of tile32_avx2.h: activations broadcast from memory a step, or
+ * (x16, AVX-VNNI) a sub-block's four from one load of its 16 bytes (q6kxa_run). */
+Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q6kxa_steps(rec, xbp, pf, acc, 0);
+}
+Q6KXA_INLINE void q6kxa_block_x16(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q6kxa_steps(rec, xbp, pf, acc, 1);
 }
 
 /* Two streams (tile32_avx2.h): packwise bench --formats Q6_K --shapes 11008x4096
@@ -295,12 +308,23 @@ Q6KXA_INLINE void q6kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
  * scratch bench timing the two in alternate tokens of one run, layer time in us, two
  * runs; q4x_avx512.c says why the step decides): avx2 one stream 4851-4854 / 2702-2723
  * against two 4754-4836 / 2798-2814 (1 / 2 threads), avxvnni one 5585 / 2927 against two
- * 5255 / 2916. */
+ * 5255 / 2916. And there the AVX-VNNI build takes a sub-block's four activation dwords
+ * from one load (q6kxa_block_x16; q4kxa_run in q4kx_avx2.c has why, and why not on
+ * Intel): PACKWISE_ISA=avxvnni --formats Q6_K as above, same build switched in turn,
+ * median fraction of the read, [11008, 4096] / [4096, 4096], 1 thread: 0.830 / 0.827 ->
+ * 0.874 / 0.842 (four rounds) and 0.769 / 0.732 -> 0.850 / 0.766 (three); 2 threads
+ * 0.862 / 0.849 -> 0.861 / 0.857 and 0.846 / 0.776 -> 0.904 / 0.776. From L2 ([192,
+ * 4096], best of 2000 calls) it is 3% slower (12.78-12.89 -> 13.19-13.27 us): the
+ * joins' logic fills the ALU pipes the shuffles take, so the gain is in the stream. */
 static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     /* hw = 1: Zen 4 leaves the stream to its prefetcher (q6kxa_sums) */
-    if (!PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
+    const int zen5 = __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
+    if (!PW__VNNI && zen5)
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 1,
                      1);
+    else if (PW__VNNI && zen5)
+        pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block_x16,
+                     2, 1);
     else
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 2,
                      1);

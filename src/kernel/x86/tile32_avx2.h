@@ -45,6 +45,23 @@ PW__T32A_INLINE __m256i pw__t32a_bcast4(const int8_t *p) {
     return _mm256_castps_si256(_mm256_broadcast_ss((const float *)(const void *)p));
 }
 
+/* Sixteen activation bytes at p in both 128-bit lanes: one load, from which
+ * pw__t32a_dword broadcasts each of its four dwords with a vpshufd, where four
+ * vbroadcastss would take four load slots (the AVX-VNNI Q4_K GEMV, q4kx_avx2.c). */
+PW__T32A_INLINE __m256i pw__t32a_bcast16(const int8_t *p) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* Dword u (0..3, a constant once unrolled) of each 128-bit lane of v in every lane. */
+PW__T32A_INLINE __m256i pw__t32a_dword(__m256i v, int u) {
+    switch (u) {
+    case 0: return _mm256_shuffle_epi32(v, 0x00);
+    case 1: return _mm256_shuffle_epi32(v, 0x55);
+    case 2: return _mm256_shuffle_epi32(v, 0xAA);
+    default: return _mm256_shuffle_epi32(v, 0xFF);
+    }
+}
+
 /* Eight fp16 scales at p as f32. */
 PW__T32A_INLINE __m256 pw__t32a_f16x8(const uint8_t *p) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));

@@ -225,7 +225,8 @@ extern int pw__x86_gemv_ymm;
  * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements) and the AVX-512 Q4_0,
  * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; Q4_0 and QC4W read four
  * streams there as elsewhere, q4x_avx512.c says why; Q8_0 takes the Zen 4 way there,
- * q8x_avx512.c). */
+ * q8x_avx512.c), and the AVX-VNNI Q4_K and Q6_K GEMVs take four steps' activations from
+ * one load (q4kx_avx2.c's q4kxa_run, q6kx_avx2.c's q6kxa_run). */
 extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
