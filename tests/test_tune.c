@@ -11,7 +11,7 @@
 #include "base/internal.h"
 
 #if defined(__x86_64__)
-extern int pw__x86_intel, pw__x86_prefetch_l2, pw__x86_hw_streams, pw__x86_gemv_ymm, pw__x86_zen5;
+#include "base/x86_tune.h"
 
 /* The flags after the first context: what PACKWISE_TUNE names, when it names one. */
 static void test_flags(void) {

@@ -22,6 +22,7 @@ int pw__tune_from_name(const char *name) {
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
+#include "x86_tune.h"
 
 static uint64_t xgetbv0(void) {
     uint32_t lo, hi;
@@ -29,31 +30,11 @@ static uint64_t xgetbv0(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* 1 on Intel CPUs: the kernels that choose their stream count or scale step by it. */
+/* The kernels' per-CPU settings (base/x86_tune.h says what each one selects). */
 int pw__x86_intel;
-
-/* 1 where the GEMV streams prefetch into L2 (hint T1), 0 into L1 (T0): kernel/x86/
- * tile32_prefetch.h, which has the measurements. L2 on Intel cores and on AMD Zen 4
- * (family 19h with AVX-512), L1 elsewhere (Zen 5, family 1Ah, measured; the rest,
- * Zen 3 among them, untried). */
 int pw__x86_prefetch_l2;
-
-/* 1 where the core's own prefetcher streams a contiguous record run as fast as software
- * prefetch does or faster: AMD Zen 4 (family 19h with AVX-512). The AVX-512 and AVX2
- * Q4_0, Q8_0, Q4_K, Q6_K and QC4W GEMVs (q4x_*.c, q8x_*.c, q4kx_*.c, q6kx_*.c,
- * qc4w_gemm_*.c) skip their prefetches there; the rest keep them (tile32_prefetch.h has
- * the measurements). */
 int pw__x86_hw_streams;
-
-/* 1 where the AVX-512 Q8_0 GEMV reads its records faster with 256-bit operations than
- * with 512-bit ones: AMD Zen 4 (family 19h with AVX-512), measured in q8x_avx512.c. */
 int pw__x86_gemv_ymm;
-
-/* 1 on AMD Zen 5 (family 1Ah with AVX-512), whose measured settings some GEMVs take:
- * the AVX2 Q6_K GEMV reads one stream, not two (kernel/x86/q6kx_avx2.c); the AVX-512
- * input-block-major K-quant GEMVs prefetch their streams further ahead
- * (rm_kquant_avx512.c) and the Q4_0/IQ4_NL one reads four block columns at once, not
- * eight (rm_q32_avx512.c). */
 int pw__x86_zen5;
 
 /* CPUID facts beside the kernel features, read once per process (x86_traits), where

@@ -423,10 +423,10 @@ _Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
 static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
         pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256),
-                     q4kxa_block_x16, 1, 1);
+                     q4kxa_block_x16, 1, PW__HW_ZEN4);
     else
         pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block,
-                     1, 1);
+                     1, PW__HW_ZEN4);
 }
 
 static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

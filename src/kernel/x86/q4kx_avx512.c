@@ -142,7 +142,7 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h). */
 static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__tile32_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kx_block,
-                   1, 1);
+                   1, PW__HW_ZEN4);
 }
 
 const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = PW__Q4KX_KERNEL(

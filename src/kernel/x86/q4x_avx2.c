@@ -161,7 +161,7 @@ Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
 }
 
 static void q4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_block, 2, 1);
+    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_block, 2, PW__HW_ZEN4);
 }
 
 static void q4xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {

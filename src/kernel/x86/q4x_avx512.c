@@ -84,7 +84,7 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * 87-100 with it, and the AVX2 level's Q4_0 and Q8_0 lost 5-30 points without it: Zen 5
  * keeps the prefetch. */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, 1);
+    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, PW__HW_ZEN4);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

@@ -321,13 +321,13 @@ static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
     const int zen5 = __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
     if (!PW__VNNI && zen5)
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 1,
-                     1);
+                     PW__HW_ZEN4);
     else if (PW__VNNI && zen5)
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block_x16,
-                     2, 1);
+                     2, PW__HW_ZEN4);
     else
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 2,
-                     1);
+                     PW__HW_ZEN4);
 }
 
 /* ---- GEMM ---- */

@@ -127,10 +127,10 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
 static void q6kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     if (__atomic_load_n(&pw__x86_intel, __ATOMIC_RELAXED))
         pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block, 2,
-                       0);
+                       PW__HW_NONE);
     else
         pw__tile32_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kx_block, 1,
-                       1);
+                       PW__HW_ZEN4);
 }
 
 const pw__kernel pw__k_q6_k_q6kx32k4_avx512vnni = PW__Q6KX_KERNEL(

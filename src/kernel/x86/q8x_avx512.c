@@ -123,9 +123,9 @@ static void q8x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
     if (__atomic_load_n(&pw__x86_gemv_ymm, __ATOMIC_RELAXED) ||
         __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
         pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block_ymm, 4,
-                       PW__TILE32_HW_ZEN5);
+                       PW__HW_ZEN4 | PW__HW_ZEN5);
     else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, 1);
+        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8x_block, 4, PW__HW_ZEN4);
 }
 
 const pw__kernel pw__k_q8_0_q8x32k4_avx512vnni = PW__Q8X_KERNEL(

@@ -96,8 +96,8 @@ typedef void (*pw__t32a_block_fn)(const uint8_t *rec, const uint8_t *xb, int pf,
  * activation block of xb_bytes (block_values k values each). The range's tiles are
  * read as `streams` (1 or 2, a constant: 2 x 4 accumulators of 16 registers) contiguous
  * parts at once, a record of each in turn, as the AVX-512 loop does
- * (tile32_avx512.h); `hw` as there: the family's records may be left to the hardware
- * prefetcher where the CPU streams them faster so (pw__x86_hw_streams). */
+ * (tile32_avx512.h); `hw` as there: the CPUs (PW__HW_* mask) on which the family's
+ * records are left to the hardware prefetcher. */
 PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
                                   size_t xb_bytes, pw__t32a_block_fn block, const int S,

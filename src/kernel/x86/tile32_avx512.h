@@ -119,9 +119,8 @@ static inline __attribute__((always_inline)) void pw__tile32_store(float *y, con
  * 1 thread: Q4_0 23 -> 34 GB/s, Q8_0 26 -> 37 GB/s at 4 streams; a plain read of 900
  * MiB 30-33 -> 38-39 GB/s at 8), while K-quant records (4.6 and 6.6 KiB, prefetched in
  * parts) lose (Q4_K 30 -> 21 GB/s at 4): each family passes its own count. `hw`: the
- * family's records may be left to the hardware prefetcher where the CPU streams them
- * faster so (pw__x86_hw_streams, tile32_prefetch.h): the record function is then never
- * asked to prefetch. */
+ * CPUs on which the family's records are left to the hardware prefetcher (a mask of
+ * PW__HW_*, tile32_prefetch.h): the record function is then never asked to prefetch. */
 static inline __attribute__((always_inline)) void
 pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                int64_t block_values, uint64_t record_bytes, size_t xb_bytes,

@@ -183,6 +183,7 @@
 #ifndef PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 #define PACKWISE_KERNEL_X86_TILE32_PREFETCH_H
 
+#include "base/x86_tune.h"
 #include "kernel/tile32.h"
 
 #include <stdint.h>
@@ -203,31 +204,6 @@
 #define PW__TILE32_TWO_LEVEL 0
 #endif
 
-/* 1 on Intel CPUs (set by pw__detect_cpu_features, base/cpu.c, before any context runs a
- * kernel): the AVX-512 Q6_K GEMV reads two streams there, one elsewhere (q6kx_avx512.c). */
-extern int pw__x86_intel;
-
-/* 1 where the stream goes into L2 (hint T1): Intel and AMD Zen 4; 0 where into L1
- * (T0): Zen 5 and the rest (base/cpu.c, same time). */
-extern int pw__x86_prefetch_l2;
-
-/* 1 where the AVX-512 and AVX2 Q4_0, Q8_0, Q4_K, Q6_K and QC4W GEMVs and the AVX-512
- * QB4W GEMV leave their streams to the hardware prefetcher: AMD Zen 4 (base/cpu.c, same
- * time; the measurements are above and in qb4w_avx512.h). */
-extern int pw__x86_hw_streams;
-
-/* 1 where the AVX-512 Q8_0 GEMV runs its 256-bit record function: AMD Zen 4 (base/cpu.c,
- * same time; q8x_avx512.c has the measurements). */
-extern int pw__x86_gemv_ymm;
-
-/* 1 on AMD Zen 5 (base/cpu.c, same time), where the AVX2 Q6_K GEMV reads one stream,
- * the AVX-512 input-block-major GEMVs take their Zen 5 settings (q6kx_avx2.c,
- * rm_kquant_avx512.c and rm_q32_avx512.c have the measurements) and the AVX-512 Q4_0,
- * Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead (above; Q4_0 and QC4W read four
- * streams there as elsewhere, q4x_avx512.c says why; Q8_0 takes the Zen 4 way there,
- * q8x_avx512.c), and the AVX-VNNI Q4_K and Q6_K GEMVs take four steps' activations from
- * one load (q4kx_avx2.c's q4kxa_run, q6kx_avx2.c's q6kxa_run). */
-extern int pw__x86_zen5;
 
 /* Prefetch the line at p into L2 (l2: pw__x86_prefetch_l2, read once by the caller) or
  * L1. The hint is a literal in each branch: clang wants a constant. */
@@ -249,14 +225,20 @@ static inline __attribute__((always_inline)) uint64_t pw__tile32_pf_dist(void) {
     return pw__tile32_two_level() ? PW__TILE32_PF_FAR : PW__TILE32_PF;
 }
 
+/* The CPUs on which a GEMV family leaves its records to the hardware prefetcher: the
+ * `hw` mask each family passes to its loop (tile32_avx512.h, tile32_avx2.h), where the
+ * CPU streams them faster so. */
+#define PW__HW_NONE 0
+#define PW__HW_ZEN4 1 /* pw__x86_hw_streams */
+#define PW__HW_ZEN5 2 /* pw__x86_zen5 */
+
 /* How far on a GEMV record's prefetch reaches (PW__STREAMS_RECORDS' pf_ahead): past any
- * range where the family's records may be left to the hardware (hw: 1 where the CPU
- * streams them faster so, pw__x86_hw_streams; PW__TILE32_HW_ZEN5 there and on Zen 5 too),
- * so that the record function is never asked to prefetch; else pw__tile32_pf_dist(). */
-#define PW__TILE32_HW_ZEN5 2
+ * range on a CPU in the family's mask hw, so that the record function is never asked to
+ * prefetch there; else pw__tile32_pf_dist(). */
 static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
-    const int off = hw && (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ||
-                           (hw == PW__TILE32_HW_ZEN5 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED)));
+    const int off =
+        ((hw & PW__HW_ZEN4) && __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED)) ||
+        ((hw & PW__HW_ZEN5) && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED));
     return off ? UINT64_MAX / 2 : pw__tile32_pf_dist();
 }
 
