@@ -248,23 +248,24 @@ static void check_keys(void) {
 }
 
 #if defined(__x86_64__)
-/* Kernels whose code path depends on the CPU vendor (base/cpu.c's pw__x86_intel: the
- * AVX-512 Q6_K GEMV's stream count, the AVX-512 K-quant GEMMs' scale step in f32 or
- * int32), checked again with the flag flipped so that both paths run on any machine. */
-extern int pw__x86_intel;
+#include "base/x86_tune.h"
+
+/* Kernels whose code path depends on the CPU vendor (pw__x86_intel: the AVX-512 Q6_K
+ * GEMV's stream count, the AVX-512 K-quant GEMMs' scale step in f32 or int32), checked
+ * again with the flag flipped so that both paths run on any machine. */
 static void check_vendor_kernel(pw_context *ctx, const pw__kernel *k) {
     if (strstr(k->info.name, "q4kx32k4") != NULL || strstr(k->info.name, "q6kx32k4") != NULL)
         check_kernel(ctx, k);
 }
 
-/* Kernels whose code path depends on per-core settings (base/cpu.c): on Zen 5
- * (pw__x86_zen5) the AVX2 and AVX-VNNI Q6_K GEMV's stream count and the AVX-512
- * input-block-major Q4_0/IQ4_NL GEMV's column count; on Zen 4 (pw__x86_hw_streams) the
+/* Kernels whose code path depends on per-core settings (base/x86_tune.h): on Zen 5
+ * (pw__x86_zen5) the AVX2 and AVX-VNNI Q6_K GEMV's stream count, the AVX-VNNI Q4_K and
+ * Q6_K GEMVs' activation loads and the AVX-512 input-block-major Q4_0/IQ4_NL GEMV's
+ * column count; on Zen 4 (pw__x86_hw_streams) the
  * latter's Q4_0/IQ4_NL/Q8_0 prefetch distance over long runs, none for Q8_0 (elsewhere
  * these settings change prefetches alone). Each setting is flipped in
  * turn and its kernels checked again, so that every core's path runs on any machine
  * (the tests run on whatever CPU CI has). */
-extern int pw__x86_zen5, pw__x86_hw_streams;
 static const char *g_core_kernels; /* the flipped setting's kernels, '|'-separated names */
 
 /* 1 when name is one of the '|'-separated names in list. */
@@ -307,8 +308,8 @@ int main(void) {
     const struct {
         int *setting;
         const char *kernels;
-    } core[] = {{&pw__x86_zen5, "q6_k_q6kx32k4_avx2|q6_k_q6kx32k4_avxvnni|q4_0_ibm_avx512vnni|"
-                                "iq4_nl_ibm_avx512vnni"},
+    } core[] = {{&pw__x86_zen5, "q6_k_q6kx32k4_avx2|q6_k_q6kx32k4_avxvnni|q4_k_q4kx32k4_avxvnni|"
+                                "q4_0_ibm_avx512vnni|iq4_nl_ibm_avx512vnni"},
                 {&pw__x86_hw_streams, q32_ibm}};
     for (size_t i = 0; i < sizeof core / sizeof core[0]; ++i) {
         const int saved = __atomic_load_n(core[i].setting, __ATOMIC_RELAXED);

@@ -69,8 +69,7 @@ static const pw_test_tiling q8x = {
 };
 
 #if defined(__x86_64__)
-/* base/cpu.c: 1 where q8x_avx512.c's GEMV runs its 256-bit record function. */
-extern int pw__x86_gemv_ymm;
+#include "base/x86_tune.h" /* pw__x86_gemv_ymm: q8x_avx512.c's 256-bit record function */
 
 /*
  * q8x_avx512.c's two GEMV record functions, chosen by pw__x86_gemv_ymm (512 bits, and

@@ -431,8 +431,7 @@ static void refusals(pw_context *ctx) {
 }
 
 #if defined(__x86_64__)
-/* base/cpu.c: 1 where the GEMVs leave their streams to the hardware prefetcher. */
-extern int pw__x86_hw_streams;
+#include "base/x86_tune.h" /* pw__x86_hw_streams: the GEMVs' streams left to the hardware */
 #endif
 
 int main(void) {
