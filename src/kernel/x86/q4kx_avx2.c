@@ -404,8 +404,9 @@ _Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
  * 11008x4096,4096x4096 --batch 1 --threads 1,2, three rounds in turn, fraction of the
  * read, 1 thread / 2 threads: scales first with the prefetch (as before) 52.8-61.7% /
  * 63.3-75.6, address order with it 66.9-72.5 / 76.5-83.1, address order without it
- * 81.9-85.5 / 82.3-90.5. */
-/* On Zen 5 (pw__x86_zen5) the AVX-VNNI GEMV takes its activations four steps to a load
+ * 81.9-85.5 / 82.3-90.5.
+ *
+ * On Zen 5 (pw__x86_zen5) the AVX-VNNI GEMV takes its activations four steps to a load
  * (q4kxa_block_x16: a 16-byte broadcast load and a vpshufd a step, not a vbroadcastss a
  * step). There one core issues fewer vector loads than ALU operations a cycle, and these
  * loads share the load pipes with the weights' stream: llvm-mca-19 -mcpu=znver4 puts a

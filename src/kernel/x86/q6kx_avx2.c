@@ -317,7 +317,7 @@ Q6KXA_INLINE void q6kxa_block_x16(const uint8_t *rec, const uint8_t *xbp, int pf
  * 4096], best of 2000 calls) it is 3% slower (12.78-12.89 -> 13.19-13.27 us): the
  * joins' logic fills the ALU pipes the shuffles take, so the gain is in the stream. */
 static void q6kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    /* hw = 1: Zen 4 leaves the stream to its prefetcher (q6kxa_sums) */
+    /* PW__HW_ZEN4: Zen 4 leaves the stream to its prefetcher (q6kxa_sums) */
     const int zen5 = __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
     if (!PW__VNNI && zen5)
         pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxa_block, 1,

@@ -47,7 +47,8 @@ PW__T32A_INLINE __m256i pw__t32a_bcast4(const int8_t *p) {
 
 /* Sixteen activation bytes at p in both 128-bit lanes: one load, from which
  * pw__t32a_dword broadcasts each of its four dwords with a vpshufd, where four
- * vbroadcastss would take four load slots (the AVX-VNNI Q4_K GEMV, q4kx_avx2.c). */
+ * vbroadcastss would take four load slots (the AVX-VNNI Q4_K and Q6_K GEMVs on Zen 5:
+ * q4kx_avx2.c's q4kxa_run has the measurements). */
 PW__T32A_INLINE __m256i pw__t32a_bcast16(const int8_t *p) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
 }
