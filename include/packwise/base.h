@@ -289,8 +289,10 @@ PW_API void pw_context_options_init(pw_context_options *options);
  * two wins). @p options may be NULL for defaults. The environment variable
  * PACKWISE_TUNE (x86-64: auto, generic, intel, zen4 or zen5; elsewhere auto or
  * generic) makes the kernels take the measured settings of another CPU (stream
- * counts, prefetch hints and distances; never other instructions, and results stay
- * within every kernel's tolerance): auto (or unset) those of the CPU that runs,
+ * counts, prefetch hints and distances, and the instruction choices measured faster
+ * there, such as a GEMV's vector width or how it broadcasts activations; never another
+ * ISA level than PACKWISE_ISA's, and results stay within every kernel's tolerance):
+ * auto (or unset) those of the CPU that runs,
  * generic none of the vendor ones. It is process-wide, read once when the process's
  * first context detects the CPU, whatever that context's @c ignore_env; each context
  * created without @c ignore_env checks its value. An unknown PACKWISE_ISA or
