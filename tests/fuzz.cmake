@@ -5,12 +5,8 @@
 # registered as the ctest test fuzz_replay_gguf (run it in a PW_SANITIZE=ON
 # build to replay under ASan+UBSan).
 #
-# The libFuzzer target itself needs clang and the sanitizers, in its own
-# build directory (fuzz/README.md: clang 19, -O1):
-#   CC=clang-19 cmake -S . -B build-fuzz -G Ninja -DPW_SANITIZE=ON -DPW_FUZZ=ON \
-#     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG"
-#   cmake --build build-fuzz --target fuzz_gguf
-#   build-fuzz/tests/fuzz_gguf -max_total_time=1800 fuzz/corpus/gguf   (see fuzz/README.md)
+# The libFuzzer target itself needs clang and the sanitizers (-DPW_FUZZ=ON
+# -DPW_SANITIZE=ON), in its own build directory: fuzz/README.md gives the commands.
 
 set(PW_FUZZ_DIR ${PROJECT_SOURCE_DIR}/fuzz)
 
