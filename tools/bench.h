@@ -250,6 +250,19 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * stream, prefetched or not, 12-14 as 8 or 16 streams, 13-15 with the L2 prefetches;
  * with only the first four ways the Q8_0 GEMV kernel, whose loads come between
  * integer work, came out at 101-108% of that ceiling in three of eight runs.
+ * On the Zen 5 VM the decode step's tokens still read faster than every one of those
+ * ways (8 of its 12 rows above 1.02 in a run, Q4_K at 1.21 on 1 thread and 1.20 on 2):
+ * two further ways read in the K-quant GEMVs' record shape (records_l1, one stream and
+ * four; pw_bench_read_records_scalar). In a scratch program reading 24 [11008, 4096] Q4_K
+ * weights' packed forms (608.7 MB) in turn on 1 thread, nine rounds of each read in turn,
+ * that shape (with one vpdpbusd chain a part, or the Q4_K record function itself) read at
+ * 0.97-1.07 of the GEMV's GB/s in seven runs, 1_stream_l1's loop at 0.73-0.82, and lines
+ * in groups of 4 to 32, each group prefetched 8 KiB on as a burst, at 0.84-0.92 (the GEMV
+ * 28.7-38.2 GB/s as the machine's load moved). In the bench (--formats
+ * Q4_0,Q8_0,Q4_K,Q6_K,QC4W --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, four
+ * runs) the record ways were the fastest in 36 of 80 rows, by a few percent, and no
+ * fraction was above 0.99; in the step 4 of 12 rows stayed above 1.02 (Q4_K 1.18 and 1.14,
+ * QC4W 1.17 and Q8_0 1.11 on 1 thread): not found why.
  * The caller takes one sample after each of the kernel's, so both see the same
  * moments of a shared machine, and both figures are medians of the same kind of
  * sample: the undisturbed ones when the kernel and every way have
@@ -260,7 +273,7 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 15
+#define PW_BENCH_CEILING_WAYS 17
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -371,6 +384,15 @@ static inline void pw_bench_prefetch(const void *p, int prefetch, int near) {
 double pw_bench_int8_scalar(uint64_t iters);
 uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int near, int streams,
                               int work);
+/* A read in the K-quant GEMVs' record shape (the ceiling's `records_l1` ways): records of
+ * PW_BENCH_RECORD bytes (a Q4_K record, kernel/q4kx.h), each eight parts of eight lines,
+ * every part first prefetching nine lines into L1 PW_BENCH_PREFETCH_BYTES on (a record's
+ * worth in all) and then loading its eight into one dependent chain (xor, then vpmaddwd:
+ * about the latency of the kernels' vpdpbusd chains), then the record's last eight lines;
+ * `streams` contiguous parts of whole records, a record of each in turn; the bytes past
+ * them plainly. Returns a sum of the bytes, so that no load is dropped. */
+#define PW_BENCH_RECORD 4608
+uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams);
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);
 double pw_bench_int8_avxvnni(uint64_t iters);
@@ -379,6 +401,8 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int near,
                               int work);
 uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int near, int streams,
                               int work);
+uint64_t pw_bench_read_records_avx2(const void *p, size_t bytes, int streams);
+uint64_t pw_bench_read_records_avx512(const void *p, size_t bytes, int streams);
 #endif
 #if defined(__aarch64__)
 double pw_bench_int8_neon(uint64_t iters);

@@ -66,6 +66,38 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int nea
     return s0 + s1 + s2 + s3;
 }
 
+/* One PW_BENCH_RECORD-byte record in 8-byte loads (bench.h). */
+static uint64_t record64(const uint8_t *rec, int pf) {
+    uint64_t acc = 0;
+    for (int t = 0; t < 8; ++t) {
+        for (int l = 0; pf && l < 9; ++l)
+            __builtin_prefetch(rec + 576 * t + PW_BENCH_PREFETCH_BYTES + 64 * l, 0, 3);
+        uint64_t a = 0;
+        for (int l = 8 * t; l < 8 * t + 8; ++l) {
+            const uint64_t *v = (const uint64_t *)(const void *)(rec + 64 * l);
+            a = pace64(a ^ (v[0] + v[1] + v[2] + v[3]), v[4] + v[5] + v[6] + v[7]);
+        }
+        acc += a;
+    }
+    for (int l = 0; l < 8; ++l) {
+        const uint64_t *v = (const uint64_t *)(const void *)(rec + 4096 + 64 * l);
+        acc += v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+    }
+    return acc;
+}
+
+uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams) {
+    const uint8_t *b = p;
+    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
+    uint64_t acc = 0;
+    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
+        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
+        for (int k = 0; k < streams; ++k) acc += record64(b + (size_t)k * part + r, pf);
+    }
+    for (size_t r = part * (size_t)streams; r + 8 <= bytes; r += 8) acc += *(const uint64_t *)(const void *)(b + r);
+    return acc;
+}
+
 #if defined(__aarch64__)
 /* Plain NEON (no SDOT): smull of 8 int8 pairs, pairwise-added into int32 lanes. */
 double pw_bench_int8_neon(uint64_t iters) {
@@ -144,6 +176,18 @@ static read_fn pick_read(const pw_context *ctx) {
     if (has(f, PW_CPU_AVX2)) return pw_bench_read_avx2;
 #endif
     return pw_bench_read_scalar;
+}
+
+typedef uint64_t (*records_fn)(const void *p, size_t bytes, int streams);
+/* The record-shaped read (the `records_l1` way) with the same loads as pick_read's. */
+static records_fn pick_records(const pw_context *ctx) {
+    const uint32_t f = pw_context_cpu_features(ctx);
+    (void)f;
+#if defined(__x86_64__)
+    if (has(f, PW_CPU_AVX512F | PW_CPU_AVX512BW)) return pw_bench_read_records_avx512;
+    if (has(f, PW_CPU_AVX2)) return pw_bench_read_records_avx2;
+#endif
+    return pw_bench_read_records_scalar;
 }
 
 /* Largest cache size /sys reports for cpu0, in bytes (0 when unknown). */
@@ -413,29 +457,34 @@ int pw_bench_ceiling_init_regions(pw_bench_ceiling *c, const pw_bench_block *r, 
  * prefetch PW_BENCH_PREFETCH_NEAR ahead (the Zen 5 AVX-512 Q4_0, Q8_0 and QC4W GEMVs');
  * and one stream, two paced and four paced over whole shares, prefetched twice, into L2
  * PW_BENCH_PREFETCH_FAR ahead and into L1 PW_BENCH_PREFETCH_L1 ahead (the Intel AVX-512
- * and AVX-VNNI GEMVs'). */
+ * and AVX-VNNI GEMVs'); and in the K-quant GEMVs' record shape, as one stream and as four
+ * (pw_bench_read_records_*, bench.h). */
 static const struct {
     int prefetch, near, streams, whole, work;
     const char *name; /* JSON "ceiling_way" when it is the fastest */
+    int records;      /* read in the K-quant GEMVs' record shape (pick_records), the rest unused */
 } ceiling_ways[PW_BENCH_CEILING_WAYS] = {
-    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 0, "1_stream_l1"},
-    {0, 0, 1, 0, 0, "1_stream"},
-    {PW_BENCH_PREFETCH_BYTES, 0, 4, 0, 0, "4_streams_l1"},
-    {0, 0, 8, 0, 0, "8_streams"},
-    {-8192, 0, 8, 0, 0, "8_streams_l2"},
-    {-4096, 0, 16, 0, 0, "16_streams_l2"},
-    {0, 0, 4, 1, 0, "4_streams_share"},
-    {0, 0, 4, 0, 4, "4_streams_paced"},
-    {0, 0, 4, 1, 4, "4_streams_share_paced"},
-    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 4, "1_stream_l1_paced"},
-    {PW_BENCH_PREFETCH_BYTES, 0, 2, 0, 4, "2_streams_l1_paced"},
-    {PW_BENCH_PREFETCH_NEAR, 0, 4, 0, 0, "4_streams_l1_near"},
-    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 1, 0, 0, "1_stream_l2_l1"},
-    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 2, 0, 4, "2_streams_l2_l1_paced"},
-    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 4, 1, 4, "4_streams_l2_l1_paced"}};
+    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 0, "1_stream_l1", 0},
+    {0, 0, 1, 0, 0, "1_stream", 0},
+    {PW_BENCH_PREFETCH_BYTES, 0, 4, 0, 0, "4_streams_l1", 0},
+    {0, 0, 8, 0, 0, "8_streams", 0},
+    {-8192, 0, 8, 0, 0, "8_streams_l2", 0},
+    {-4096, 0, 16, 0, 0, "16_streams_l2", 0},
+    {0, 0, 4, 1, 0, "4_streams_share", 0},
+    {0, 0, 4, 0, 4, "4_streams_paced", 0},
+    {0, 0, 4, 1, 4, "4_streams_share_paced", 0},
+    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 4, "1_stream_l1_paced", 0},
+    {PW_BENCH_PREFETCH_BYTES, 0, 2, 0, 4, "2_streams_l1_paced", 0},
+    {PW_BENCH_PREFETCH_NEAR, 0, 4, 0, 0, "4_streams_l1_near", 0},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 1, 0, 0, "1_stream_l2_l1", 0},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 2, 0, 4, "2_streams_l2_l1_paced", 0},
+    {-PW_BENCH_PREFETCH_FAR, PW_BENCH_PREFETCH_L1, 4, 1, 4, "4_streams_l2_l1_paced", 0},
+    {PW_BENCH_PREFETCH_BYTES, 0, 1, 0, 0, "records_l1", 1},
+    {PW_BENCH_PREFETCH_BYTES, 0, 4, 0, 0, "4_streams_records_l1", 1}};
 
 typedef struct piece_task {
     read_fn fn;
+    records_fn records; /* instead of fn when not NULL */
     const pw_bench_ceiling *c;
     int prefetch, near, streams, work;
     uint64_t sink;
@@ -443,7 +492,11 @@ typedef struct piece_task {
 
 static void run_piece(void *p, size_t i) {
     piece_task *t = p;
-    __atomic_fetch_add(&t->sink, t->fn(t->c->piece[i], t->c->piece_bytes[i], t->prefetch, t->near, t->streams, t->work),
+    const uint8_t *q = t->c->piece[i];
+    const size_t n = t->c->piece_bytes[i];
+    __atomic_fetch_add(&t->sink,
+                       t->records ? t->records(q, n, t->streams)
+                                  : t->fn(q, n, t->prefetch, t->near, t->streams, t->work),
                        __ATOMIC_RELAXED);
 }
 
@@ -459,8 +512,9 @@ static void run_share(void *p, size_t i) {
  * of its own after one untimed read (the blocks of a tracker: no read first; the caller
  * read them just before, bench.h). */
 static void ceiling_read(pw_context *ctx, pw_bench_ceiling *c, int w, int flush) {
-    piece_task t = {pick_read(ctx), c, ceiling_ways[w].prefetch, ceiling_ways[w].near,
-                    ceiling_ways[w].streams, ceiling_ways[w].work, 0};
+    piece_task t = {pick_read(ctx), ceiling_ways[w].records ? pick_records(ctx) : NULL, c,
+                    ceiling_ways[w].prefetch, ceiling_ways[w].near, ceiling_ways[w].streams,
+                    ceiling_ways[w].work, 0};
     /* whole shares: the buffer's threads shares are each a whole number of 4 KiB pages */
     const size_t unit = 4096 * (size_t)c->threads;
     const int whole = ceiling_ways[w].whole && c->buffer != NULL && c->threads > 0 &&

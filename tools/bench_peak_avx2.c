@@ -97,3 +97,45 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int near,
     const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
     return (uint64_t)_mm_cvtsi128_si64(h) + (uint64_t)_mm_extract_epi64(h, 1);
 }
+
+/* One PW_BENCH_RECORD-byte record (bench.h), each line's two halves added into one
+ * chain step; pf: prefetch a record's worth further on. */
+static inline __attribute__((always_inline)) __m256i record256(const uint8_t *rec, int pf, __m256i acc) {
+    __m256i part[8];
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+        if (pf)
+            for (int l = 0; l < 9; ++l)
+                _mm_prefetch((const char *)rec + 576 * t + PW_BENCH_PREFETCH_BYTES + 64 * l, _MM_HINT_T0);
+        __m256i a = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int l = 8 * t; l < 8 * t + 8; ++l) {
+            const __m256i v = _mm256_add_epi8(_mm256_loadu_si256((const __m256i *)(rec + 64 * l)),
+                                              _mm256_loadu_si256((const __m256i *)(rec + 64 * l + 32)));
+            a = _mm256_madd_epi16(_mm256_xor_si256(a, v), v);
+        }
+        part[t] = a;
+    }
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l)
+        acc = _mm256_add_epi32(
+            _mm256_add_epi32(acc, part[l]),
+            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(rec + 4096 + 64 * l)),
+                             _mm256_loadu_si256((const __m256i *)(rec + 4096 + 64 * l + 32))));
+    return acc;
+}
+
+uint64_t pw_bench_read_records_avx2(const void *p, size_t bytes, int streams) {
+    const uint8_t *b = p;
+    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
+    __m256i acc = _mm256_setzero_si256();
+    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
+        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
+        for (int k = 0; k < streams; ++k) acc = record256(b + (size_t)k * part + r, pf, acc);
+    }
+    for (size_t r = part * (size_t)streams; r + 32 <= bytes; r += 32)
+        acc = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(b + r)));
+    const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    return (uint64_t)(uint32_t)(_mm_cvtsi128_si32(h) + _mm_extract_epi32(h, 1) + _mm_extract_epi32(h, 2) +
+                                _mm_extract_epi32(h, 3));
+}

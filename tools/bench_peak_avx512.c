@@ -71,3 +71,38 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int nea
     for (int i = 0; i < 8; ++i) sum += lanes[i];
     return sum;
 }
+
+/* One PW_BENCH_RECORD-byte record (bench.h); pf: prefetch a record's worth further on. */
+static inline __attribute__((always_inline)) __m512i record512(const uint8_t *rec, int pf, __m512i acc) {
+    __m512i part[8];
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+        if (pf)
+            for (int l = 0; l < 9; ++l)
+                _mm_prefetch((const char *)rec + 576 * t + PW_BENCH_PREFETCH_BYTES + 64 * l, _MM_HINT_T0);
+        __m512i a = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int l = 8 * t; l < 8 * t + 8; ++l) {
+            const __m512i v = _mm512_loadu_si512(rec + 64 * l);
+            a = _mm512_madd_epi16(_mm512_xor_si512(a, v), v);
+        }
+        part[t] = a;
+    }
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l)
+        acc = _mm512_add_epi32(acc, _mm512_add_epi32(part[l], _mm512_loadu_si512(rec + 4096 + 64 * l)));
+    return acc;
+}
+
+uint64_t pw_bench_read_records_avx512(const void *p, size_t bytes, int streams) {
+    const uint8_t *b = p;
+    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
+    __m512i acc = _mm512_setzero_si512();
+    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
+        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
+        for (int k = 0; k < streams; ++k) acc = record512(b + (size_t)k * part + r, pf, acc);
+    }
+    for (size_t r = part * (size_t)streams; r + 64 <= bytes; r += 64)
+        acc = _mm512_add_epi32(acc, _mm512_loadu_si512(b + r));
+    return (uint64_t)(uint32_t)_mm512_reduce_add_epi32(acc);
+}

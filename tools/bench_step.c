@@ -282,7 +282,15 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
              * (910688256 for Q4_0) in huge pages; scratch builds that read 256 MiB of other
              * memory before each ceiling read and each token, added the AVX-512 Q4_0
              * GEMVs' way paced (four streams 2 KiB ahead, by pieces and by whole shares),
-             * or read 16 lines of a stream in turn instead of 4, all left it so. */
+             * or read 16 lines of a stream in turn instead of 4, all left it so. The ways
+             * in the K-quant records' shape (records_l1, bench.h) are the fastest in most
+             * rows since, and the 1-thread tokens still above them in most runs. Two
+             * things tried and not kept: the regions read in the tokens' order (the
+             * library allocates downwards, so address order is the reverse: the same
+             * spread: Q4_K on 1 thread at 0.96 and 1.11 against 1.16 and 1.12, two runs
+             * each in turn),
+             * and every row of the weights made distinct (in case a host merged equal
+             * pages: Q4_K 1.18 and 1.17 against 1.20 and 1.19). */
             pw_bench_ceiling ceiling;
             /* the packed forms: the library's blocks as large as the smallest form (its
              * scratch and handles are far smaller), and the sources read in place */
