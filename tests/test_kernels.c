@@ -155,6 +155,20 @@ static void check_kernel(pw_context *ctx, const pw__kernel *k) {
             free(bytes);
         }
     }
+    /* Rows of three 256-value groups (24 blocks of 32): kernels that read eight records at
+     * a time where a row is a multiple of 256 long (q4x_avx512.c on Zen 5) take that path
+     * only here among the shapes above. */
+    if (unit < 256 && 256 % unit == 0) {
+        const int64_t in = 768, out = 2 * nr + 3;
+        unsigned char *bytes;
+        uint64_t nb;
+        make_weight(ctx, f, out, in, seed++, &bytes, &nb);
+        pw_view w;
+        pw_test_view_for(ctx, k->info.layout, f, out, in, bytes, nb, &w);
+        check_case(ctx, k, &w, 1, seed++, "groups");
+        check_case(ctx, k, &w, 2, seed++, "groups");
+        free(bytes);
+    }
     /* Narrowed and offset view: rows [3, 3+nr+2) and blocks [1, 4) of a wider weight. */
     {
         const int64_t rows = nr + 9, in = 5 * unit;

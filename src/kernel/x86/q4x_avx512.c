@@ -58,6 +58,36 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 
+/* Eight records of a tile (a group: 256 values of the row) with the eight activation
+ * blocks after xbp, the record function of the grouped loop: each record's dots as
+ * q4x_block's (its nine lines prefetched pw__tile32_prefetch's distance on, into L1 on
+ * Zen 5), all eight kept, then their scale steps in record order, so acc sees the same
+ * operations in the same order as eight calls of q4x_block: the same bits. */
+Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
+    const __m512i m_lo = _mm512_set1_epi8(0x0F);
+    __m512i lo[8], hi[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+        const uint8_t *r = rec + PW__Q4X_RECORD * j;
+        if (pf) pw__tile32_prefetch(r, PW__Q4X_RECORD);
+        const int32_t c = -8 * xb[j].sum;
+        __m512i l = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m512i v = _mm512_loadu_si512(r + 64 * s);
+            const __m512i a = pw__tile32_bcast4(xb[j].qs + 4 * s);
+            l = _mm512_dpbusd_epi32(l, _mm512_and_si512(v, m_lo), a);
+            all = _mm512_dpbusd_epi32(all, v, a);
+        }
+        lo[j] = l;
+        hi[j] = _mm512_srai_epi32(_mm512_sub_epi32(all, l), 4);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+        pw__tile32_scale_add(acc, lo[j], hi[j], rec + PW__Q4X_RECORD * j + PW__Q4X_SCALES, xb[j].d);
+}
+
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
  *
  * Streams: four, on Zen 5 too, where the bench's single GEMV case (its weight flushed
@@ -82,9 +112,33 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * as on Zen 4 read above the per-case ceiling in several rounds (fractions 1.01-1.06)
  * and lower in others; Q4_K and Q6_K read 55-76% without software prefetch against
  * 87-100 with it, and the AVX2 level's Q4_0 and Q8_0 lost 5-30 points without it: Zen 5
- * keeps the prefetch. */
+ * keeps the prefetch.
+ *
+ * On Zen 5, rows whose length is a multiple of 256 are now read in groups of eight
+ * records (q4x_group: a Q4_K record's shape, 4608 bytes, the scale steps after the eight
+ * records' dots) as one stream prefetched 8 KiB on, as the K-quant GEMVs read: a pure
+ * read in that shape streamed 608.7 MB of packed weights at 0.97-1.07 of the Q4_K GEMV's
+ * speed where four interleaved streams of 576-byte records read at 0.7-0.9 of it
+ * (tools/bench.h). In a scratch program over 24 [11008, 4096] Q4_0 weights' packed
+ * forms, 1 thread, nine rounds, median GB/s: grouped 37.8 and 38.6 against 30.7 and
+ * 34.1 for this loop (four streams 2 KiB ahead) and 26.6 and 27.4 for one stream of
+ * single records 8 KiB ahead. In the bench, one build switching at run time, five rounds
+ * of packwise bench --step --formats Q4_0 --threads 1,2 and of --formats Q4_0 --shapes
+ * 11008x4096,4096x4096 --batch 1 --threads 1,2, each choice in turn, weight GB/s
+ * (grouped against four streams, round by round): the step 31.3 39.0 35.3 34.1 33.8
+ * against 32.8 36.9 34.1 30.9 30.1 on 1 thread, 67.5 44.4 65.8 65.6 60.1 against 55.6
+ * 66.9 60.2 55.5 54.6 on 2; [11008, 4096] 2 threads 65.9 45.2 61.0 63.3 55.2 against
+ * 34.3 61.6 53.4 55.7 54.5; 1 thread alike (40.5 39.7 35.9 35.0 32.2 against 32.9 41.7
+ * 36.5 39.0 33.6); [4096, 4096] on 1 thread lower (38.3 40.6 34.3 34.2 31.4 against 32.6
+ * 42.9 38.4 39.4 37.6). The step decides, as above. Groups read as four streams were far
+ * slower (0.50-0.73 of the ceiling). Other row lengths keep the four streams. */
 static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4, PW__HW_ZEN4);
+    if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
+        pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * PW__Q4X_RECORD, 8 * sizeof(pw__q8_32), q4x_group,
+                       1, PW__HW_ZEN4);
+    else
+        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4,
+                       PW__HW_ZEN4);
 }
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(
