@@ -392,6 +392,20 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int nea
  * `streams` contiguous parts of whole records, a record of each in turn; the bytes past
  * them plainly. Returns a sum of the bytes, so that no load is dropped. */
 #define PW_BENCH_RECORD 4608
+/* The loop of those reads: acc_ = record_(rec, pf, acc_) over the whole records of
+ * `streams_` contiguous parts of [b_, b_ + bytes_), a record of each part in turn, pf
+ * saying whether a record's worth PW_BENCH_PREFETCH_BYTES on is still in the part;
+ * done_ = the bytes they cover (the caller reads the rest plainly). */
+#define PW_BENCH_RECORDS(record_, acc_, b_, bytes_, streams_, done_)                          \
+    do {                                                                                    \
+        const size_t part_ = (bytes_) / (size_t)(streams_) / PW_BENCH_RECORD * PW_BENCH_RECORD; \
+        for (size_t r_ = 0; r_ < part_; r_ += PW_BENCH_RECORD) {                            \
+            const int pf_ = r_ + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part_;        \
+            for (int k_ = 0; k_ < (streams_); ++k_)                                         \
+                (acc_) = record_((b_) + (size_t)k_ * part_ + r_, pf_, (acc_));              \
+        }                                                                                   \
+        (done_) = part_ * (size_t)(streams_);                                               \
+    } while (0)
 uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams);
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);

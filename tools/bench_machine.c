@@ -66,9 +66,8 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int nea
     return s0 + s1 + s2 + s3;
 }
 
-/* One PW_BENCH_RECORD-byte record in 8-byte loads (bench.h). */
-static uint64_t record64(const uint8_t *rec, int pf) {
-    uint64_t acc = 0;
+/* acc plus one PW_BENCH_RECORD-byte record in 8-byte loads (bench.h). */
+static uint64_t record64(const uint8_t *rec, int pf, uint64_t acc) {
     for (int t = 0; t < 8; ++t) {
         for (int l = 0; pf && l < 9; ++l)
             __builtin_prefetch(rec + 576 * t + PW_BENCH_PREFETCH_BYTES + 64 * l, 0, 3);
@@ -88,13 +87,10 @@ static uint64_t record64(const uint8_t *rec, int pf) {
 
 uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams) {
     const uint8_t *b = p;
-    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
     uint64_t acc = 0;
-    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
-        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
-        for (int k = 0; k < streams; ++k) acc += record64(b + (size_t)k * part + r, pf);
-    }
-    for (size_t r = part * (size_t)streams; r + 8 <= bytes; r += 8) acc += *(const uint64_t *)(const void *)(b + r);
+    size_t done;
+    PW_BENCH_RECORDS(record64, acc, b, bytes, streams, done);
+    for (size_t r = done; r + 8 <= bytes; r += 8) acc += *(const uint64_t *)(const void *)(b + r);
     return acc;
 }
 

@@ -127,13 +127,10 @@ static inline __attribute__((always_inline)) __m256i record256(const uint8_t *re
 
 uint64_t pw_bench_read_records_avx2(const void *p, size_t bytes, int streams) {
     const uint8_t *b = p;
-    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
     __m256i acc = _mm256_setzero_si256();
-    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
-        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
-        for (int k = 0; k < streams; ++k) acc = record256(b + (size_t)k * part + r, pf, acc);
-    }
-    for (size_t r = part * (size_t)streams; r + 32 <= bytes; r += 32)
+    size_t done;
+    PW_BENCH_RECORDS(record256, acc, b, bytes, streams, done);
+    for (size_t r = done; r + 32 <= bytes; r += 32)
         acc = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(b + r)));
     const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     return (uint64_t)(uint32_t)(_mm_cvtsi128_si32(h) + _mm_extract_epi32(h, 1) + _mm_extract_epi32(h, 2) +

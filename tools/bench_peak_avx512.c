@@ -96,13 +96,10 @@ static inline __attribute__((always_inline)) __m512i record512(const uint8_t *re
 
 uint64_t pw_bench_read_records_avx512(const void *p, size_t bytes, int streams) {
     const uint8_t *b = p;
-    const size_t part = bytes / (size_t)streams / PW_BENCH_RECORD * PW_BENCH_RECORD;
     __m512i acc = _mm512_setzero_si512();
-    for (size_t r = 0; r < part; r += PW_BENCH_RECORD) {
-        const int pf = r + PW_BENCH_RECORD + PW_BENCH_PREFETCH_BYTES <= part;
-        for (int k = 0; k < streams; ++k) acc = record512(b + (size_t)k * part + r, pf, acc);
-    }
-    for (size_t r = part * (size_t)streams; r + 64 <= bytes; r += 64)
+    size_t done;
+    PW_BENCH_RECORDS(record512, acc, b, bytes, streams, done);
+    for (size_t r = done; r + 64 <= bytes; r += 64)
         acc = _mm512_add_epi32(acc, _mm512_loadu_si512(b + r));
     return (uint64_t)(uint32_t)_mm512_reduce_add_epi32(acc);
 }
