@@ -261,8 +261,9 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * 28.7-38.2 GB/s as the machine's load moved). In the bench (--formats
  * Q4_0,Q8_0,Q4_K,Q6_K,QC4W --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, four
  * runs) the record ways were the fastest in 36 of 80 rows, by a few percent, and no
- * fraction was above 0.99; in the step 4 of 12 rows stayed above 1.02 (Q4_K 1.18 and 1.14,
- * QC4W 1.17 and Q8_0 1.11 on 1 thread): not found why.
+ * fraction was above 0.99; in the step 5 to 8 of the 12 rows stayed above 1.02 in three
+ * runs, most of them on 1 thread (Q4_K 1.13-1.18, QC4W 1.10-1.17, Q4_0 1.08): not found
+ * why (bench_step.c has what was tried).
  * The caller takes one sample after each of the kernel's, so both see the same
  * moments of a shared machine, and both figures are medians of the same kind of
  * sample: the undisturbed ones when the kernel and every way have
