@@ -255,8 +255,9 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * two further ways read in the K-quant GEMVs' record shape (records_l1, one stream and
  * four; pw_bench_read_records_scalar). In a scratch program reading 24 [11008, 4096] Q4_K
  * weights' packed forms (608.7 MB) in turn on 1 thread, nine rounds of each read in turn,
- * that shape (with one vpdpbusd chain a part, or the Q4_K record function itself) read at
- * 0.97-1.07 of the GEMV's GB/s in seven runs, 1_stream_l1's loop at 0.73-0.82, and lines
+ * that shape with one chain a part (vpdpbusd, or xor and vpmaddwd as here) read at
+ * 0.97-1.08 of the GEMV's GB/s in seven runs, the Q4_K record function itself over the
+ * same bytes at 0.96-1.04, 1_stream_l1's loop at 0.73-0.82, and lines
  * in groups of 4 to 32, each group prefetched 8 KiB on as a burst, at 0.84-0.92 (the GEMV
  * 28.7-38.2 GB/s as the machine's load moved). In the bench (--formats
  * Q4_0,Q8_0,Q4_K,Q6_K,QC4W --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, four

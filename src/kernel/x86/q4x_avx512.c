@@ -117,7 +117,7 @@ Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * On Zen 5, rows whose length is a multiple of 256 are now read in groups of eight
  * records (q4x_group: a Q4_K record's shape, 4608 bytes, the scale steps after the eight
  * records' dots) as one stream prefetched 8 KiB on, as the K-quant GEMVs read: a pure
- * read in that shape streamed 608.7 MB of packed weights at 0.97-1.07 of the Q4_K GEMV's
+ * read in that shape streamed 608.7 MB of packed weights at 0.97-1.08 of the Q4_K GEMV's
  * speed where four interleaved streams of 576-byte records read at 0.7-0.9 of it
  * (tools/bench.h). In a scratch program over 24 [11008, 4096] Q4_0 weights' packed
  * forms, 1 thread, nine rounds, median GB/s: grouped 37.8 and 38.6 against 30.7 and
