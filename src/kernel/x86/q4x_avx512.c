@@ -39,22 +39,30 @@
 
 #define Q4X_INLINE static inline __attribute__((always_inline))
 
+/* The integer dots of record rec with activation block xb: *lo (rows 0..15, offset
+ * included) and *hi (rows 16..31), as the file's comment gives them. */
+Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, __m512i *hi) {
+    const __m512i m_lo = _mm512_set1_epi8(0x0F);
+    const int32_t c = -8 * xb->sum;
+    __m512i l = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) {
+        const __m512i v = _mm512_loadu_si512(rec + 64 * s);
+        const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
+        l = _mm512_dpbusd_epi32(l, _mm512_and_si512(v, m_lo), a);
+        all = _mm512_dpbusd_epi32(all, v, a);
+    }
+    *lo = l;
+    *hi = _mm512_srai_epi32(_mm512_sub_epi32(all, l), 4);
+}
+
 /* One record with one pw__q8_32 activation block (the record function of
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) pw__tile32_prefetch_near(rec, PW__Q4X_RECORD);
-    const __m512i m_lo = _mm512_set1_epi8(0x0F);
-    const int32_t c = -8 * xb->sum;
-    __m512i lo = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
-#pragma GCC unroll 8
-    for (int s = 0; s < 8; ++s) {
-        const __m512i v = _mm512_loadu_si512(rec + 64 * s);
-        const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
-        lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m_lo), a);
-        all = _mm512_dpbusd_epi32(all, v, a);
-    }
-    const __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(all, lo), 4);
+    __m512i lo, hi;
+    q4x_dots(rec, xb, &lo, &hi);
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 
@@ -65,23 +73,11 @@ Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * operations in the same order as eight calls of q4x_block: the same bits. */
 Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    const __m512i m_lo = _mm512_set1_epi8(0x0F);
     __m512i lo[8], hi[8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-        const uint8_t *r = rec + PW__Q4X_RECORD * j;
-        if (pf) pw__tile32_prefetch(r, PW__Q4X_RECORD);
-        const int32_t c = -8 * xb[j].sum;
-        __m512i l = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
-#pragma GCC unroll 8
-        for (int s = 0; s < 8; ++s) {
-            const __m512i v = _mm512_loadu_si512(r + 64 * s);
-            const __m512i a = pw__tile32_bcast4(xb[j].qs + 4 * s);
-            l = _mm512_dpbusd_epi32(l, _mm512_and_si512(v, m_lo), a);
-            all = _mm512_dpbusd_epi32(all, v, a);
-        }
-        lo[j] = l;
-        hi[j] = _mm512_srai_epi32(_mm512_sub_epi32(all, l), 4);
+        if (pf) pw__tile32_prefetch(rec + PW__Q4X_RECORD * j, PW__Q4X_RECORD);
+        q4x_dots(rec + PW__Q4X_RECORD * j, xb + j, &lo[j], &hi[j]);
     }
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j)
