@@ -51,6 +51,14 @@ typedef struct pw_bench_machine {
     int read_clean, peak_clean; /* undisturbed samples behind each figure (0: none was) */
 } pw_bench_machine;
 
+/* The ways a GEMV case's read ceiling reads its bytes (pw_bench_ceiling, below). */
+#define PW_BENCH_CEILING_WAYS 17
+/* Each way's median GB/s (0: not sampled), in the ceiling's order of ways (JSON
+ * "ceiling_ways", an object from way name to GB/s): what the fastest one was chosen from. */
+typedef struct pw_bench_ways {
+    double gbps[PW_BENCH_CEILING_WAYS];
+} pw_bench_ways;
+
 /* One matmul case. Ratios and pack_s are 0 where not measured. */
 typedef struct pw_bench_result {
     int gemm;              /* 0: GEMV (n == 1, weights flushed before each run), 1: GEMM */
@@ -64,6 +72,7 @@ typedef struct pw_bench_result {
     double fraction;       /* GEMV: of the case's own read ceiling; GEMM: of its own int8 peak */
     double ceiling_gbps;   /* GEMV: the same bytes streamed, sampled between the kernel's runs */
     const char *ceiling_way; /* GEMV: the fastest way of that read (pw_bench_ceiling_finish) */
+    pw_bench_ways ceiling_ways; /* GEMV: every way's figure, the fastest chosen from them */
     double machine_fraction; /* of the machine section's figure (context): GEMV its read
                                 bandwidth, GEMM its int8 peak */
     double peak_gops;      /* GEMM: the int8 peak loop, sampled between the kernel's runs */
@@ -275,7 +284,6 @@ size_t pw_bench_read_buffer_bytes(const pw_bench_options *o);
  * flagged, never reported as a result.
  */
 #define PW_BENCH_CEILING_SLACK 1.02
-#define PW_BENCH_CEILING_WAYS 17
 typedef struct pw_bench_ceiling {
     uint8_t *buffer;   /* its own (pw_bench_ceiling_init), or NULL (a tracker's blocks) */
     size_t bytes;      /* read per sample and way: the pieces' bytes */
@@ -310,11 +318,17 @@ double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *ker
 void pw_bench_ceiling_free(pw_bench_ceiling *c);
 /* A GEMV case's figures from its ceiling (which is freed): *ceiling_gbps, *fraction (of it),
  * *invalid (fraction above PW_BENCH_CEILING_SLACK), *machine_fraction (of m's read
- * bandwidth; m may be NULL) and *way, the fastest way's name (static; JSON
- * "ceiling_way", "none" when no sample was taken). */
+ * bandwidth; m may be NULL), *way, the fastest way's name (static; JSON
+ * "ceiling_way", "none" when no sample was taken) and *ways, every way's figure. */
 void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
                              double *ceiling_gbps, double *fraction, int *invalid,
-                             double *machine_fraction, const char **way);
+                             double *machine_fraction, const char **way, pw_bench_ways *ways);
+/* Way w's name (JSON "ceiling_way"; "none" out of range). */
+const char *pw_bench_ceiling_way_name(int way);
+/* A JSON row's ceiling fields, each after a comma: "ceiling_gbps", "ceiling_valid",
+ * "ceiling_way", "machine_fraction" and "ceiling_ways". */
+void pw_bench_print_ceiling_json(double ceiling_gbps, int invalid, const char *way,
+                                 double machine_fraction, const pw_bench_ways *ways);
 
 /*
  * A GEMM case's own int8 peak: the machine section's loop (the ISA level's own

@@ -540,14 +540,17 @@ double pw_bench_ceiling_kernel_median(pw_bench_ceiling *c, pw_bench_sampler *ker
     return pw_bench_sample_median_of(kernel, c->clean);
 }
 
-/* The fastest way (-1 when no sample was taken) and its GB/s in *gbps. */
-static int fastest_way(pw_bench_ceiling *c, double *gbps) {
+/* The fastest way (-1 when no sample was taken), its GB/s in *gbps and every way's in
+ * *ways (when not NULL). */
+static int fastest_way(pw_bench_ceiling *c, double *gbps, pw_bench_ways *ways) {
     const int clean = c->clean != 0; /* -1 (no kernel median asked for): undisturbed when any */
     double best = 0;
     int at = -1;
     for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w) {
+        if (ways != NULL) ways->gbps[w] = 0;
         if (c->way[w].nall == 0) continue;
         const double g = (double)c->bytes / pw_bench_sample_median_of(&c->way[w], clean) * 1e-9;
+        if (ways != NULL) ways->gbps[w] = g;
         if (g > best) {
             best = g;
             at = w;
@@ -575,10 +578,14 @@ void pw_bench_ceiling_free(pw_bench_ceiling *c) {
     memset(c, 0, sizeof *c);
 }
 
+const char *pw_bench_ceiling_way_name(int way) {
+    return way >= 0 && way < PW_BENCH_CEILING_WAYS ? ceiling_ways[way].name : "none";
+}
+
 void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_bench_machine *m,
                              double *ceiling_gbps, double *fraction, int *invalid,
-                             double *machine_fraction, const char **way) {
-    const int w = fastest_way(c, ceiling_gbps);
+                             double *machine_fraction, const char **way, pw_bench_ways *ways) {
+    const int w = fastest_way(c, ceiling_gbps, ways);
     *way = w >= 0 ? ceiling_ways[w].name : "none";
     pw_bench_ceiling_free(c);
     *machine_fraction = m != NULL && m->read_gbps > 0 ? weight_gbps / m->read_gbps : 0;

@@ -314,7 +314,8 @@ static int time_case(bench *b, pw_weight *h, const weight *w, const float *x, fl
                              &c->machine_fraction);
     } else {
         pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
-                                &c->ceiling_invalid, &c->machine_fraction, &c->ceiling_way);
+                                &c->ceiling_invalid, &c->machine_fraction, &c->ceiling_way,
+                                &c->ceiling_ways);
     }
     return PW_EXIT_OK;
 }

@@ -25,6 +25,7 @@ typedef struct qc4w_case {
     double median_s, gflops, weight_gbps, fraction, pack_s;
     double ceiling_gbps, machine_fraction; /* as pw_bench_result's */
     const char *ceiling_way;               /* as pw_bench_result's */
+    pw_bench_ways ceiling_ways;            /* as pw_bench_result's */
     double peak_gops;                      /* GEMM: as pw_bench_result's */
     int ceiling_invalid;
     uint64_t weight_bytes;
@@ -41,9 +42,8 @@ static void print_json(const qc4w_case *c) {
            c->weight_bytes, c->pack_s, 1e9 * c->pack_s / ((double)c->out * (double)c->in),
            c->clean_reps);
     if (!c->gemm)
-        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"ceiling_way\":\"%s\","
-               "\"machine_fraction\":%.6g",
-               c->ceiling_gbps, c->ceiling_invalid ? "false" : "true", c->ceiling_way, c->machine_fraction);
+        pw_bench_print_ceiling_json(c->ceiling_gbps, c->ceiling_invalid, c->ceiling_way,
+                                    c->machine_fraction, &c->ceiling_ways);
     else
         printf(",\"peak_gops\":%.6g,\"peak_valid\":%s,\"machine_fraction\":%.6g", c->peak_gops,
                c->ceiling_invalid ? "false" : "true", c->machine_fraction);
@@ -213,7 +213,8 @@ static int run_shape(pw_context *ctx, const pw_bench_options *o, const pw_bench_
                                  &c->machine_fraction);
         } else {
             pw_bench_ceiling_finish(&ceiling, c->weight_gbps, m, &c->ceiling_gbps, &c->fraction,
-                                    &c->ceiling_invalid, &c->machine_fraction, &c->ceiling_way);
+                                    &c->ceiling_invalid, &c->machine_fraction, &c->ceiling_way,
+                                    &c->ceiling_ways);
         }
         if (o->json) print_json(c);
     }

@@ -17,6 +17,17 @@ void pw_bench_print_machine_json(const pw_bench_machine *m) {
            m->threads, json_num(m->int8_gops), m->peak_isa, m->peak_clean);
 }
 
+void pw_bench_print_ceiling_json(double ceiling_gbps, int invalid, const char *way,
+                                 double machine_fraction, const pw_bench_ways *ways) {
+    printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"ceiling_way\":\"%s\","
+           "\"machine_fraction\":%.6g,\"ceiling_ways\":{",
+           json_num(ceiling_gbps), invalid ? "false" : "true", way != NULL ? way : "none",
+           json_num(machine_fraction));
+    for (int w = 0; w < PW_BENCH_CEILING_WAYS; ++w)
+        printf("%s\"%s\":%.6g", w > 0 ? "," : "", pw_bench_ceiling_way_name(w), json_num(ways->gbps[w]));
+    printf("}");
+}
+
 void pw_bench_print_case_json(const pw_bench_result *c) {
     /* The fields up to "fraction" are the contract, in this order; the rest are extras. */
     printf("{\"kind\":\"%s\",\"format\":\"%s\",\"kernel\":\"%s\",\"out\":%" PRId64 ",\"in\":%" PRId64
@@ -30,10 +41,8 @@ void pw_bench_print_case_json(const pw_bench_result *c) {
     printf(",\"policy\":\"%s\",\"packed_bytes\":%" PRIu64 ",\"layout\":\"%s\"",
            pw_memory_policy_name(c->policy), c->packed_bytes, c->layout);
     if (!c->gemm)
-        printf(",\"ceiling_gbps\":%.6g,\"ceiling_valid\":%s,\"ceiling_way\":\"%s\","
-               "\"machine_fraction\":%.6g",
-               json_num(c->ceiling_gbps), c->ceiling_invalid ? "false" : "true",
-               c->ceiling_way != NULL ? c->ceiling_way : "none", json_num(c->machine_fraction));
+        pw_bench_print_ceiling_json(c->ceiling_gbps, c->ceiling_invalid, c->ceiling_way,
+                                    c->machine_fraction, &c->ceiling_ways);
     else
         printf(",\"peak_gops\":%.6g,\"peak_valid\":%s,\"machine_fraction\":%.6g", json_num(c->peak_gops),
                c->ceiling_invalid ? "false" : "true", json_num(c->machine_fraction));

@@ -20,9 +20,9 @@
  * "machine_fraction" is the same against the machine section's read.
  *
  * JSON: {"kind":"step","format":F,"layers":L,"threads":T,"tokens_per_s":..,
- *        "weight_gbps":..,"ceiling_gbps":..,"fraction":..,"ceiling_valid":..,"ceiling_way":..,
- *        "machine_fraction":..,"layer_us":..,"separate_layer_us":..,
- *        "saving_us_per_layer":..,"weight_bytes":..,"clean_reps":..}
+ *        "weight_gbps":..,"fraction":..,"ceiling_gbps":..,"ceiling_valid":..,"ceiling_way":..,
+ *        "machine_fraction":..,"ceiling_ways":{way:GB/s,..},"layer_us":..,"separate_layer_us":..,
+ *        "saving_us_per_layer":..,"weight_bytes":..,"clean_reps":..,"spin_wait":..}
  */
 #include "bench.h"
 #include "cli.h"
@@ -330,18 +330,19 @@ int pw_bench_step(const pw_bench_options *o, pw_bench_results *r) {
             double ceil_gbps, frac, mfrac;
             int invalid;
             const char *way;
-            pw_bench_ceiling_finish(&ceiling, gbps, mach, &ceil_gbps, &frac, &invalid, &mfrac, &way);
+            pw_bench_ways ways;
+            pw_bench_ceiling_finish(&ceiling, gbps, mach, &ceil_gbps, &frac, &invalid, &mfrac, &way,
+                                    &ways);
             const double layer_us = ta / layers * 1e6, sep_us = tb / layers * 1e6;
-            if (o->json)
+            if (o->json) {
                 printf("{\"kind\":\"step\",\"format\":\"%s\",\"layers\":%d,\"threads\":%d,"
-                       "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"ceiling_gbps\":%.6g,\"fraction\":%.6g,"
-                       "\"ceiling_valid\":%s,\"ceiling_way\":\"%s\",\"machine_fraction\":%.6g,\"layer_us\":%.6g,"
-                       "\"separate_layer_us\":%.6g,\"saving_us_per_layer\":%.6g,\"weight_bytes\":%" PRIu64
-                       ",\"clean_reps\":%d,\"spin_wait\":%d}\n",
-                       variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, ceil_gbps, frac,
-                       invalid ? "false" : "true", way, mfrac, layer_us, sep_us, sep_us - layer_us,
-                       m.weight_bytes, sa.nclean, o->spin_wait);
-            else
+                       "\"tokens_per_s\":%.6g,\"weight_gbps\":%.6g,\"fraction\":%.6g",
+                       variant_name(variants[vi]), layers, t, 1.0 / ta, gbps, frac);
+                pw_bench_print_ceiling_json(ceil_gbps, invalid, way, mfrac, &ways);
+                printf(",\"layer_us\":%.6g,\"separate_layer_us\":%.6g,\"saving_us_per_layer\":%.6g,"
+                       "\"weight_bytes\":%" PRIu64 ",\"clean_reps\":%d,\"spin_wait\":%d}\n",
+                       layer_us, sep_us, sep_us - layer_us, m.weight_bytes, sa.nclean, o->spin_wait);
+            } else
                 printf("%-7s %2d %12.2f %10.1f %10.2f %10.2f %8.1f%%%s %12.1f %12.1f\n",
                        variant_name(variants[vi]), t, 1.0 / ta, layer_us, gbps, ceil_gbps, 100.0 * frac,
                        invalid ? "!" : " ", sep_us, sep_us - layer_us);
