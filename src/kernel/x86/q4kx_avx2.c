@@ -70,6 +70,21 @@
  *   avxvnni 53-62% (avx512vnni 51-64% of its own). The row-major kernels
  *   these replace measured GEMV 49% (avx2) / 53% (avxvnni), GEMM 16%.
  *
+ * Why the cold GEMV sits at 0.80-0.85 of the read at both levels on Zen 5, not above
+ * 0.85: the record function itself computes barely faster than one core reads memory.
+ * A scratch harness (this file included, q4kxa_steps over 48 records in L2, best of
+ * 2000 passes, rdtsc at 2.096 GHz; an AMD EPYC Zen 5 VM, load average 1-2): avxvnni
+ * 161-163 ticks a record (4608 bytes: 60 GB/s), avx2 217-220 (44.6 GB/s), against
+ * 40-42 GB/s that one core reads from memory there. Split by cutting the function
+ * short: avxvnni the 64 steps alone 98-112 ticks (256 vpdpbusd, two a cycle, latency
+ * 4: near their bound), q4kxa_decode +30, the scale products, mins and finish +34;
+ * avx2 the steps 164 (15 vector operations a step, over four ALU pipes: its bound),
+ * decode +36, the rest +20. Through the API ([256, 4096] in L2, 1 thread, best of
+ * 2000 calls, the activations' quantization included) avxvnni 48.7 GB/s, avx2 40.7.
+ * Tried and not kept: the VNNI steps over eight chains (even and odd steps apart, so
+ * that the vpdpbusd latency hides within a sub-block): 166 ticks against 95-98, the
+ * dots then spilled.
+ *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes
  * are computed and not stored.
  */
