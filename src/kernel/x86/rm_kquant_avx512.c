@@ -502,6 +502,16 @@ RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
  * 76-86 / 77-80 / 81-88, Q6_K 71-87 / 80-85 / 83-86 (2048 lower than 4096 throughout:
  * Q4_K 70-76, Q6_K 69-71 on 1 thread). */
 #define K_IBM_PF_ZEN5 8192
+/* And Q6_K there two columns at a time, not four: the same VM, --layout kernel --policy
+ * in_place --formats Q6_K (with Q4_K, Q5_K, TQ2_0) --shapes 11008x4096,4096x4096 --batch 1
+ * --threads 1,2, one scratch build choosing at run time, six rounds of each in turn,
+ * fraction of the read, [11008, 4096] / [4096, 4096], 1 thread: four columns 70.8-84.0 /
+ * 72.1-80.6%, two 69.9-94.0 / 88.2-91.5 (below 80 only in the slow spell that took every
+ * choice down), one 80.5-95.8 / 88.7-94.1; 2 threads 80.1-84.5 / 68.8-76.4, 71.2-91.9 /
+ * 71.1-80.4, 72.3-86.8 / 74.5-81.6. Q4_K, Q5_K and TQ2_0 were no better with one or two
+ * columns (Q4_K 1 thread 87-91 / 82-85 with four, 62-91 / 61-86 with one or two). */
+#define K_IBM_S_ZEN5_Q6_K 2
+_Static_assert(K_IBM_S_ZEN5_Q6_K <= K_IBM_S, "k_ibm_span sizes its arrays by K_IBM_S");
 /* Lane r of the result: the sum of lanes 4j + r of v (j = 0..3). */
 RM_INLINE __m128 k_lanes_sum(__m512 v) {
     v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -513,8 +523,7 @@ RM_INLINE __m128 k_lanes_sum(__m512 v) {
  * time, each quad's sums added to y after each group (y holds the partial sums between
  * groups). */
 RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0, int64_t i1,
-                          int fmt, size_t lead) {
-    const int S = K_IBM_S;
+                          int fmt, size_t lead, const int S) {
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     const size_t rs = (size_t)w->strides[0] * bb, bs = (size_t)w->strides[1] * bb;
@@ -566,11 +575,13 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
     }
 }
 
+/* S (at most K_IBM_S, a constant once inlined) columns at a time, pf bytes prefetched
+ * ahead over all of them. */
 RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
-                         int fmt, const int pf) {
+                         int fmt, const int pf, const int S) {
     for (int64_t o = o0; o < o1; o += K_IBM_SPAN)
         k_ibm_span(c, o, o1 - o < K_IBM_SPAN ? (int)(o1 - o) : K_IBM_SPAN, i0, i1, fmt,
-                   (size_t)pf / K_IBM_S);
+                   (size_t)pf / (size_t)S, S);
 }
 
 #define RM_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
@@ -596,11 +607,13 @@ RM_INLINE void k_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i
     static void ibm_##name_(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,       \
                             int64_t i1) {                                                   \
         if (__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED))                         \
-            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN4);                                \
-        else if (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))                       \
-            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN5);                                \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN4, K_IBM_S);                       \
+        else if (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED) && k_ == K_Q6_K)          \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN5, K_IBM_S_ZEN5_Q6_K);             \
+        else if (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))                          \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF_ZEN5, K_IBM_S);                       \
         else                                                                                \
-            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF);                                     \
+            k_ibm_run(c, o0, o1, i0, i1, k_, K_IBM_PF, K_IBM_S);                            \
     }                                                                                       \
     const pw__kernel pw__k_##name_##_rm_avx512vnni = {                                      \
         .info = RM_INFO(fmt_, id, nr, "rm", PW_LAYOUT_BLOCKED_ROW_MAJOR, "row_major"),      \
