@@ -586,7 +586,7 @@ void pw_bench_ceiling_finish(pw_bench_ceiling *c, double weight_gbps, const pw_b
                              double *ceiling_gbps, double *fraction, int *invalid,
                              double *machine_fraction, const char **way, pw_bench_ways *ways) {
     const int w = fastest_way(c, ceiling_gbps, ways);
-    *way = w >= 0 ? ceiling_ways[w].name : "none";
+    *way = pw_bench_ceiling_way_name(w);
     pw_bench_ceiling_free(c);
     *machine_fraction = m != NULL && m->read_gbps > 0 ? weight_gbps / m->read_gbps : 0;
     *fraction = *ceiling_gbps > 0 ? weight_gbps / *ceiling_gbps : 0;
