@@ -423,6 +423,13 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int nea
         (done_) = part_ * (size_t)(streams_);                                               \
     } while (0)
 uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams);
+/* The sum of n 32-bit lanes (a read's accumulator, stored) as unsigned: added as int, the
+ * lanes may overflow (UBSan). */
+static inline uint64_t pw_bench_lanes_sum(const uint32_t *lanes, int n) {
+    uint64_t sum = 0;
+    for (int i = 0; i < n; ++i) sum += lanes[i];
+    return sum;
+}
 #if defined(__x86_64__)
 double pw_bench_int8_avx2(uint64_t iters);
 double pw_bench_int8_avxvnni(uint64_t iters);

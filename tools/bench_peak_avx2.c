@@ -132,9 +132,7 @@ uint64_t pw_bench_read_records_avx2(const void *p, size_t bytes, int streams) {
     PW_BENCH_RECORDS(record256, acc, b, bytes, streams, done);
     for (size_t r = done; r + 32 <= bytes; r += 32)
         acc = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(b + r)));
-    uint32_t lanes[8]; /* summed here as unsigned: the int lanes' sum may wrap */
+    uint32_t lanes[8];
     _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
-    uint64_t sum = 0;
-    for (int i = 0; i < 8; ++i) sum += lanes[i];
-    return sum;
+    return pw_bench_lanes_sum(lanes, 8);
 }

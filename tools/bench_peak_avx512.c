@@ -101,9 +101,7 @@ uint64_t pw_bench_read_records_avx512(const void *p, size_t bytes, int streams) 
     PW_BENCH_RECORDS(record512, acc, b, bytes, streams, done);
     for (size_t r = done; r + 64 <= bytes; r += 64)
         acc = _mm512_add_epi32(acc, _mm512_loadu_si512(b + r));
-    uint32_t lanes[16]; /* summed here as unsigned: the int lanes' sum may wrap */
+    uint32_t lanes[16];
     _mm512_storeu_si512(lanes, acc);
-    uint64_t sum = 0;
-    for (int i = 0; i < 16; ++i) sum += lanes[i];
-    return sum;
+    return pw_bench_lanes_sum(lanes, 16);
 }
