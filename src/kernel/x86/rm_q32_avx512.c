@@ -370,6 +370,14 @@ RM_INLINE void q32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
  * 81-83 / 73; [4096, 4096]: Q4_0 78-81 / 73-75 against 77 / 67-70, IQ4_NL 80-81 /
  * 72-78 against 79-80 / 67-70. */
 #define IBM_KC_ZEN5 4
+/* and their prefetch distance there: one scratch build choosing at run time, --layout
+ * kernel --policy in_place --formats Q4_0, four rounds in turn, 1 thread, [11008, 4096] /
+ * [4096, 4096]: 1 KiB (with the groups' prefetch below) 77.6-85.1 / 75.1-80.8%, 2 KiB
+ * 80.8-86.8 / 75.8-82.7, 1 KiB with a sixth line per group as before 78.0-80.7 /
+ * 74.4-76.6; 2 threads level (64-78 / 68-75 each); 4 and 8 KiB lower (71.5-80.7, 53.6-64.6);
+ * IQ4_NL at 2 KiB against 1 KiB, 1 thread, 80.0-88.3 / 80.0-86.4 against 80.7-84.6 /
+ * 71.6-81.5. */
+#define IBM_PF_ZEN5 2048
 _Static_assert(IBM_KC_ZEN5 <= IBM_KC, "ibm_rows sizes its activations by IBM_KC");
 #define IBM_SPAN (1 << 20) /* most rows of one ibm_rows call: int arithmetic inside */
 #define IBM_RB_GROUPS 8192 /* most rows per pass of Q4_0/IQ4_NL groups (sums: 32 KiB) */
@@ -560,7 +568,10 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     const int zen4_long = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) &&
                           rows >= IBM_LONG_RUN;
-    const size_t dist = !zen4_long ? IBM_PF : fmt == Q32_Q8_0 ? 0 : IBM_PF_ZEN4;
+    const int zen5_groups = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
+    const size_t dist = zen4_long ? (fmt == Q32_Q8_0 ? 0 : IBM_PF_ZEN4)
+                        : zen5_groups ? IBM_PF_ZEN5
+                                      : IBM_PF;
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
     const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
     for (int64_t b0 = 0; b0 < nb; b0 += KC) {
@@ -574,8 +585,11 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
                 const uint8_t *pf = ibm_ahead(base, col, (size_t)gi * 4 * ub, run, b0, nb, bs, dist, KC);
 #pragma GCC unroll 8
                 for (int k = 0; k < KC; ++k) {
+                    /* five lines from pf: the next group's start where this one's ends,
+                     * so every line of the run is met (a sixth, as the pairs below
+                     * take, was 2-5 points slower on Zen 5: see IBM_PF_ZEN5) */
                     if (pf != NULL)
-                        for (size_t l = 0; l < 4 * ub + 64; l += 64)
+                        for (size_t l = 0; l < 4 * ub; l += 64)
                             pw__x86_prefetch_line(pf + k * bs + l, l2);
                     acc = ibm_group_step(col + k * bs, &act[k], fmt, acc);
                 }
