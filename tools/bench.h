@@ -423,8 +423,9 @@ uint64_t pw_bench_read_scalar(const void *p, size_t bytes, int prefetch, int nea
         (done_) = part_ * (size_t)(streams_);                                               \
     } while (0)
 uint64_t pw_bench_read_records_scalar(const void *p, size_t bytes, int streams);
-/* The sum of n 32-bit lanes (a read's accumulator, stored) as unsigned: added as int, the
- * lanes may overflow (UBSan). */
+/* The sum of n 32-bit lanes of a read's final accumulator, stored (the x86 reads' sink,
+ * which keeps their loads live; its value means nothing): added as unsigned, as int
+ * lanes the sum may overflow (UBSan). */
 static inline uint64_t pw_bench_lanes_sum(const uint32_t *lanes, int n) {
     uint64_t sum = 0;
     for (int i = 0; i < n; ++i) sum += lanes[i];

@@ -93,9 +93,10 @@ uint64_t pw_bench_read_avx2(const void *p, size_t bytes, int prefetch, int near,
             s2 = _mm256_add_epi64(s2, c);
             s3 = _mm256_add_epi64(s3, d);
         }
-    const __m256i s = _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3));
-    const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    return (uint64_t)_mm_cvtsi128_si64(h) + (uint64_t)_mm_extract_epi64(h, 1);
+    uint32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)(void *)lanes,
+                        _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3)));
+    return pw_bench_lanes_sum(lanes, 8);
 }
 
 /* One PW_BENCH_RECORD-byte record (bench.h), each line's two halves added into one

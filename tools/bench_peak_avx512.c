@@ -66,10 +66,9 @@ uint64_t pw_bench_read_avx512(const void *p, size_t bytes, int prefetch, int nea
             s2 = _mm512_add_epi64(s2, c);
             s3 = _mm512_add_epi64(s3, d);
         }
-    uint64_t lanes[8], sum = 0;
+    uint32_t lanes[16];
     _mm512_storeu_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3)));
-    for (int i = 0; i < 8; ++i) sum += lanes[i];
-    return sum;
+    return pw_bench_lanes_sum(lanes, 16);
 }
 
 /* One PW_BENCH_RECORD-byte record (bench.h); pf: prefetch a record's worth further on. */
