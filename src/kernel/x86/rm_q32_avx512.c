@@ -549,10 +549,11 @@ RM_INLINE void ibm_pairs4_to_y(float *y, const __m512 acc[4], int add) {
  * Q8_0 four pairs, then pairs) sums its run of the KC columns in a register and
  * adds it to its partial sums (the groups' on the stack, the others' in y), so the
  * weight is read as KC sequential streams, each the rows' bytes of one column in
- * order.
+ * order. zen5: Q4_0/IQ4_NL on Zen 5 (ibm_run), which read IBM_KC_ZEN5 columns at a time
+ * IBM_PF_ZEN5 ahead.
  */
 RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt,
-                        const int KC) {
+                        int zen5, const int KC) {
     const pw_view *w = c->w;
     const size_t bb = q32_block_bytes(fmt);
     const int unit = ibm_unit(fmt);
@@ -568,10 +569,9 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
     const int l2 = __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     const int zen4_long = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) &&
                           rows >= IBM_LONG_RUN;
-    const int zen5_groups = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
     const size_t dist = zen4_long ? (fmt == Q32_Q8_0 ? 0 : IBM_PF_ZEN4)
-                        : zen5_groups ? IBM_PF_ZEN5
-                                      : IBM_PF;
+                        : zen5    ? IBM_PF_ZEN5
+                                  : IBM_PF;
     /* Q4_0/IQ4_NL: whole groups of 16 rows by ibm_group_step, the rows after them by quads */
     const int groups = fmt != Q32_Q8_0 ? rows / 16 : 0, u0 = 4 * groups;
     for (int64_t b0 = 0; b0 < nb; b0 += KC) {
@@ -646,15 +646,15 @@ RM_INLINE void ibm_rows(const pw__mm_call *c, int64_t o, int rows, int64_t i, in
 RM_INLINE void ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                        int fmt) {
     const int span = fmt == Q32_Q8_0 ? IBM_SPAN : IBM_RB_GROUPS;
-    /* Q4_0/IQ4_NL four columns at once on Zen 5 (IBM_KC_ZEN5) */
-    const int four = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
+    /* Q4_0/IQ4_NL four columns at once on Zen 5 (IBM_KC_ZEN5), 2 KiB ahead (IBM_PF_ZEN5) */
+    const int zen5 = fmt != Q32_Q8_0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED);
     for (int64_t o = o0; o < o1; o += span) {
         const int rows = o1 - o < span ? (int)(o1 - o) : span;
         for (int64_t i = i0; i < i1; ++i) {
-            if (four)
-                ibm_rows(c, o, rows, i, fmt, IBM_KC_ZEN5);
+            if (zen5)
+                ibm_rows(c, o, rows, i, fmt, 1, IBM_KC_ZEN5);
             else
-                ibm_rows(c, o, rows, i, fmt, IBM_KC);
+                ibm_rows(c, o, rows, i, fmt, 0, IBM_KC);
         }
     }
 }
