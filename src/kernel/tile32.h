@@ -342,23 +342,25 @@ static inline __attribute__((always_inline)) void pw__streams_at(const pw__strea
 /* Step st's nb records of record_bytes for one activation row x (blocks of xb_bytes),
  * part s into acc[s]: record b of every part in turn when all S parts are live, part
  * after part in the last part's tail, so the common loop has no branch per record.
- * block(rec, xb, pf, acc) is the ISA loop's record function; pf says whether
- * rec + pf_ahead + a record is still inside the buffer. */
-#define PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, pf_ahead, block, acc)          \
+ * block(rec, xb, pf, acc) is the ISA loop's record function; pf is pf_code (nonzero)
+ * where rec + pf_ahead + a record is still inside the buffer, else 0. */
+#define PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, pf_ahead, pf_code, block, acc) \
     do {                                                                                        \
         if ((st).live == (S)) {                                                                 \
             for (int64_t b_ = 0; b_ < (nb); ++b_) {                                             \
                 const uint64_t rb_ = (uint64_t)b_ * (record_bytes);                             \
                 _Pragma("GCC unroll 8") for (int s_ = 0; s_ < (S); ++s_)                        \
                     block((st).tile[s_] + rb_, (x) + (size_t)b_ * (xb_bytes),                   \
-                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_], (acc)[s_]);       \
+                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_] ? (pf_code) : 0,   \
+                          (acc)[s_]);                                                           \
             }                                                                                   \
         } else {                                                                                \
             for (int s_ = 0; s_ < (st).live; ++s_)                                              \
                 for (int64_t b_ = 0; b_ < (nb); ++b_) {                                         \
                     const uint64_t rb_ = (uint64_t)b_ * (record_bytes);                         \
                     block((st).tile[s_] + rb_, (x) + (size_t)b_ * (xb_bytes),                   \
-                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_], (acc)[s_]);       \
+                          rb_ + (pf_ahead) + (record_bytes) <= (st).left[s_] ? (pf_code) : 0,   \
+                          (acc)[s_]);                                                           \
                 }                                                                               \
         }                                                                                       \
     } while (0)

@@ -91,7 +91,7 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     __m512i dot[2][8];
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
-        if (pf) pw__tile32_prefetch(rec + Q4KX_PF_CHUNK * t, Q4KX_PF_CHUNK);
+        if (pf) pw__tile32_prefetch_pf(rec + Q4KX_PF_CHUNK * t, Q4KX_PF_CHUNK, pf);
         __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int s = 8 * t; s < 8 * t + 8; ++s) {

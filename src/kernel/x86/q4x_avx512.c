@@ -60,7 +60,7 @@ Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, _
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch_near(rec, PW__Q4X_RECORD);
+    if (pf) pw__tile32_prefetch_near_pf(rec, PW__Q4X_RECORD, pf);
     __m512i lo, hi;
     q4x_dots(rec, xb, &lo, &hi);
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
@@ -76,7 +76,7 @@ Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
     __m512i lo[8], hi[8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-        if (pf) pw__tile32_prefetch(rec + PW__Q4X_RECORD * j, PW__Q4X_RECORD);
+        if (pf) pw__tile32_prefetch_pf(rec + PW__Q4X_RECORD * j, PW__Q4X_RECORD, pf);
         q4x_dots(rec + PW__Q4X_RECORD * j, xb + j, &lo[j], &hi[j]);
     }
 #pragma GCC unroll 8

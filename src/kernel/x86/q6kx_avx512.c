@@ -82,7 +82,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
 #pragma GCC unroll 2
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q6KX_SUB * s;
-        if (pf) pw__tile32_prefetch(sub, PW__Q6KX_SUB);
+        if (pf) pw__tile32_prefetch_pf(sub, PW__Q6KX_SUB, pf);
         __m512i v[4], g[2];
         for (int i = 0; i < 4; ++i) v[i] = _mm512_loadu_si512(sub + 64 * i);
         for (int i = 0; i < 2; ++i) g[i] = _mm512_loadu_si512(sub + PW__Q6KX_HIGH + 64 * i);
@@ -104,7 +104,7 @@ Q6KX_INLINE void q6kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
         ys[s] = _mm512_add_epi32(_mm512_srai_epi32(q, 4), _mm512_srai_epi32(r, 2));
     }
     if (pf)
-        pw__tile32_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        pw__tile32_prefetch_pf(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES, pf);
     __m512i sx = _mm512_setzero_si512(), sy = _mm512_setzero_si512();
 #pragma GCC unroll 16
     for (int s = 0; s < 16; ++s) {

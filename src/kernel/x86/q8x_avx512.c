@@ -55,7 +55,7 @@
  * the same way, measured no change: 91.7-99.0 against 92.3-96.9. */
 Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch_near(rec, PW__Q8X_RECORD);
+    if (pf) pw__tile32_prefetch_near_pf(rec, PW__Q8X_RECORD, pf);
     __m512i w[16];
     pw__tile32_load_lines8(rec, w, _mm512_setzero_si512());
     pw__tile32_load_lines8(rec + 512, w + 8, w[7]);
@@ -91,7 +91,7 @@ Q8X_INLINE void q8x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * arithmetic, not the loads, is what changed. */
 Q8X_INLINE void q8x_block_ymm(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch(rec, PW__Q8X_RECORD);
+    if (pf) pw__tile32_prefetch_pf(rec, PW__Q8X_RECORD, pf);
     const __m256i c = _mm256_set1_epi32(-128 * xb->sum);
     __m256i dq[4] = {c, c, c, c};
 #pragma GCC unroll 8

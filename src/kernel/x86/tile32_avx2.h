@@ -114,7 +114,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
             __m256 acc[2][4];
             for (int s = 0; s < 2; ++s)
                 for (int q = 0; q < 4; ++q) acc[s][q] = _mm256_setzero_ps();
-            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, block, acc);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, 1, block, acc);
             for (int s = 0; s < st.live; ++s)
                 pw__t32a_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }

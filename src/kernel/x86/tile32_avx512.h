@@ -5,10 +5,12 @@
  * tile takes the same path. A family brings only its record function:
  *
  *   block(rec, xb, pf, acc): acc[0] (rows 0..15), acc[1] (rows 16..31) += the
- *   f32 dots of record rec with activation block xb; pf says whether
+ *   f32 dots of record rec with activation block xb; pf is nonzero where
  *   rec + pw__tile32_ahead() + a record is still inside the packed buffer, so the
- *   function may prefetch its share of the stream that far ahead
- *   (pw__tile32_prefetch, tile32_prefetch.h).
+ *   function may prefetch its share of the stream that far ahead: it is then the
+ *   call's prefetch settings, read once (pw__tile32_pf_code), which the function
+ *   passes to pw__tile32_prefetch_pf or pw__tile32_prefetch_near_pf
+ *   (tile32_prefetch.h).
  *
  * pw__tile32_run is always inlined into the kernel with a constant block
  * function, which the compiler inlines in turn: no call per record.
@@ -127,6 +129,7 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
                pw__tile32_block_fn block, const int S, const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
     const uint64_t ahead = pw__tile32_ahead(hw);
+    const int pfc = pw__tile32_pf_code();
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;
@@ -136,7 +139,7 @@ pw__tile32_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t
             __m512 acc[PW__STREAMS_MAX][2];
 #pragma GCC unroll 8
             for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = _mm512_setzero_ps();
-            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, block, acc);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, pfc, block, acc);
             for (int s = 0; s < st.live; ++s)
                 pw__tile32_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }
