@@ -225,7 +225,7 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
         if (pf) {
-            pw__tile32_prefetch(rec + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+            pw__tile32_prefetch_pf(rec + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK, pf);
         }
         __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                           _mm256_setzero_si256()};

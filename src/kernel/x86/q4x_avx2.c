@@ -95,7 +95,7 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
 Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) {
-        pw__tile32_prefetch(rec, PW__Q4X_RECORD);
+        pw__tile32_prefetch_pf(rec, PW__Q4X_RECORD, pf);
     }
     __m256i dot[4];
     q4xa_dots(rec, xb, dot);

@@ -193,7 +193,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
         for (int s = 0; s < 16; ++s) {
             const uint8_t *sub = rec + PW__Q6KX_SUB * s;
             if (pf) {
-                pw__tile32_prefetch(sub, PW__Q6KX_SUB);
+                pw__tile32_prefetch_pf(sub, PW__Q6KX_SUB, pf);
             }
             const int8_t *xs = xb->qs + 16 * s;
             const __m256i xv = x16 ? pw__t32a_bcast16(xs) : _mm256_setzero_si256();
@@ -223,7 +223,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
         for (int s = 0; s < 16; ++s) {
             const uint8_t *sub = rec + PW__Q6KX_SUB * s;
             if (pf) {
-                pw__tile32_prefetch(sub, PW__Q6KX_SUB);
+                pw__tile32_prefetch_pf(sub, PW__Q6KX_SUB, pf);
             }
             __m256i v[8], g[4]; /* the low loads, then the high ones, in address order */
             for (int k = 0; k < 8; ++k) v[k] = _mm256_loadu_si256((const __m256i *)(sub + 32 * k));
@@ -266,7 +266,7 @@ Q6KXA_INLINE void q6kxa_sums(const uint8_t *rec, const pw__q8_256 *xb, int pf, _
         }
     }
     if (pf)
-        pw__tile32_prefetch(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES);
+        pw__tile32_prefetch_pf(rec + PW__Q6KX_SCALES, PW__Q6KX_RECORD - PW__Q6KX_SCALES, pf);
 }
 
 /* GEMV record function (tile32_avx2.h). */

@@ -94,7 +94,7 @@ Q8XA_INLINE __m256i q8xa_dot2(__m256i acc, __m256i m, __m256i w, __m256i a) {
 Q8XA_INLINE void q8xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) {
-        pw__tile32_prefetch(rec, PW__Q8X_RECORD);
+        pw__tile32_prefetch_pf(rec, PW__Q8X_RECORD, pf);
     }
     __m256i dot[4];
     if (PW__VNNI) {

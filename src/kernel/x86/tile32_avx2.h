@@ -5,10 +5,11 @@
  * then this header, and brings only its record functions:
  *
  * GEMV   block(rec, xb, pf, acc): acc[q] (rows 8q .. 8q+7 of the tile, q = 0..3) +=
- *        the f32 dots of record rec with activation block xb; pf says whether
+ *        the f32 dots of record rec with activation block xb; pf is nonzero where
  *        rec + pw__tile32_ahead() + a record is still inside the packed buffer, so the
- *        function may prefetch its share of the stream that far ahead
- *        (pw__tile32_prefetch, tile32_prefetch.h).
+ *        function may prefetch its share of the stream that far ahead: it is then the
+ *        call's prefetch settings, read once (pw__tile32_pf_code), which the function
+ *        passes to pw__tile32_prefetch_pf (tile32_prefetch.h).
  *
  * GEMM   block(rec, x, acc, mr): kernel/tile32_gemm.h's loop (f32 sums in an L1
  *        buffer: with 16 ymm registers the 32 sums of a row do not stay in
@@ -105,6 +106,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
                                   const int hw) {
     const int64_t nb = c->pack_desc->in / block_values;
     const uint64_t ahead = pw__tile32_ahead(hw);
+    const int pfc = pw__tile32_pf_code();
     const pw__streams p = pw__tile32_streams_begin(c, o0, o1, S);
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_step st;
@@ -114,7 +116,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
             __m256 acc[2][4];
             for (int s = 0; s < 2; ++s)
                 for (int q = 0; q < 4; ++q) acc[s][q] = _mm256_setzero_ps();
-            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, 1, block, acc);
+            PW__STREAMS_RECORDS(st, S, nb, record_bytes, x, xb_bytes, ahead, pfc, block, acc);
             for (int s = 0; s < st.live; ++s)
                 pw__t32a_store(c->y + i * c->ldy + st.t0[s], acc[s], st.rows[s]);
         }

@@ -275,16 +275,22 @@ static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const
                                                                            : pw__tile32_pf_dist());
 }
 
-/* The settings above as one int, read once per call by the AVX-512 GEMV loop
- * (pw__tile32_run) and passed to its record functions as their pf argument where they
- * prefetch (0 where they do not): the distance pw__tile32_pf_dist() (a multiple of 64)
- * with PW__PF_* in its low bits, so that a record reads no CPU setting (relaxed atomic
- * loads, which the compiler keeps inside the loop: four a record before). One build
- * switching between the two in alternate calls of one process (a [11008, 4096] or
- * [4096, 4096] weight evicted before each, 41 calls each, median GB/s, two rounds; AMD
- * EPYC Zen 5 VM): Q4_0 1 thread 34.5 -> 34.9, 32.8 -> 32.5 / 33.5 -> 33.8, 2 threads
- * 58.5 -> 59.4, 55.9 -> 58.8; Q4_K 1 thread 32.8 -> 33.9, 31.1 -> 32.3, [4096, 4096]
- * 33.2 -> 34.4, 33.3 -> 34.7; Q6_K and IQ4_NL level (within 1-3% either way). */
+/* The settings above as one int, read once per call by the GEMV loops (pw__tile32_run,
+ * tile32_avx512.h; pw__t32a_run, tile32_avx2.h) and passed to their record functions as
+ * their pf argument where they prefetch (0 where they do not): the distance
+ * pw__tile32_pf_dist() (a multiple of 64) with PW__PF_* in its low bits, so that a record
+ * reads no CPU setting (relaxed atomic loads, which the compiler keeps inside the loop:
+ * four a record before). One build switching between the two in alternate calls of one
+ * process (a [11008, 4096] weight evicted before each, 41 calls each, median GB/s, two
+ * rounds, before -> after; AMD EPYC Zen 5 VM, 1 thread / 2 threads):
+ *   avx512   Q4_0 34.5 -> 34.9, 32.8 -> 32.5 / 58.5 -> 59.4, 55.9 -> 58.8;
+ *            Q4_K 32.8 -> 33.9, 31.1 -> 32.3 / 56.2 -> 56.1, 56.1 -> 57.1;
+ *            Q6_K, IQ4_NL level (within 1-3% either way)
+ *   avxvnni  Q4_0 35.3 -> 36.7, 35.6 -> 36.6 / level; Q4_K 32.3 -> 34.4, 32.6 -> 34.4 /
+ *            54.8 -> 57.4, 55.7 -> 57.8; Q6_K 28.5 -> 32.8, 28.9 -> 32.5 / 60.8 -> 68.1,
+ *            60.9 -> 65.9; Q8_0 level
+ *   avx2     level (Q4_0 1 thread 33.5 -> 34.2, Q4_K 34.1 -> 33.4, Q6_K 35.2 -> 35.6).
+ * (On AVX-VNNI builds the records also asked pw__tile32_two_level(), Intel or not.) */
 #define PW__PF_L2 1   /* pw__x86_prefetch_l2 */
 #define PW__PF_TWO 2  /* pw__tile32_two_level() */
 #define PW__PF_ZEN5 4 /* pw__x86_zen5: pw__tile32_prefetch_near_pf's distance is PW__TILE32_PF_ZEN5 */
