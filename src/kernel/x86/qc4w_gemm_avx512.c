@@ -142,14 +142,15 @@ PW__INLINE void panel(const uint8_t *tile0, const uint8_t *tile1, int64_t chunks
 }
 
 /* Batch 1: one row, four chains (low/high nibbles of even/odd chunks); chunks is a multiple
- * of 4; pf: prefetch the stream (gemv_range). */
+ * of 4; pf: prefetch the stream with these settings (pw__tile32_pf_code), or 0 not to
+ * (gemv_range). */
 static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, int64_t kp,
                       uint8_t *y, int f16, __mmask16 mask, __m512 vmin, __m512 vmax, int pf) {
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
     for (int64_t j = 0; j < chunks; j += 2) {
-        if (pf) pw__tile32_prefetch_near(tile + 64 * j, 128);
+        if (pf) pw__tile32_prefetch_near_pf(tile + 64 * j, 128, pf);
         const __m512i r0 = _mm512_load_si512(tile + 64 * j);
         const __m512i r1 = _mm512_load_si512(tile + 64 * j + 64);
         a0 = _mm512_dpbusd_epi32(a0, bcast32(u + 8 * j), _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
@@ -170,7 +171,11 @@ static void gemv_tile(const uint8_t *tile, int64_t chunks, const uint8_t *lhs, i
  * part shorter than the others ends on gemv_tile. Each stream is prefetched into L1 or
  * L2 (tile32_prefetch.h), or left to the hardware where it streams faster so
  * (pw__x86_hw_streams: Zen 4, where this kernel read at 0.87-0.93 of the bench's
- * ceiling without prefetch against 0.68-0.78 with it; tile32_prefetch.h).
+ * ceiling without prefetch against 0.68-0.78 with it; tile32_prefetch.h). The prefetch
+ * settings are read once per call (pw__tile32_pf_code), not at every 128 bytes: one
+ * process alternating the two on the Zen 5 VM ([11008, 4096] evicted before each call,
+ * median GB/s of nibbles, two rounds), 2 threads 60.1 -> 61.5, 58.4 -> 59.3 and 60.0 ->
+ * 61.1, 58.4 -> 59.7; 1 thread level (38.5 -> 38.5, 40.0 -> 39.8).
  */
 #define PW__QC4W_STREAMS 4
 static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call *c, int64_t n0,
@@ -182,7 +187,7 @@ static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
     const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
-    const int pf = !__atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED);
+    const int pf = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? 0 : pw__tile32_pf_code();
     pw__streams_step st;
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_at(&p, j, &st);
@@ -201,7 +206,7 @@ static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call
 #pragma GCC unroll 4
             for (int s = 0; s < S; ++s) {
                 const uint8_t *w = st.tile[s] + 64 * k;
-                if (pf) pw__tile32_prefetch_near(w, 128);
+                if (pf) pw__tile32_prefetch_near_pf(w, 128, pf);
                 const __m512i r0 = _mm512_load_si512(w), r1 = _mm512_load_si512(w + 64);
                 lo[s] = _mm512_dpbusd_epi32(lo[s], u0, _mm512_and_si512(_mm512_slli_epi32(r0, 4), m4));
                 hi[s] = _mm512_dpbusd_epi32(hi[s], u1, _mm512_and_si512(r0, m4));

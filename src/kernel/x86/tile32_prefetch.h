@@ -276,8 +276,8 @@ static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const
 }
 
 /* The settings above as one int, read once per call by the GEMV loops (pw__tile32_run,
- * tile32_avx512.h; pw__t32a_run, tile32_avx2.h) and passed to their record functions as
- * their pf argument where they prefetch (0 where they do not): the distance
+ * tile32_avx512.h; pw__t32a_run, tile32_avx2.h; the AVX-512 QC4W GEMV's) and passed to
+ * their record functions as their pf argument where they prefetch (0 where they do not): the distance
  * pw__tile32_pf_dist() (a multiple of 64) with PW__PF_* in its low bits, so that a record
  * reads no CPU setting (relaxed atomic loads, which the compiler keeps inside the loop:
  * four a record before). One build switching between the two in alternate calls of one
