@@ -187,7 +187,8 @@ static inline __attribute__((always_inline)) void gemv_range_s(const pw__mm_call
     const __m512i m4 = _mm512_set1_epi8((char)0xF0);
     const uint8_t *u = lhs + sizeof(pw__qd8_header) + kp;
     const pw__streams p = pw__streams_plan(c, n0, n1, 16, S);
-    const int pf = __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? 0 : pw__tile32_pf_code();
+    const int pf =
+        __atomic_load_n(&pw__x86_hw_streams, __ATOMIC_RELAXED) ? 0 : pw__tile32_pf_code();
     pw__streams_step st;
     for (int64_t j = 0; j < p.per; ++j) {
         pw__streams_at(&p, j, &st);

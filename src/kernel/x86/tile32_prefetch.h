@@ -245,44 +245,31 @@ static inline __attribute__((always_inline)) uint64_t pw__tile32_ahead(int hw) {
 /* Prefetch the GEMV stream for bytes [p, p + bytes) of the record being read, dist
  * bytes on (into L2 where l2, else L1), and where two (pw__tile32_two_level) again into
  * L1 PW__TILE32_PF_L1 on. */
-static inline __attribute__((always_inline)) void pw__tile32_prefetch_lines(const uint8_t *p, int bytes,
-                                                                            uint64_t dist, int l2,
-                                                                            int two) {
+static inline __attribute__((always_inline)) void
+pw__tile32_prefetch_lines(const uint8_t *p, int bytes, uint64_t dist, int l2, int two) {
     for (int l = 0; l < bytes; l += 64) pw__x86_prefetch_line(p + dist + l, l2);
     if (two)
         for (int l = 0; l < bytes; l += 64)
             _mm_prefetch((const char *)(p + PW__TILE32_PF_L1 + l), _MM_HINT_T0);
 }
 
-/* The same with this CPU's settings, read at each call. */
-static inline __attribute__((always_inline)) void pw__tile32_prefetch_at(const uint8_t *p, int bytes,
-                                                                         uint64_t dist) {
-    pw__tile32_prefetch_lines(p, bytes, dist, __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED),
-                              pw__tile32_two_level());
-}
-
-/* The same pw__tile32_pf_dist() on. */
+/* The same pw__tile32_pf_dist() on, with this CPU's settings read at each call (for
+ * loops that prefetch rarely; the GEMV loops read them once: pw__tile32_pf_code). */
 static inline __attribute__((always_inline)) void pw__tile32_prefetch(const uint8_t *p, int bytes) {
-    pw__tile32_prefetch_at(p, bytes, pw__tile32_pf_dist());
-}
-
-/* The same for the AVX-512 Q4_0, Q8_0 and QC4W GEMVs: PW__TILE32_PF_ZEN5 on on Zen 5 (a
- * shorter distance than their pf flag assumes: they stop prefetching a little early at
- * the buffer's end), else pw__tile32_pf_dist(). */
-static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const uint8_t *p, int bytes) {
-    pw__tile32_prefetch_at(p, bytes,
-                           __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED) ? PW__TILE32_PF_ZEN5
-                                                                           : pw__tile32_pf_dist());
+    pw__tile32_prefetch_lines(p, bytes, pw__tile32_pf_dist(),
+                              __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED),
+                              pw__tile32_two_level());
 }
 
 /* The settings above as one int, read once per call by the GEMV loops (pw__tile32_run,
  * tile32_avx512.h; pw__t32a_run, tile32_avx2.h; the AVX-512 QC4W GEMV's) and passed to
- * their record functions as their pf argument where they prefetch (0 where they do not): the distance
- * pw__tile32_pf_dist() (a multiple of 64) with PW__PF_* in its low bits, so that a record
- * reads no CPU setting (relaxed atomic loads, which the compiler keeps inside the loop:
- * four a record before). One build switching between the two in alternate calls of one
- * process (a [11008, 4096] weight evicted before each, 41 calls each, median GB/s, two
- * rounds, before -> after; AMD EPYC Zen 5 VM, 1 thread / 2 threads):
+ * their record functions as their pf argument where they prefetch (0 where they do
+ * not): the distance pw__tile32_pf_dist() (a multiple of 64) with PW__PF_* in its low
+ * bits, so that a record reads no CPU setting (relaxed atomic loads, which the compiler
+ * keeps inside the loop: four a record before). One build switching between the two in
+ * alternate calls of one process (a [11008, 4096] weight evicted before each, 41 calls
+ * each, median GB/s, two rounds, before -> after; AMD EPYC Zen 5 VM, 1 thread / 2
+ * threads):
  *   avx512   Q4_0 34.5 -> 34.9, 32.8 -> 32.5 / 58.5 -> 59.4, 55.9 -> 58.8;
  *            Q4_K 32.8 -> 33.9, 31.1 -> 32.3 / 56.2 -> 56.1, 56.1 -> 57.1;
  *            Q6_K, IQ4_NL level (within 1-3% either way)
@@ -291,9 +278,12 @@ static inline __attribute__((always_inline)) void pw__tile32_prefetch_near(const
  *            60.9 -> 65.9; Q8_0 level
  *   avx2     level (Q4_0 1 thread 33.5 -> 34.2, Q4_K 34.1 -> 33.4, Q6_K 35.2 -> 35.6).
  * (On AVX-VNNI builds the records also asked pw__tile32_two_level(), Intel or not.) */
+_Static_assert(PW__TILE32_PF % 64 == 0 && PW__TILE32_PF_FAR % 64 == 0 &&
+                   PW__TILE32_PF_FAR < (1 << 30),
+               "pw__tile32_pf_code keeps its flags in the distance's low six bits");
 #define PW__PF_L2 1   /* pw__x86_prefetch_l2 */
 #define PW__PF_TWO 2  /* pw__tile32_two_level() */
-#define PW__PF_ZEN5 4 /* pw__x86_zen5: pw__tile32_prefetch_near_pf's distance is PW__TILE32_PF_ZEN5 */
+#define PW__PF_ZEN5 4 /* pw__x86_zen5: pw__tile32_prefetch_near_pf's is PW__TILE32_PF_ZEN5 */
 static inline __attribute__((always_inline)) int pw__tile32_pf_code(void) {
     return (int)pw__tile32_pf_dist() |
            (__atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED) ? PW__PF_L2 : 0) |
@@ -301,16 +291,19 @@ static inline __attribute__((always_inline)) int pw__tile32_pf_code(void) {
            (__atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED) ? PW__PF_ZEN5 : 0);
 }
 
-/* pw__tile32_prefetch and pw__tile32_prefetch_near with the settings of pf (a nonzero
- * pw__tile32_pf_code()). */
-static inline __attribute__((always_inline)) void pw__tile32_prefetch_pf(const uint8_t *p, int bytes,
-                                                                         int pf) {
+/* Prefetch as pw__tile32_prefetch does, with the settings of pf (a nonzero
+ * pw__tile32_pf_code()); and the same for the AVX-512 Q4_0, Q8_0 and QC4W GEMVs:
+ * PW__TILE32_PF_ZEN5 on on Zen 5 (a shorter distance than their pf flag assumes: they
+ * stop prefetching a little early at the buffer's end). */
+static inline __attribute__((always_inline)) void pw__tile32_prefetch_pf(const uint8_t *p,
+                                                                         int bytes, int pf) {
     pw__tile32_prefetch_lines(p, bytes, (uint64_t)(pf & ~63), pf & PW__PF_L2, pf & PW__PF_TWO);
 }
 static inline __attribute__((always_inline)) void pw__tile32_prefetch_near_pf(const uint8_t *p,
                                                                               int bytes, int pf) {
     pw__tile32_prefetch_lines(p, bytes,
-                              (pf & PW__PF_ZEN5) ? (uint64_t)PW__TILE32_PF_ZEN5 : (uint64_t)(pf & ~63),
+                              (pf & PW__PF_ZEN5) ? (uint64_t)PW__TILE32_PF_ZEN5
+                                                 : (uint64_t)(pf & ~63),
                               pf & PW__PF_L2, pf & PW__PF_TWO);
 }
 
