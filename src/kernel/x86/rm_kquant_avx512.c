@@ -75,10 +75,10 @@ RM_INLINE size_t k_block_bytes(int fmt) {
     }
 }
 
-/* Prefetch every cache line of [p, p + bytes). */
-RM_INLINE void k_prefetch(const uint8_t *p, size_t bytes) {
-    for (size_t k = 0; k + 64 < bytes; k += 64) _mm_prefetch((const char *)(p + k), _MM_HINT_T1);
-    _mm_prefetch((const char *)(p + bytes - 1), _MM_HINT_T1);
+/* Prefetch every cache line of [p, p + bytes) into L2 (l2) or L1. */
+RM_INLINE void k_prefetch(const uint8_t *p, size_t bytes, int l2) {
+    for (size_t k = 0; k + 64 < bytes; k += 64) pw__x86_prefetch_line(p + k, l2);
+    pw__x86_prefetch_line(p + bytes - 1, l2);
 }
 
 /* Two 32-byte pieces of activations as one zmm. */
@@ -360,7 +360,7 @@ static inline float k_hsum256(__m256 v) {
 }
 
 /* y[i, o .. o+rows) for rows (RM_NR or fewer) consecutive weight rows. */
-RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt) {
+RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int fmt, int l2) {
     const pw_view *w = c->w;
     const size_t bb = k_block_bytes(fmt);
     /* a row's next block: bb on in row-major order, out * bb in input-block-major */
@@ -384,7 +384,7 @@ RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int 
 #pragma GCC unroll 8
         for (int r = 0; r < RM_NR; ++r) {
             blk[r] = wr[r] + (size_t)b * bs;
-            if (r < rows) k_prefetch(pf[r] + (size_t)b * bs, bb);
+            if (r < rows) k_prefetch(pf[r] + (size_t)b * bs, bb, l2);
         }
 #pragma GCC unroll 4
         for (int q = 0; q < RM_NR / KQ; ++q) {
@@ -403,15 +403,30 @@ RM_INLINE void k_tile(const pw__mm_call *c, int64_t o, int rows, int64_t i, int 
     }
 }
 
+/* The next tile's rows prefetched into L2 where pw__x86_prefetch_l2 says so (Intel,
+ * Zen 4), else into L1, for the K-quants; TQ2_0 always into L2. On the Zen 5 VM (L1
+ * there), one process alternating the two, a [11008, 4096] weight evicted before each
+ * call, 41 calls each, median GB/s, two rounds: Q5_K 20.9 / 21.0 -> 24.2 / 24.3 (1
+ * thread), 38.1 / 38.1 -> 44.3 / 44.5 (2). The two builds in turn, packwise bench
+ * --policy in_place --shapes 11008x4096,4096x4096 --batch 1 --threads 1,2, fraction of
+ * the read, 1 thread [11008, 4096], two or three rounds: Q5_K 48.1 / 62.6 / 62.6 /
+ * 58.7 / 53.4% -> 56.3 / 67.3 / 66.3 / 65.7 / 62.2%, Q4_K 81.0 / 80.3 -> 87.6 / 84.4,
+ * Q6_K 61.5 / 60.1 -> 63.8 / 64.5; TQ2_0 gained in the one-process runs (15.3 -> 17.8,
+ * 29.3 -> 37.0 GB/s) but lost in the bench's (52.6 / 60.4 / 65.9 / 64.0 / 58.2 -> 44.5 /
+ * 58.5 / 57.9 / 49.9 / 40.5%), so it keeps L2. The setting is read once per call.
+ * Folding each quad's rows into one vector a step (k_step_fold, as the input-block-major
+ * GEMV does) measured slower here in one process (Q5_K 19.8 -> 18.9, 40.5 -> 38.3 GB/s;
+ * TQ2_0 level). */
 RM_INLINE void k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1, int fmt) {
+    const int l2 = fmt == K_TQ2_0 || __atomic_load_n(&pw__x86_prefetch_l2, __ATOMIC_RELAXED);
     const int nr = k_tile_rows(fmt);
     int64_t o = o0;
     for (; o + nr <= o1; o += nr)
-        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, nr, i, fmt);
+        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, nr, i, fmt, l2);
     for (; o + KQ <= o1; o += KQ)
-        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, KQ, i, fmt);
+        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, KQ, i, fmt, l2);
     for (; o < o1; ++o)
-        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, 1, i, fmt);
+        for (int64_t i = i0; i < i1; ++i) k_tile(c, o, 1, i, fmt, l2);
 }
 
 /* Input-block-major views read as streams: the rows of one block column lie side by
@@ -562,7 +577,7 @@ RM_INLINE void k_ibm_span(const pw__mm_call *c, int64_t o0, int rows, int64_t i0
                             for (size_t l = 0; l < (size_t)qrows * bb; l += 64)
                                 _mm_prefetch((const char *)(p + l), _MM_HINT_T0);
                     } else if (b + s + S < nb) { /* this stream's next column */
-                        for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb);
+                        for (int r = 0; r < qrows; ++r) k_prefetch(blk[r] + (size_t)S * bs, bb, 1);
                     }
                     k_step_fold(blk, &a[s], qrows, fmt, &qv);
                 }
