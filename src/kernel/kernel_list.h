@@ -344,6 +344,15 @@ PW_KERNEL(q4_k_q4kx32k4_dotprod)
 PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
 #endif
 
+/* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4
+ * as byte masks. The portable kernel is the family's reference (never preferred). */
+PW_KERNEL(q5_k_q5kx32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q5_k_q5kx32k4_avx512vnni)
+/* GEMM over the same bytes, ranked just below the i8g kernel. */
+PW_KERNEL(q5_k_q5kx32k4_gemm_avx512vnni)
+#endif
+
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.
  * The portable kernel is the family's reference (never preferred by dispatch). */
 PW_KERNEL(q6_k_q6kx32k4_scalar)

@@ -1,55 +1,103 @@
 /*
- * Packer of the q4kx32k4 family (layout in q4kx.h) and its portable kernel:
- * the readable reference of what the SIMD kernels compute, so the packer is
- * tested at every ISA level. Dispatch never prefers the portable kernel (its
- * priority is below the i8g scalar kernel of Q4_K); tests force it by name.
+ * Packers of the q4kx32k4 family (layout in q4kx.h) and of its 5-bit sibling
+ * q5kx32k4 (q5kx.h: a q4kx32k4 record of Q5_K's low 4 bits, then the bit-4
+ * masks), and their portable kernels: the readable reference of what the SIMD
+ * kernels compute, so the packers are tested at every ISA level. Dispatch
+ * never prefers a portable kernel (its priority is below the format's i8g
+ * scalar kernel); tests force them by name.
  */
 #include "base/internal.h"
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
+#include "kernel/q5kx.h"
 
 #include <string.h>
 
 static const pw__tile32_family q4kx_family = {
     PW__Q4KX_FAMILY, PW_FORMAT_Q4_K, PW__Q4KX_KR, 32, PW__Q4KX_VERSION, PW__Q4KX_RECORD};
+static const pw__tile32_family q5kx_family = {
+    PW__Q5KX_FAMILY, PW_FORMAT_Q5_K, PW__Q4KX_KR, 32, PW__Q5KX_VERSION, PW__Q5KX_RECORD};
 
 pw_status pw__q4kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
                              pw__pack_desc *d) {
     return pw__tile32_plan(ctx, &q4kx_family, format, out, in, d);
 }
 
-void pw__q4kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+pw_status pw__q5kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int64_t in,
+                             pw__pack_desc *d) {
+    return pw__tile32_plan(ctx, &q5kx_family, format, out, in, d);
+}
+
+/* Rows [o0, o1) (whole tiles from o0) of a Q4_K (q5 0) or Q5_K (q5 1) weight as
+ * records of record_bytes: row r of block b puts its nibbles, d, dmin and scale bytes
+ * where q4kx.h says, and for Q5_K the bit 4 of each element where q5kx.h says. The two
+ * blocks share their layout but for Q5_K's qh before the nibbles: d, dmin, 12 scale
+ * bytes, [qh,] then 64-element chunk e / 64 in bytes [32 (e / 64), +32) of qs, its
+ * first 32 elements in the low nibbles, its last 32 in the high nibbles; Q5_K's bit 4
+ * of element e is bit e / 32 of qh[e % 32]. */
+static void k4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1,
+                     uint8_t *dst, uint64_t record_bytes, int q5) {
     const int64_t nb = d->in / PW__QK_K;
+    const size_t qh_at = offsetof(pw__block_q5_K, qh);
+    const size_t qs_at = q5 ? offsetof(pw__block_q5_K, qs) : offsetof(pw__block_q4_K, qs);
+    const size_t bb = q5 ? sizeof(pw__block_q5_K) : sizeof(pw__block_q4_K);
+    _Static_assert(offsetof(pw__block_q5_K, scales) == offsetof(pw__block_q4_K, scales) &&
+                       offsetof(pw__block_q5_K, dmin) == offsetof(pw__block_q4_K, dmin),
+                   "Q4_K and Q5_K begin alike");
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
         uint8_t *tile = dst + (uint64_t)((t0 - o0) / PW__Q4KX_NR) * d->tile_bytes;
         memset(tile, 0, (size_t)d->tile_bytes);
         for (int r = 0; r < PW__Q4KX_NR && t0 + r < d->out; ++r) {
             for (int64_t b = 0; b < nb; ++b) {
                 /* A copy: file bytes sit at any address (a GGUF with alignment 1). */
-                pw__block_q4_K blk;
-                memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
-                uint8_t *rec = tile + (uint64_t)b * PW__Q4KX_RECORD;
+                uint8_t blk[sizeof(pw__block_q5_K)];
+                memcpy(blk, pw_view_block_ptr(w, t0 + r, b), bb);
+                uint8_t *rec = tile + (uint64_t)b * record_bytes;
                 for (int e = 0; e < PW__QK_K; ++e) {
-                    /* Q4_K: 64-element chunk e / 64 in bytes [32 (e / 64), +32), its first
-                     * 32 elements in the low nibbles, its last 32 in the high nibbles */
-                    const uint8_t src = blk.qs[32 * (e / 64) + e % 32];
+                    const uint8_t src = blk[qs_at + 32 * (e / 64) + e % 32];
                     const int q = e % 64 < 32 ? src & 15 : src >> 4;
                     uint8_t *byte = rec + 64 * (e / 4) + 4 * (r % 16) + e % 4;
                     *byte |= (uint8_t)(r < 16 ? q : q << 4);
                 }
-                memcpy(rec + PW__Q4KX_D + 2 * r, &blk.d, 2);
-                memcpy(rec + PW__Q4KX_DMIN + 2 * r, &blk.dmin, 2);
+                /* Q5_K: step s's four bits of row r (elements 4s .. 4s+3: bit s / 8 of
+                 * qh[4 (s % 8) .. +3]) are bits 4 (r % 16) .. +3 of the step's word for
+                 * r / 16; the multiply gathers the four bytes' low bits into bits 24-27
+                 * (byte k's to bit 24 + k, every other product below bit 20) */
+                for (int st = 0; q5 && st < 64; ++st) {
+                    uint32_t qh4;
+                    memcpy(&qh4, blk + qh_at + 4 * (st % 8), 4);
+                    const uint32_t nib = ((qh4 >> (st / 8) & 0x01010101u) * 0x01020408u) >> 24;
+                    rec[PW__Q5KX_BITS + 16 * st + 8 * (r / 16) + (r % 16) / 2] |=
+                        (uint8_t)(nib << (4 * (r % 2)));
+                }
+                memcpy(rec + PW__Q4KX_D + 2 * r, blk + offsetof(pw__block_q4_K, d), 2);
+                memcpy(rec + PW__Q4KX_DMIN + 2 * r, blk + offsetof(pw__block_q4_K, dmin), 2);
                 for (int i = 0; i < PW__K_SCALE_SIZE; ++i)
-                    rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] = blk.scales[i];
+                    rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] =
+                        blk[offsetof(pw__block_q4_K, scales) + i];
             }
         }
     }
 }
 
-/* Nibble e (0..255) of row r (0..31) in a record, as q4kx.h lays it out. */
-static int q4kx_nibble(const uint8_t *rec, int r, int e) {
+void pw__q4kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    k4x_pack(d, w, o0, o1, dst, PW__Q4KX_RECORD, 0);
+}
+
+void pw__q5kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
+    k4x_pack(d, w, o0, o1, dst, PW__Q5KX_RECORD, 1);
+}
+
+/* Value e (0..255) of row r (0..31) in a record without its scale: the nibble as
+ * q4kx.h lays it out, plus 16 times its bit 4 where q5 (q5kx.h). */
+static int k4x_value(const uint8_t *rec, int r, int e, int q5) {
     const uint8_t byte = rec[64 * (e / 4) + 4 * (r % 16) + e % 4];
-    return r < 16 ? byte & 15 : byte >> 4;
+    int q = r < 16 ? byte & 15 : byte >> 4;
+    if (q5) {
+        const int bit = 4 * (r % 16) + e % 4;
+        q += 16 * (rec[PW__Q5KX_BITS + 16 * (e / 4) + 8 * (r / 16) + bit / 8] >> (bit % 8) & 1);
+    }
+    return q;
 }
 
 static float q4kx_f16(const uint8_t *p) {
@@ -58,7 +106,9 @@ static float q4kx_f16(const uint8_t *p) {
     return pw__f16_to_f32(h);
 }
 
-static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+/* The portable kernels of both families (q5: Q5_K's). */
+static void k4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
+                           uint64_t record_bytes, int q5) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / PW__QK_K;
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
@@ -69,7 +119,7 @@ static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
             for (int r = 0; r < rows; ++r) {
                 float acc = 0.0f;
                 for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * PW__Q4KX_RECORD;
+                    const uint8_t *rec = tile + (uint64_t)b * record_bytes;
                     uint8_t packed[PW__K_SCALE_SIZE];
                     for (int k = 0; k < PW__K_SCALE_SIZE; ++k)
                         packed[k] = rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * k + r % 16];
@@ -81,7 +131,7 @@ static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
                         pw__k4_scale_min(j, packed, &sc, &m);
                         int32_t dot = 0;
                         for (int t = 0; t < 32; ++t)
-                            dot += q4kx_nibble(rec, r, 32 * j + t) * x[b].qs[32 * j + t];
+                            dot += k4x_value(rec, r, 32 * j + t, q5) * x[b].qs[32 * j + t];
                         isum += sc * dot;
                         msum += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
                     }
@@ -95,8 +145,18 @@ static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
     }
 }
 
+static void q4kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k4x_run_scalar(c, o0, o1, i0, i1, PW__Q4KX_RECORD, 0);
+}
+
+static void q5kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    k4x_run_scalar(c, o0, o1, i0, i1, PW__Q5KX_RECORD, 1);
+}
+
 const pw__kernel pw__k_q4_k_q4kx32k4_scalar =
     PW__Q4KX_KERNEL("scalar", 0, q4kx_run_scalar, PW__PRIO_SCALAR - 1);
+const pw__kernel pw__k_q5_k_q5kx32k4_scalar =
+    PW__Q5KX_KERNEL("scalar", 0, q5kx_run_scalar, PW__PRIO_SCALAR - 1);
 
 /* Record-making (q4kx.h): per row pair r, r + 16 and dword D of Q4_K's qs (64-value
  * chunk D / 8), step 16 (D / 8) + D % 8 takes the low nibbles and 8 steps later the

@@ -45,11 +45,21 @@
  * sub-block prefetches one eighth of a record (576 bytes, 9 lines) further on
  * (pw__tile32_prefetch, tile32_prefetch.h), so that every line of the stream is
  * prefetched once.
+ *
+ * Q5_K (the q5kx32k4 family, kernel/q5kx.h) runs the same code on records of 5632
+ * bytes (704 bytes, 11 lines, a sub-block): a 5-bit value does not fit beside another
+ * in a byte, so each step masks both nibbles and adds 16 under the step's two 64-bit
+ * byte masks of bit 4 (vpaddb with a mask), then one vpdpbusd each for rows 0..15 and
+ * 16..31: ihi needs no shift. |lo_t|, |hi_t| <= 32 * 31 * 127, |ihi| <= 8 * 63 * 125984
+ * < 2^26.
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
+#include "kernel/q5kx.h"
 #include "kernel/x86/q4kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
+
+#include <string.h>
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
 
@@ -58,8 +68,7 @@
  * less; one prefetch per 128 or 256 bytes (leaving the rest to the L2 streamer)
  * 3-8% less; L2 16 KiB + L1 2 KiB, GEMV [11008, 4096] cold, 1 / 2 threads:
  * 1.52-1.59 / 0.82-0.84 ms against 1.59-1.67 / 0.87-0.89 for L2 8 KiB alone. */
-/* Record bytes each sub-block prefetches: 8 of them cover the record. */
-#define Q4KX_PF_CHUNK (PW__Q4KX_RECORD / 8)
+/* Each sub-block prefetches an eighth of the record (k4x_block's chunk). */
 
 /* sum_t m_t * bsum_t of 16 rows as int32 lanes, from their mins mn
  * (pw__q4kx_scales_mins) and pairs[k] = the words [bsum_2k, bsum_2k+1] in every dword. */
@@ -82,26 +91,40 @@ Q4KX_INLINE __m512i q4kx_min_dot(const __m512i mn[4], const __m512i pairs[4]) {
  * a scratch build that skips the flush): 58.7-59.5 GB/s against 58.8-59.9, the
  * arithmetic the same. Prefetching the next record's scales ahead in the old order (8
  * lines, into L1 or L2) did not help: 66-76%. */
-Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+Q4KX_INLINE void k4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2],
+                           const int q5) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    const __m512i m0f = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const int chunk = (q5 ? PW__Q5KX_RECORD : PW__Q4KX_RECORD) / 8;
 
-    /* dot[0][t]: rows 0..15 of sub-block t (low nibbles); dot[1][t]: 16 x rows 16..31 */
+    /* dot[0][t]: rows 0..15 of sub-block t (low nibbles); dot[1][t]: 16 x rows 16..31
+     * (Q4_K), rows 16..31 (Q5_K: each nibble masked, its bit 4 added as 16 under the
+     * step's byte mask, q5kx.h; a 5-bit value does not fit beside another in a byte) */
     __m512i dot[2][8];
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
-        if (pf) pw__tile32_prefetch_pf(rec + Q4KX_PF_CHUNK * t, Q4KX_PF_CHUNK, pf);
+        if (pf) pw__tile32_prefetch_pf(rec + chunk * t, chunk, pf);
         __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int s = 8 * t; s < 8 * t + 8; ++s) {
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
             const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
-            lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m0f), a);
-            all = _mm512_dpbusd_epi32(all, v, a);
+            if (q5) {
+                __mmask64 kl, kh;
+                memcpy(&kl, rec + PW__Q5KX_BITS + 16 * s, 8);
+                memcpy(&kh, rec + PW__Q5KX_BITS + 16 * s + 8, 8);
+                const __m512i l = _mm512_and_si512(v, m0f);
+                const __m512i h = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
+                lo = _mm512_dpbusd_epi32(lo, _mm512_mask_add_epi8(l, kl, l, c16), a);
+                all = _mm512_dpbusd_epi32(all, _mm512_mask_add_epi8(h, kh, h, c16), a);
+            } else {
+                lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, m0f), a);
+                all = _mm512_dpbusd_epi32(all, v, a);
+            }
         }
         dot[0][t] = lo;
-        dot[1][t] = _mm512_sub_epi32(all, lo);
+        dot[1][t] = q5 ? all : _mm512_sub_epi32(all, lo);
     }
     const __m256i *d = (const __m256i *)(rec + PW__Q4KX_D);
     const __m256i *dmin = (const __m256i *)(rec + PW__Q4KX_DMIN);
@@ -132,11 +155,18 @@ Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
             const __m512i sct = _mm512_maskz_permutexvar_epi16(0x55555555u, at, sc[t / 2]);
             is = _mm512_add_epi32(is, _mm512_mullo_epi32(dot[h][t], sct));
         }
-        if (h == 1) is = _mm512_srai_epi32(is, 4);
+        if (h == 1 && !q5) is = _mm512_srai_epi32(is, 4);
         const __m512 f = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(q4kx_min_dot(mn, pairs)), mh[h],
                                           _mm512_mul_ps(_mm512_cvtepi32_ps(is), dh[h]));
         acc[h] = _mm512_fmadd_ps(f, xd, acc[h]);
     }
+}
+
+Q4KX_INLINE void q4kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    k4x_block(rec, xbp, pf, acc, 0);
+}
+Q4KX_INLINE void q5kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    k4x_block(rec, xbp, pf, acc, 1);
 }
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h). */
@@ -145,6 +175,15 @@ static void q4kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
                    1, PW__HW_ZEN4);
 }
 
+/* Q5_K's records (q5kx.h) as Q4_K's are read. */
+static void q5kx_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__tile32_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256), q5kx_block,
+                   1, PW__HW_ZEN4);
+}
+
 const pw__kernel pw__k_q4_k_q4kx32k4_avx512vnni = PW__Q4KX_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4kx_run,
+    PW__PRIO_AVX512 + 2);
+const pw__kernel pw__k_q5_k_q5kx32k4_avx512vnni = PW__Q5KX_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5kx_run,
     PW__PRIO_AVX512 + 2);

@@ -58,11 +58,17 @@
  * f32 4% slower on the AMD VM, q6kx_gemm_avx512.c). test_kernels checks both paths on
  * any machine (it flips the flag).
  *
+ * Q5_K (the q5kx32k4 family, kernel/q5kx.h) runs the same loop on records of 5632
+ * bytes, their first 4608 decoded as Q4_K's: per step, lo and hi each take 16 under the
+ * step's 64-bit byte mask of bit 4 (one masked vpaddb each, for all mr rows of X).
+ * |D| <= 32 * 31 * 127, |S| <= 8 * 63 * 125984 < 2^26.
+ *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
+#include "kernel/q5kx.h"
 #include "kernel/x86/q4kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_fill_avx512.h"
@@ -112,9 +118,10 @@ static void q4kxg_decode(const uint8_t *rec, void *out) {
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. F32 (a constant):
  * each sub-block's scale step in f32 (cvt, fma by scale * d) instead of int32 (vpmulld,
  * add; f32 and d once per record), the choice on Intel cores (the file's header). */
-Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint8_t *const *x,
-                              float *yb, const uint8_t *pf, const int mr,
-                              const int F32) {
+Q4KXG_INLINE void k4xg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint8_t *const *x,
+                             float *yb, const uint8_t *pf, const int mr, const int F32,
+                             const int q5) {
+    const int chunk = (q5 ? PW__Q5KX_RECORD : PW__Q4KX_RECORD) / 8;
     /* the activations' sub-block sums in pairs, as words [b_2k, b_2k+1] */
     int32_t pairs[Q4KXG_MR][4] __attribute__((aligned(16)));
     for (int i = 0; i < mr; ++i) {
@@ -131,11 +138,11 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
         sacc[i][0] = sacc[i][1] = _mm512_setzero_si512();
         facc[i][0] = facc[i][1] = _mm512_setzero_ps();
     }
-    const __m512i m0f = _mm512_set1_epi8(0x0F);
+    const __m512i m0f = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
     for (int t = 0; t < 8; ++t) {
         if (pf)
-            for (int l = 0; l < PW__Q4KX_RECORD / 8; l += 64)
-                _mm_prefetch((const char *)(pf + PW__Q4KX_RECORD / 8 * t + l), _MM_HINT_T0);
+            for (int l = 0; l < chunk; l += 64)
+                _mm_prefetch((const char *)(pf + chunk * t + l), _MM_HINT_T0);
         __m512i dt[Q4KXG_MR][2];
 #pragma GCC unroll 8
         for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_setzero_si512();
@@ -143,8 +150,15 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
         for (int u = 0; u < 8; ++u) {
             const int s = 8 * t + u;
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
-            const __m512i lo = _mm512_and_si512(v, m0f);
-            const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
+            __m512i lo = _mm512_and_si512(v, m0f);
+            __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
+            if (q5) { /* bit 4 as 16 under the step's byte masks (q5kx.h) */
+                __mmask64 kl, kh;
+                memcpy(&kl, rec + PW__Q5KX_BITS + 16 * s, 8);
+                memcpy(&kh, rec + PW__Q5KX_BITS + 16 * s + 8, 8);
+                lo = _mm512_mask_add_epi8(lo, kl, lo, c16);
+                hi = _mm512_mask_add_epi8(hi, kh, hi, c16);
+            }
 #pragma GCC unroll 8
             for (int i = 0; i < mr; ++i) {
                 int32_t a4;
@@ -176,8 +190,18 @@ Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uin
     }
 }
 
+Q4KXG_INLINE void q4kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr, const int F32) {
+    k4xg_panel(rec, rs, x, yb, pf, mr, F32, 0);
+}
+Q4KXG_INLINE void q5kxg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint8_t *const *x,
+                              float *yb, const uint8_t *pf, const int mr, const int F32) {
+    k4xg_panel(rec, rs, x, yb, pf, mr, F32, 1);
+}
+
 _Static_assert(Q4KXG_MR == 8, "PW__T32K_PANEL_ANY makes heights 1..8");
 PW__T32K_PANEL_ANY(q4kxg_panel_any, q4kxg_panel, q4kxg_rec)
+PW__T32K_PANEL_ANY(q5kxg_panel_any, q5kxg_panel, q4kxg_rec)
 
 static void q4kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any);
@@ -185,6 +209,14 @@ static void q4kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 const pw__kernel pw__k_q4_k_q4kx32k4_gemm_avx512vnni = PW__Q4KX_GEMM_KERNEL(
     "avx512vnni", Q4KXG_FEATURES, q4kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);
+
+/* Q5_K's records (q5kx.h): their first 4608 bytes decode as Q4_K's. */
+static void q5kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXG_MR, q4kxg_decode, q5kxg_panel_any);
+}
+
+const pw__kernel pw__k_q5_k_q5kx32k4_gemm_avx512vnni = PW__Q5KX_GEMM_KERNEL(
+    "avx512vnni", Q4KXG_FEATURES, q5kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);
 
 /*
  * GEMM over input-block-major Q4_K bytes as they are: the loop above over records
