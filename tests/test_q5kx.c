@@ -38,9 +38,9 @@ static int q5_k_value(const uint8_t *blk, int e) {
 static size_t layout_byte(int r, int e) { return (size_t)(64 * (e / 4) + 4 * (r % 16) + e % 4); }
 static int layout_shift(int r) { return r < 16 ? 0 : 4; }
 static size_t layout_bit_byte(int r, int e) {
-    return (size_t)(4608 + 16 * (e / 4) + 8 * (r / 16) + (4 * (r % 16) + e % 4) / 8);
+    return (size_t)(4608 + 128 * (e / 32) + 64 * (r / 16) + 4 * (r % 16) + e % 4);
 }
-static int layout_bit(int r, int e) { return (4 * (r % 16) + e % 4) % 8; }
+static int layout_bit(int r, int e) { (void)r; return (e / 4) % 8; }
 static size_t layout_scale(int r, int i) {
     return (size_t)(4224 + 192 * (r / 16) + 16 * i + r % 16);
 }

@@ -59,16 +59,17 @@ static void k4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64
                     uint8_t *byte = rec + 64 * (e / 4) + 4 * (r % 16) + e % 4;
                     *byte |= (uint8_t)(r < 16 ? q : q << 4);
                 }
-                /* Q5_K: step s's four bits of row r (elements 4s .. 4s+3: bit s / 8 of
-                 * qh[4 (s % 8) .. +3]) are bits 4 (r % 16) .. +3 of the step's word for
-                 * r / 16; the multiply gathers the four bytes' low bits into bits 24-27
-                 * (byte k's to bit 24 + k, every other product below bit 20) */
-                for (int st = 0; q5 && st < 64; ++st) {
-                    uint32_t qh4;
-                    memcpy(&qh4, blk + qh_at + 4 * (st % 8), 4);
-                    const uint32_t nib = ((qh4 >> (st / 8) & 0x01010101u) * 0x01020408u) >> 24;
-                    rec[PW__Q5KX_BITS + 16 * st + 8 * (r / 16) + (r % 16) / 2] |=
-                        (uint8_t)(nib << (4 * (r % 2)));
+                /* Q5_K: the bits of row r (q5kx.h): byte 4 (r % 16) + j of L_t (H_t for
+                 * rows 16..31) has as bit u bit 4 of element 4 (8t + u) + j, which is bit
+                 * t of qh[4u + j]. q[j] holds qh[4u + j] as its byte u; the multiply
+                 * gathers bit t of its eight bytes (bit 8u + t) into bits 56 + u (every
+                 * other product lands below bit 56 or past bit 63) */
+                for (int j = 0; q5 && j < 4; ++j) {
+                    uint64_t q = 0;
+                    for (int u = 0; u < 8; ++u) q |= (uint64_t)blk[qh_at + 4 * u + j] << (8 * u);
+                    for (int t = 0; t < 8; ++t)
+                        rec[PW__Q5KX_BITS + 128 * t + 64 * (r / 16) + 4 * (r % 16) + j] =
+                            (uint8_t)(((q >> t & 0x0101010101010101u) * 0x0102040810204080u) >> 56);
                 }
                 memcpy(rec + PW__Q4KX_D + 2 * r, blk + offsetof(pw__block_q4_K, d), 2);
                 memcpy(rec + PW__Q4KX_DMIN + 2 * r, blk + offsetof(pw__block_q4_K, dmin), 2);
@@ -94,8 +95,10 @@ static int k4x_value(const uint8_t *rec, int r, int e, int q5) {
     const uint8_t byte = rec[64 * (e / 4) + 4 * (r % 16) + e % 4];
     int q = r < 16 ? byte & 15 : byte >> 4;
     if (q5) {
-        const int bit = 4 * (r % 16) + e % 4;
-        q += 16 * (rec[PW__Q5KX_BITS + 16 * (e / 4) + 8 * (r / 16) + bit / 8] >> (bit % 8) & 1);
+        const int s = e / 4;
+        q += 16 * (rec[PW__Q5KX_BITS + 128 * (s / 8) + 64 * (r / 16) + 4 * (r % 16) + e % 4] >>
+                       (s % 8) &
+                   1);
     }
     return q;
 }

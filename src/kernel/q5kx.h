@@ -14,14 +14,19 @@
  *                    bytes [64s, 64s + 64), byte 64s + 4r + j (r = 0..15,
  *                    j = 0..3) holds element 4s + j of row r (low nibble) and
  *                    of row r + 16 (high nibble)
- *   bytes [4608, 5632): bit 4 of every element, 16 bytes a step: at
- *                    4608 + 16s the 64-bit little-endian word whose bit 4r + j
- *                    is bit 4 of element 4s + j of row r, at 4608 + 16s + 8
- *                    the same for row r + 16 -- bit i of each word belongs to
- *                    byte i of the step, so it is a byte mask for that step's
- *                    64 bytes as they are loaded
+ *   bytes [4608, 5632): bit 4 of every element, 128 bytes per sub-block t
+ *                    (steps 8t .. 8t + 7): at 4608 + 128t the 64 bytes L_t,
+ *                    whose byte i has as bit u (u = 0..7) bit 4 of the element
+ *                    in the low nibble of byte i of step 8t + u (element
+ *                    4(8t + u) + i % 4 of row i / 4), at 4608 + 128t + 64 the
+ *                    64 bytes H_t, the same for the high nibbles (row
+ *                    16 + i / 4) -- so byte i of a step takes its bits from
+ *                    byte i of L_t and H_t, bit u: a load of a step's bytes and
+ *                    one of L_t or H_t at the same offset line up byte for byte
+ *                    at any vector width, and one shift and mask put bit u at
+ *                    bit 4 (value 16)
  *
- *   +-- q4kx32k4 record: 64 steps | d | dmin | scales --+-- bits: 64 x (lo 8 B | hi 8 B) --+
+ *   +-- q4kx32k4 record: 64 steps | d | dmin | scales --+-- bits: 8 x (L_t | H_t) --+
  *
  * The value of element e of row r is d * sc[e / 32] * (q + 16 h) - dmin *
  * m[e / 32], q its nibble, h its bit, as in Q5_K (whose element e takes its
@@ -36,7 +41,7 @@
 
 #define PW__Q5KX_FAMILY "q5kx32k4"
 #define PW__Q5KX_RECORD 5632      /* bytes per (tile, super-block): 32 Q5_K blocks */
-#define PW__Q5KX_BITS 4608        /* offset of the bit-4 masks, 16 bytes a step */
+#define PW__Q5KX_BITS 4608        /* offset of the bit-4 planes, 128 bytes a sub-block */
 #define PW__Q5KX_VERSION 1
 _Static_assert(PW__Q5KX_BITS == PW__Q4KX_RECORD, "the bits follow a q4kx32k4 record");
 

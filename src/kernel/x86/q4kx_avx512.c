@@ -48,9 +48,10 @@
  *
  * Q5_K (the q5kx32k4 family, kernel/q5kx.h) runs the same code on records of 5632
  * bytes (704 bytes, 11 lines, a sub-block): a 5-bit value does not fit beside another
- * in a byte, so each step masks both nibbles and adds 16 under the step's two 64-bit
- * byte masks of bit 4 (vpaddb with a mask), then one vpdpbusd each for rows 0..15 and
- * 16..31: ihi needs no shift. |lo_t|, |hi_t| <= 32 * 31 * 127, |ihi| <= 8 * 63 * 125984
+ * in a byte, so each step masks both nibbles and adds 16 under byte masks of bit 4
+ * (vptestmb of the sub-block's two bit planes, loaded once, against the step's bit;
+ * vpaddb with a mask), then one vpdpbusd each for rows 0..15 and 16..31: ihi needs
+ * no shift. |lo_t|, |hi_t| <= 32 * 31 * 127, |ihi| <= 8 * 63 * 125984
  * < 2^26.
  */
 #include "format/blocks.h"
@@ -58,8 +59,6 @@
 #include "kernel/q5kx.h"
 #include "kernel/x86/q4kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
-
-#include <string.h>
 
 #define Q4KX_INLINE static inline __attribute__((always_inline))
 
@@ -106,14 +105,15 @@ Q4KX_INLINE void k4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m51
     for (int t = 0; t < 8; ++t) {
         if (pf) pw__tile32_prefetch_pf(rec + chunk * t, chunk, pf);
         __m512i lo = _mm512_setzero_si512(), all = _mm512_setzero_si512();
+        const __m512i bl = q5 ? _mm512_loadu_si512(rec + PW__Q5KX_BITS + 128 * t) : m0f;
+        const __m512i bh = q5 ? _mm512_loadu_si512(rec + PW__Q5KX_BITS + 128 * t + 64) : m0f;
 #pragma GCC unroll 8
         for (int s = 8 * t; s < 8 * t + 8; ++s) {
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
             const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
-            if (q5) {
-                __mmask64 kl, kh;
-                memcpy(&kl, rec + PW__Q5KX_BITS + 16 * s, 8);
-                memcpy(&kh, rec + PW__Q5KX_BITS + 16 * s + 8, 8);
+            if (q5) { /* bit s % 8 of the sub-block's planes: the step's bytes' bit 4 */
+                const __m512i bit = _mm512_set1_epi8((char)(1 << (s % 8)));
+                const __mmask64 kl = _mm512_test_epi8_mask(bl, bit), kh = _mm512_test_epi8_mask(bh, bit);
                 const __m512i l = _mm512_and_si512(v, m0f);
                 const __m512i h = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
                 lo = _mm512_dpbusd_epi32(lo, _mm512_mask_add_epi8(l, kl, l, c16), a);

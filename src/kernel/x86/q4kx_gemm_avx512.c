@@ -59,8 +59,9 @@
  * any machine (it flips the flag).
  *
  * Q5_K (the q5kx32k4 family, kernel/q5kx.h) runs the same loop on records of 5632
- * bytes, their first 4608 decoded as Q4_K's: per step, lo and hi each take 16 under the
- * step's 64-bit byte mask of bit 4 (one masked vpaddb each, for all mr rows of X).
+ * bytes, their first 4608 decoded as Q4_K's: per step, lo and hi each take 16 under a
+ * byte mask of bit 4 (vptestmb of the sub-block's bit plane and a masked vpaddb each,
+ * for all mr rows of X).
  * |D| <= 32 * 31 * 127, |S| <= 8 * 63 * 125984 < 2^26.
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
@@ -143,6 +144,8 @@ Q4KXG_INLINE void k4xg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint
         if (pf)
             for (int l = 0; l < chunk; l += 64)
                 _mm_prefetch((const char *)(pf + chunk * t + l), _MM_HINT_T0);
+        const __m512i bl = q5 ? _mm512_loadu_si512(rec + PW__Q5KX_BITS + 128 * t) : m0f;
+        const __m512i bh = q5 ? _mm512_loadu_si512(rec + PW__Q5KX_BITS + 128 * t + 64) : m0f;
         __m512i dt[Q4KXG_MR][2];
 #pragma GCC unroll 8
         for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_setzero_si512();
@@ -152,10 +155,9 @@ Q4KXG_INLINE void k4xg_panel(const uint8_t *rec, const q4kxg_rec *rs, const uint
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
             __m512i lo = _mm512_and_si512(v, m0f);
             __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f);
-            if (q5) { /* bit 4 as 16 under the step's byte masks (q5kx.h) */
-                __mmask64 kl, kh;
-                memcpy(&kl, rec + PW__Q5KX_BITS + 16 * s, 8);
-                memcpy(&kh, rec + PW__Q5KX_BITS + 16 * s + 8, 8);
+            if (q5) { /* bit 4 as 16 under masks from the bit planes (q5kx.h) */
+                const __m512i bit = _mm512_set1_epi8((char)(1 << u));
+                const __mmask64 kl = _mm512_test_epi8_mask(bl, bit), kh = _mm512_test_epi8_mask(bh, bit);
                 lo = _mm512_mask_add_epi8(lo, kl, lo, c16);
                 hi = _mm512_mask_add_epi8(hi, kh, hi, c16);
             }
