@@ -351,6 +351,10 @@ PW_KERNEL(q5_k_q5kx32k4_scalar)
 PW_KERNEL(q5_k_q5kx32k4_avx512vnni)
 /* GEMM over the same bytes, ranked just below the i8g kernel. */
 PW_KERNEL(q5_k_q5kx32k4_gemm_avx512vnni)
+PW_KERNEL(q5_k_q5kx32k4_avx2)
+PW_KERNEL(q5_k_q5kx32k4_gemm_avx2)
+PW_KERNEL(q5_k_q5kx32k4_avxvnni)
+PW_KERNEL(q5_k_q5kx32k4_gemm_avxvnni)
 #endif
 
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.

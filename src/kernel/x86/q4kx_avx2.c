@@ -90,6 +90,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q4kx.h"
+#include "kernel/q5kx.h"
 #include "kernel/x86/tile32_avx2.h"
 #include "kernel/tile32_kgemm.h"
 
@@ -100,8 +101,17 @@
 
 #define Q4KXA_MR (PW__VNNI ? 5 : 4) /* most rows of X per GEMM panel */
 
-/* Record bytes each sub-block prefetches: 8 of them cover the record. */
-#define Q4KXA_PF_CHUNK (PW__Q4KX_RECORD / 8)
+/* Record bytes each sub-block prefetches: 8 of them cover the record (Q5_K's: q5). */
+#define Q4KXA_PF_CHUNK(q5) ((q5) ? PW__Q5KX_RECORD / 8 : PW__Q4KX_RECORD / 8)
+
+/* Q5_K (kernel/q5kx.h): bit u of each byte of a bit plane x as 16 (bit 4), nothing
+ * else; the 16-bit shifts move no other byte's bit to bit 4 of a byte. */
+Q4KXA_INLINE __m256i q5kxa_bit16(__m256i x, int u) {
+    const __m256i m10 = _mm256_set1_epi8(0x10);
+    if (u < 4) x = _mm256_slli_epi16(x, 4 - u);
+    if (u > 4) x = _mm256_srli_epi16(x, u - 4);
+    return _mm256_and_si256(x, m10);
+}
 
 /* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
  * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
@@ -218,17 +228,24 @@ Q4KXA_INLINE __m256 q4kxa_finish(__m256 acc, __m256 s, __m256i m, const q4kxa_re
  * (each sub-block's four group dots kept, 1 KiB in L1), then d, dmin and the scales that
  * weigh them. */
 Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
-                              const int x16) {
+                              const int x16, const int q5) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m256i m = _mm256_set1_epi8(0x0F);
     __m256i dots[8][4];
+    __m256i dots2[8][4]; /* AVX2 Q5_K: the sub-block's last four steps (int16 range) */
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
         if (pf) {
-            pw__tile32_prefetch_pf(rec + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK, pf);
+            pw__tile32_prefetch_pf(rec + Q4KXA_PF_CHUNK(q5) * t, Q4KXA_PF_CHUNK(q5), pf);
         }
         __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                           _mm256_setzero_si256()};
+        /* Q5_K: the sub-block's bit planes, in the halves of the steps: L_t (low nibbles,
+         * groups 0 and 1), H_t (high, groups 2 and 3) */
+        __m256i bp[4] = {m, m, m, m};
+        if (q5)
+            for (int g = 0; g < 4; ++g)
+                bp[g] = _mm256_loadu_si256((const __m256i *)(rec + PW__Q5KX_BITS + 128 * t + 32 * g));
         /* x16: the sub-block's 32 activation bytes in two loads, each step's dword a
          * vpshufd of them (q4kxa_run says where) */
         __m256i xa[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -242,7 +259,26 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
             const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st));
             const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32));
             const __m256i a = x16 ? pw__t32a_dword(xa[u / 4], u % 4) : pw__t32a_bcast4(xb->qs + 4 * st);
-            if (PW__VNNI) { /* dot[2], dot[3]: the whole byte, made hi below */
+            if (q5) { /* both nibbles masked, bit 4 or-ed in; groups 2, 3 not x 16 */
+                const __m256i q[4] = {
+                    _mm256_or_si256(_mm256_and_si256(v0, m), q5kxa_bit16(bp[0], u)),
+                    _mm256_or_si256(_mm256_and_si256(v1, m), q5kxa_bit16(bp[1], u)),
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m),
+                                    q5kxa_bit16(bp[2], u)),
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m),
+                                    q5kxa_bit16(bp[3], u))};
+                for (int g = 0; g < 4; ++g)
+                    dot[g] = PW__VNNI ? pw__dpbusd(dot[g], q[g], a)
+                                      : _mm256_add_epi16(dot[g], _mm256_maddubs_epi16(q[g], a));
+                if (!PW__VNNI) {
+                    __asm__("" : "+x"(dot[0]), "+x"(dot[1]), "+x"(dot[2]), "+x"(dot[3]));
+                    if (u == 3) /* four steps of int16 sums: |.| <= 4 * 2 * 31 * 128 */
+                        for (int g = 0; g < 4; ++g) {
+                            dots2[t][g] = dot[g];
+                            dot[g] = _mm256_setzero_si256();
+                        }
+                }
+            } else if (PW__VNNI) { /* dot[2], dot[3]: the whole byte, made hi below */
                 dot[0] = pw__dpbusd(dot[0], _mm256_and_si256(v0, m), a);
                 dot[1] = pw__dpbusd(dot[1], _mm256_and_si256(v1, m), a);
                 dot[2] = pw__dpbusd(dot[2], v0, a);
@@ -259,7 +295,7 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
                 __asm__("" : "+x"(dot[0]), "+x"(dot[1]), "+x"(dot[2]), "+x"(dot[3]));
             }
         }
-        if (PW__VNNI) {
+        if (PW__VNNI && !q5) {
             dot[2] = _mm256_sub_epi32(dot[2], dot[0]);
             dot[3] = _mm256_sub_epi32(dot[3], dot[1]);
         }
@@ -274,9 +310,12 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t)
 #pragma GCC unroll 4
-        for (int g = 0; g < 4; ++g)
-            s[g] = q4kxa_scale_add(s[g], dots[t][g], q4kxa_scale(&rs, t, g));
-    if (PW__VNNI) {
+        for (int g = 0; g < 4; ++g) {
+            const __m256i sc = q4kxa_scale(&rs, t, g);
+            s[g] = q4kxa_scale_add(s[g], dots[t][g], sc);
+            if (q5 && !PW__VNNI) s[g] = q4kxa_scale_add(s[g], dots2[t][g], sc);
+        }
+    if (PW__VNNI && !q5) {
         s[2] = _mm256_srai_epi32(s[2], 4);
         s[3] = _mm256_srai_epi32(s[3], 4);
     }
@@ -290,34 +329,44 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
 /* The record functions of tile32_avx2.h: activations broadcast a step from memory, or
  * (x16) four steps' from one load of 16 bytes (q4kxa_run). */
 Q4KXA_INLINE void q4kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
-    q4kxa_steps(rec, xbp, pf, acc, 0);
+    q4kxa_steps(rec, xbp, pf, acc, 0, 0);
 }
 Q4KXA_INLINE void q4kxa_block_x16(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
-    q4kxa_steps(rec, xbp, pf, acc, 1);
+    q4kxa_steps(rec, xbp, pf, acc, 1, 0);
+}
+Q4KXA_INLINE void q5kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4kxa_steps(rec, xbp, pf, acc, 0, 1);
+}
+Q4KXA_INLINE void q5kxa_block_x16(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4kxa_steps(rec, xbp, pf, acc, 1, 1);
 }
 
 /* ---- GEMM ---- */
 
-/* The GEMM loop's decode: q4kxa_decode, then every scale widened once for all panels. */
-static void q4kxa_gemm_decode(const uint8_t *rec, void *out) {
+/* The GEMM loop's decode: q4kxa_decode, then every scale widened once for all panels
+ * (AVX-VNNI: the high groups' over 16 where their dots are 16 x theirs, not for Q5_K). */
+Q4KXA_INLINE void k4xa_gemm_decode(const uint8_t *rec, void *out, const int q5) {
     q4kxa_rec *rs = out;
     q4kxa_decode(rec, rs);
     for (int t = 0; t < 8; ++t)
         for (int g = 0; g < 4; ++g) {
             const __m256i sc = q4kxa_scale(rs, t, g);
             if (PW__VNNI)
-                _mm256_store_ps(rs->scf[t][g], _mm256_mul_ps(_mm256_cvtepi32_ps(sc),
-                                                             _mm256_set1_ps(g < 2 ? 1.0f : 0.0625f)));
+                _mm256_store_ps(rs->scf[t][g],
+                                _mm256_mul_ps(_mm256_cvtepi32_ps(sc),
+                                              _mm256_set1_ps(g < 2 || q5 ? 1.0f : 0.0625f)));
             else
                 _mm256_store_si256((__m256i *)rs->sc[t][g], sc);
         }
 }
+static void q4kxa_gemm_decode(const uint8_t *rec, void *out) { k4xa_gemm_decode(rec, out, 0); }
+static void q5kxa_gemm_decode(const uint8_t *rec, void *out) { k4xa_gemm_decode(rec, out, 1); }
 
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Half h of
  * every step (groups h and 2 + h) at a time, so that the 2 x mr chains of one
  * sub-block stay in registers. */
 Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uint8_t *const *x,
-                              float *yb, const uint8_t *pf, const int mr) {
+                              float *yb, const uint8_t *pf, const int mr, const int q5) {
     int32_t pairs[Q4KXA_MR][4] __attribute__((aligned(16)));
     for (int i = 0; i < mr; ++i) q4kxa_pairs((const pw__q8_256 *)x[i], pairs[i]);
     const __m256i m = _mm256_set1_epi8(0x0F);
@@ -332,7 +381,15 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
         }
 #pragma GCC unroll 1
         for (int t = 0; t < 8; ++t) {
-            if (pf && h == 0) pw__t32a_prefetch_l1(pf + Q4KXA_PF_CHUNK * t, Q4KXA_PF_CHUNK);
+            if (pf && h == 0) pw__t32a_prefetch_l1(pf + Q4KXA_PF_CHUNK(q5) * t, Q4KXA_PF_CHUNK(q5));
+            /* Q5_K: this half's bit planes of L_t and H_t */
+            const __m256i bl =
+                q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5KX_BITS + 128 * t + 32 * h)) : m;
+            const __m256i bh =
+                q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5KX_BITS + 128 * t + 64 + 32 * h))
+                   : m;
+            const __m256i sc_lo16 = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+            const __m256i sc_hi16 = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
             __m256i dt[Q4KXA_MR][2];
 #pragma GCC unroll 6
             for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm256_setzero_si256();
@@ -340,9 +397,13 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
             for (int u = 0; u < 8; ++u) {
                 const int st = 8 * t + u;
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(rec + 64 * st + 32 * h));
-                const __m256i lo = _mm256_and_si256(v, m);
-                /* AVX-VNNI: the whole byte, made 16 x the high nibbles' dot below */
-                const __m256i hi = PW__VNNI ? v : _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+                __m256i lo = _mm256_and_si256(v, m);
+                /* AVX-VNNI: the whole byte, made 16 x the high nibbles' dot below (Q4_K) */
+                __m256i hi = PW__VNNI && !q5 ? v : _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+                if (q5) {
+                    lo = _mm256_or_si256(lo, q5kxa_bit16(bl, u));
+                    hi = _mm256_or_si256(hi, q5kxa_bit16(bh, u));
+                }
 #pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) {
                     const __m256i a = pw__t32a_bcast4(
@@ -356,8 +417,15 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                         __asm__("" : "+x"(dt[i][0]), "+x"(dt[i][1])); /* as in q4kxa_block */
                     }
                 }
+                if (q5 && !PW__VNNI && u == 3) /* int16 sums of four steps (q4kxa_steps) */
+#pragma GCC unroll 6
+                    for (int i = 0; i < mr; ++i) {
+                        sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo16);
+                        sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi16);
+                        dt[i][0] = dt[i][1] = _mm256_setzero_si256();
+                    }
             }
-            if (PW__VNNI)
+            if (PW__VNNI && !q5)
 #pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) dt[i][1] = _mm256_sub_epi32(dt[i][1], dt[i][0]);
             if (PW__VNNI) {
@@ -369,12 +437,10 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                     fs[i][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][1]), sc_hi, fs[i][1]);
                 }
             } else {
-                const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
-                const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
 #pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) {
-                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
-                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
+                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo16);
+                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi16);
                 }
             }
         }
@@ -393,13 +459,13 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
     }
 }
 
-/* A panel of any height 1..Q4KXA_MR, each height its own instance. */
-static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
-                            float *yb, const uint8_t *pf, int mr) {
+/* A panel of any height 1..Q4KXA_MR, each height its own instance (q5: Q5_K's). */
+Q4KXA_INLINE void k4xa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                                 float *yb, const uint8_t *pf, int mr, const int q5) {
     switch (mr) {
 #define Q4KXA_CASE(m_)                                                                  \
     case m_:                                                                            \
-        if (m_ <= Q4KXA_MR) q4kxa_panel(rec, (const q4kxa_rec *)rs, x, yb, pf, m_);     \
+        if (m_ <= Q4KXA_MR) q4kxa_panel(rec, (const q4kxa_rec *)rs, x, yb, pf, m_, q5); \
         break;
         Q4KXA_CASE(1)
         Q4KXA_CASE(2)
@@ -412,6 +478,14 @@ static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
     }
 }
 _Static_assert(Q4KXA_MR <= PW__T32K_MR_MAX, "panel heights of the switch");
+static void q4kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    k4xa_panel_any(rec, rs, x, yb, pf, mr, 0);
+}
+static void q5kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x,
+                            float *yb, const uint8_t *pf, int mr) {
+    k4xa_panel_any(rec, rs, x, yb, pf, mr, 1);
+}
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_prefetch.h) now
  * that q4kxa_block reads them in address order: one build switched at run time (not in
@@ -445,6 +519,21 @@ static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
                      1, PW__HW_ZEN4);
 }
 
+/* Q5_K's records (kernel/q5kx.h), read as Q4_K's are. */
+static void q5kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
+        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256),
+                     q5kxa_block_x16, 1, PW__HW_ZEN4);
+    else
+        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256), q5kxa_block,
+                     1, PW__HW_ZEN4);
+}
+
+static void q5kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXA_MR, q5kxa_gemm_decode,
+                 q5kxa_panel_any);
+}
+
 static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
                   q4kxa_panel_any);
@@ -456,6 +545,14 @@ const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4) =
 
 const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4_gemm) = PW__Q4KX_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_k_q5kx32k4) =
+    PW__Q5KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    q5kxa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_k_q5kx32k4_gemm) = PW__Q5KX_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5kxa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
 
 /* GEMM over input-block-major Q4_K bytes as they are: the loop above over records made
