@@ -28,6 +28,21 @@ pw_status pw__q5kx_pack_plan(pw_context *ctx, pw_format format, int64_t out, int
     return pw__tile32_plan(ctx, &q5kx_family, format, out, in, d);
 }
 
+/* Row r's share of a q5kx32k4 record's bit planes (q5kx.h) from its Q5_K block's qh:
+ * byte 4 (r % 16) + j of L_t (H_t for rows 16..31) has as bit u bit 4 of element
+ * 4 (8t + u) + j, which is bit t of qh[4u + j]. q holds qh[4u + j] as its byte u; the
+ * multiply gathers bit t of its eight bytes (bit 8u + t) into bits 56 + u (every other
+ * product lands below bit 56 or past bit 63). */
+static void k4x_planes(const uint8_t *qh, int r, uint8_t *rec) {
+    for (int j = 0; j < 4; ++j) {
+        uint64_t q = 0;
+        for (int u = 0; u < 8; ++u) q |= (uint64_t)qh[4 * u + j] << (8 * u);
+        for (int t = 0; t < 8; ++t)
+            rec[PW__Q5KX_BITS + 128 * t + 64 * (r / 16) + 4 * (r % 16) + j] =
+                (uint8_t)(((q >> t & 0x0101010101010101u) * 0x0102040810204080u) >> 56);
+    }
+}
+
 /* Rows [o0, o1) (whole tiles from o0) of a Q4_K (q5 0) or Q5_K (q5 1) weight as
  * records of record_bytes: row r of block b puts its nibbles, d, dmin and scale bytes
  * where q4kx.h says, and for Q5_K the bit 4 of each element where q5kx.h says. The two
@@ -59,18 +74,7 @@ static void k4x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64
                     uint8_t *byte = rec + 64 * (e / 4) + 4 * (r % 16) + e % 4;
                     *byte |= (uint8_t)(r < 16 ? q : q << 4);
                 }
-                /* Q5_K: the bits of row r (q5kx.h): byte 4 (r % 16) + j of L_t (H_t for
-                 * rows 16..31) has as bit u bit 4 of element 4 (8t + u) + j, which is bit
-                 * t of qh[4u + j]. q[j] holds qh[4u + j] as its byte u; the multiply
-                 * gathers bit t of its eight bytes (bit 8u + t) into bits 56 + u (every
-                 * other product lands below bit 56 or past bit 63) */
-                for (int j = 0; q5 && j < 4; ++j) {
-                    uint64_t q = 0;
-                    for (int u = 0; u < 8; ++u) q |= (uint64_t)blk[qh_at + 4 * u + j] << (8 * u);
-                    for (int t = 0; t < 8; ++t)
-                        rec[PW__Q5KX_BITS + 128 * t + 64 * (r / 16) + 4 * (r % 16) + j] =
-                            (uint8_t)(((q >> t & 0x0101010101010101u) * 0x0102040810204080u) >> 56);
-                }
+                if (q5) k4x_planes(blk + qh_at, r, rec);
                 memcpy(rec + PW__Q4KX_D + 2 * r, blk + offsetof(pw__block_q4_K, d), 2);
                 memcpy(rec + PW__Q4KX_DMIN + 2 * r, blk + offsetof(pw__block_q4_K, dmin), 2);
                 for (int i = 0; i < PW__K_SCALE_SIZE; ++i)
@@ -161,17 +165,17 @@ const pw__kernel pw__k_q4_k_q4kx32k4_scalar =
 const pw__kernel pw__k_q5_k_q5kx32k4_scalar =
     PW__Q5KX_KERNEL("scalar", 0, q5kx_run_scalar, PW__PRIO_SCALAR - 1);
 
-/* Record-making (q4kx.h): per row pair r, r + 16 and dword D of Q4_K's qs (64-value
- * chunk D / 8), step 16 (D / 8) + D % 8 takes the low nibbles and 8 steps later the
- * high ones; d, dmin and the scale bytes are copied to their places. */
-void pw__q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
-    const size_t bb = sizeof(pw__block_q4_K);
+/* Record-making (q4kx.h): per row pair r, r + 16 and dword D of the blocks' qs (at qs_at
+ * in blocks of bb bytes; 64-value chunk D / 8), step 16 (D / 8) + D % 8 takes the low
+ * nibbles and 8 steps later the high ones; d, dmin and the scale bytes are copied to
+ * their places (Q4_K and Q5_K begin alike: k4x_pack). */
+static void k4x_record(const uint8_t *src, uint8_t *rec, size_t bb, size_t qs_at) {
     for (int r = 0; r < 16; ++r) {
         const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
         for (int dw = 0; dw < 32; ++dw) {
             uint32_t x, y;
-            memcpy(&x, a + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
-            memcpy(&y, b + offsetof(pw__block_q4_K, qs) + 4 * dw, 4);
+            memcpy(&x, a + qs_at + 4 * dw, 4);
+            memcpy(&y, b + qs_at + 4 * dw, 4);
             uint32_t lo, hi;
             pw__tile32_nibble_pair(x, y, &lo, &hi);
             const int s = 16 * (dw / 8) + dw % 8;
@@ -187,4 +191,18 @@ void pw__q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
             rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] =
                 a[offsetof(pw__block_q4_K, scales) + i];
     }
+}
+
+void pw__q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    k4x_record(src, rec, sizeof(pw__block_q4_K), offsetof(pw__block_q4_K, qs));
+}
+
+void pw__q5kx_planes_from_blocks(const uint8_t *src, uint8_t *rec) {
+    for (int r = 0; r < 32; ++r)
+        k4x_planes(src + (size_t)r * sizeof(pw__block_q5_K) + offsetof(pw__block_q5_K, qh), r, rec);
+}
+
+void pw__q5kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    k4x_record(src, rec, sizeof(pw__block_q5_K), offsetof(pw__block_q5_K, qs));
+    pw__q5kx_planes_from_blocks(src, rec);
 }

@@ -61,4 +61,12 @@ void pw__q5kx_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int6
                    uint8_t *dst);
 PW__VIEW_PACKER(pw__q5kx_pack_plan, pw__q5kx_pack)
 
+/* One record of the family made from the 32 blocks of a tile's rows at one block column,
+ * row r's at src + r * 176, as the packer lays them out: the input-block-major GEMM
+ * kernels' fill (kernel/tile32.h, pw__tile32_fill_ibm). Portable C; rec 4-byte aligned.
+ * pw__q5kx_planes_from_blocks writes the bit planes alone (bytes [4608, 5632)), for a
+ * fill that makes the first 4608 bytes its own way. */
+void pw__q5kx_record_from_blocks(const uint8_t *src, uint8_t *rec);
+void pw__q5kx_planes_from_blocks(const uint8_t *src, uint8_t *rec);
+
 #endif

@@ -567,3 +567,15 @@ static void q4kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int
 const pw__kernel PW__AVX2_SYM(pw__k_q4_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_k", PW_FORMAT_Q4_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_ibm_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
+
+/* The same for Q5_K (pw__q5kx_record_from_blocks). */
+PW__TILE32_IBM_FILL(q5kxa_fill_ibm, pw__block_q5_K, PW__Q5KX_RECORD, pw__q5kx_record_from_blocks)
+
+static void q5kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXA_MR, q5kxa_gemm_decode,
+                      q5kxa_panel_any, q5kxa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_k", PW_FORMAT_Q5_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5kxa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);

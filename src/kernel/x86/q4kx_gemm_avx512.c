@@ -234,11 +234,12 @@ const pw__kernel pw__k_q5_k_q5kx32k4_gemm_avx512vnni = PW__Q5KX_GEMM_KERNEL(
  * (8 vpgatherdd a record); an IBM GEMV that made a record for one row of X
  * (q4_k_ibm_gemv_avx512vnni, 0.2) spent most of its time in them.
  */
-Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
-    const size_t bb = sizeof(pw__block_q4_K);
+/* Q4_K's (bb 144, qs_at 16) or Q5_K's (176, 48) first 4608 record bytes. */
+Q4KXG_INLINE void k4x_record_from_blocks(const uint8_t *src, uint8_t *rec, const size_t bb,
+                                         const size_t qs_at) {
     for (int ch = 0; ch < 8; ++ch) {
         const int s0 = 16 * (ch / 2) + 4 * (ch % 2);
-        pw__t32f_nibble_steps(src + offsetof(pw__block_q4_K, qs) + 16 * ch, bb, rec + 64 * s0,
+        pw__t32f_nibble_steps(src + qs_at + 16 * ch, bb, rec + 64 * s0,
                               rec + 64 * (s0 + 8));
     }
     /* in each 128-bit lane (rows 4L..4L+3): byte j of the four rows together */
@@ -271,7 +272,19 @@ Q4KXG_INLINE void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     }
 }
 
+static void q4kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    k4x_record_from_blocks(src, rec, sizeof(pw__block_q4_K), offsetof(pw__block_q4_K, qs));
+}
+
+/* Q5_K: the first 4608 bytes as Q4_K's, then the bit planes (portable C: 32 rows x 4
+ * multiplies x 8 planes, small beside the record's GEMM work). */
+static void q5kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    k4x_record_from_blocks(src, rec, sizeof(pw__block_q5_K), offsetof(pw__block_q5_K, qs));
+    pw__q5kx_planes_from_blocks(src, rec);
+}
+
 PW__TILE32_IBM_FILL(q4kxg_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, q4kx_record_from_blocks)
+PW__TILE32_IBM_FILL(q5kxg_fill_ibm, pw__block_q5_K, PW__Q5KX_RECORD, q5kx_record_from_blocks)
 
 static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXG_MR, q4kxg_decode, q4kxg_panel_any,
@@ -280,4 +293,13 @@ static void q4kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 
 const pw__kernel pw__k_q4_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_k", PW_FORMAT_Q4_K, Q8_256, "avx512vnni", Q4KXG_FEATURES, q4kxg_ibm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);
+
+static void q5kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXG_MR, q4kxg_decode, q5kxg_panel_any,
+                      q5kxg_fill_ibm);
+}
+
+const pw__kernel pw__k_q5_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_k", PW_FORMAT_Q5_K, Q8_256, "avx512vnni", Q4KXG_FEATURES, q5kxg_ibm_run,
     PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q4KXG_MR);
