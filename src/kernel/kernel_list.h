@@ -220,6 +220,7 @@ PW_KERNEL(q3_k_rm_dotprod)
 PW_KERNEL(q3_k_ibm_dotprod)
 PW_KERNEL(q5_k_rm_dotprod)
 PW_KERNEL(q5_k_ibm_dotprod)
+PW_KERNEL(q5_k_ibm_gemm_dotprod)
 PW_KERNEL(tq1_0_rm_dotprod)
 PW_KERNEL(tq1_0_ibm_dotprod)
 
@@ -358,6 +359,10 @@ PW_KERNEL(q5_k_q5kx32k4_avx2)
 PW_KERNEL(q5_k_q5kx32k4_gemm_avx2)
 PW_KERNEL(q5_k_q5kx32k4_avxvnni)
 PW_KERNEL(q5_k_q5kx32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(q5_k_q5kx32k4_dotprod)
+PW_KERNEL(q5_k_q5kx32k4_gemm_dotprod)
 #endif
 
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.

@@ -73,6 +73,7 @@
 #include "kernel/arm/dotprod_util.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q4kx.h"
+#include "kernel/q5kx.h"
 
 #include <stddef.h>
 
@@ -152,22 +153,42 @@ Q4KXN_INLINE float32x4_t q4kxn_finish(float32x4_t acc, int32x4_t s, const q4kxn_
 
 /* ---- GEMV ---- */
 
-/* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
-Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+/* Q5_K (kernel/q5kx.h): bit s (a literal) of each byte of a 16-byte piece of a bit plane
+ * at bit 4, its bits 5-7 zero (bits 0-3 unspecified): a left shift drops the planes'
+ * higher bits, a right shift of 3 then clears bits 5-7. */
+#define Q5KXN_BIT4(plane, s) vshrq_n_u8(vshlq_n_u8((plane), 7 - (s)), 3)
+/* The low (lo) and high (hi) values of 16 bytes v of step s: nibbles, and for Q5_K (q5)
+ * bit 4 from the planes' pieces pl (L_t) and ph (H_t) at the same offset: a bit select
+ * keeps v's low nibble under it, a shift-right-insert puts v's high nibble below it. */
+#define Q4KXN_VALUES(v, s, q5, pl, ph, lo, hi)                                                 \
+    do {                                                                                       \
+        if (q5) {                                                                              \
+            (lo) = vbslq_u8(vdupq_n_u8(0x0F), (v), Q5KXN_BIT4(vld1q_u8(pl), s));               \
+            (hi) = vsriq_n_u8(Q5KXN_BIT4(vld1q_u8(ph), s), (v), 4);                            \
+        } else {                                                                               \
+            (lo) = vandq_u8((v), vdupq_n_u8(0x0F));                                            \
+            (hi) = vshrq_n_u8((v), 4);                                                         \
+        }                                                                                      \
+    } while (0)
+
+/* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp (q5:
+ * a Q5_K record). */
+Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8],
+                             const int q5) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    const uint8x16_t m = vdupq_n_u8(0x0F);
     int32_t dots[8][8][4] __attribute__((aligned(16))); /* [t][q]: 1 KiB, L1 */
     for (int t = 0; t < 8; ++t) {
-        const uint8_t *sb = rec + 512 * t;
+        const uint8_t *sb = rec + 512 * t, *pl = rec + PW__Q5KX_BITS + 128 * t;
         const int8x16_t a0 = vld1q_s8(xb->qs + 32 * t), a1 = vld1q_s8(xb->qs + 32 * t + 16);
         int32x4_t dot[8];
         for (int q = 0; q < 8; ++q) dot[q] = vdupq_n_s32(0);
 #define Q4KXN_STEP(s)                                                                          \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
-        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, m)), a0, a1, s);        \
-        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), a0, a1,  \
-                                   s);                                                         \
+        uint8x16_t lo, hi;                                                                     \
+        Q4KXN_VALUES(v, s, q5, pl + 16 * j, pl + 64 + 16 * j, lo, hi);                         \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
+        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
         PW__T32N_STEPS(Q4KXN_STEP)
 #undef Q4KXN_STEP
@@ -203,6 +224,13 @@ Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
     }
 }
 
+Q4KXN_INLINE void q4kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    k4xn_block(rec, xbp, acc, 0);
+}
+Q4KXN_INLINE void q5kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    k4xn_block(rec, xbp, acc, 1);
+}
+
 /* ---- GEMM ---- */
 
 /* The GEMM loop's decode (tile32_kgemm.h). */
@@ -211,9 +239,8 @@ static void q4kxn_gemm_decode(const uint8_t *rec, void *out) { q4kxn_decode(rec,
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Quarter j of
  * every step (groups j and 4 + j) at a time, so that the 2 x mr chains of one
  * sub-block and the 2 x mr scaled sums stay in registers. */
-Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint8_t *const *x,
-                              float *yb, const int mr) {
-    const uint8x16_t m = vdupq_n_u8(0x0F);
+Q4KXN_INLINE void k4xn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint8_t *const *x,
+                             float *yb, const int mr, const int q5) {
     int16_t b[Q4KXN_MR][8];
     const int8_t *qs[Q4KXN_MR];
     for (int i = 0; i < mr; ++i) {
@@ -225,6 +252,7 @@ Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uin
         for (int i = 0; i < mr; ++i) sl[i] = sh[i] = vdupq_n_s32(0);
         for (int t = 0; t < 8; ++t) {
             const uint8_t *sb = rec + 512 * t + 16 * j;
+            const uint8_t *pl = rec + PW__Q5KX_BITS + 128 * t + 16 * j;
             int8x16_t a0[Q4KXN_MR], a1[Q4KXN_MR];
             int32x4_t lo[Q4KXN_MR], hi[Q4KXN_MR];
             for (int i = 0; i < mr; ++i) {
@@ -235,8 +263,9 @@ Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uin
 #define Q4KXN_GSTEP(s)                                                                         \
     {                                                                                          \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s));                                          \
-        const int8x16_t vl = vreinterpretq_s8_u8(vandq_u8(v, m));                              \
-        const int8x16_t vh = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                            \
+        uint8x16_t ul, uh;                                                                     \
+        Q4KXN_VALUES(v, s, q5, pl, pl + 64, ul, uh);                                           \
+        const int8x16_t vl = vreinterpretq_s8_u8(ul), vh = vreinterpretq_s8_u8(uh);            \
         for (int i = 0; i < mr; ++i) {                                                         \
             lo[i] = PW__T32N_SDOT(lo[i], vl, a0[i], a1[i], s);                                 \
             hi[i] = PW__T32N_SDOT(hi[i], vh, a0[i], a1[i], s);                                 \
@@ -260,6 +289,19 @@ Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uin
     }
 }
 
+Q4KXN_INLINE void q4kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint8_t *const *x,
+                              float *yb, const int mr) {
+    k4xn_panel(rec, rs, x, yb, mr, 0);
+}
+Q4KXN_INLINE void q5kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint8_t *const *x,
+                              float *yb, const int mr) {
+    k4xn_panel(rec, rs, x, yb, mr, 1);
+}
+
+static void q5kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256), q5kxn_block);
+}
+
 static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxn_block);
 }
@@ -269,6 +311,8 @@ static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
  * (pw__q4kx_record_from_blocks). */
 PW__T32N_KGEMM(q4kxn, q4kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q4KX_RECORD,
                pw__block_q4_K, pw__q4kx_record_from_blocks)
+PW__T32N_KGEMM(q5kxn, q5kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q5KX_RECORD,
+               pw__block_q5_K, pw__q5kx_record_from_blocks)
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
  * below q4_k_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
@@ -282,4 +326,16 @@ const pw__kernel pw__k_q4_k_q4kx32k4_gemm_dotprod =
 /* GEMM over input-block-major bytes as they are. */
 const pw__kernel pw__k_q4_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_k", PW_FORMAT_Q4_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
+
+/* Q5_K's records (kernel/q5kx.h), ranked as Q4_K's. */
+const pw__kernel pw__k_q5_k_q5kx32k4_dotprod =
+    PW__Q5KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_q5_k_q5kx32k4_gemm_dotprod =
+    PW__Q5KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_gemm_run,
+                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
+
+const pw__kernel pw__k_q5_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_k", PW_FORMAT_Q5_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_ibm_gemm_run,
     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
