@@ -49,6 +49,15 @@
  * load, 2 unpacking ops and 2 x mr SDOT; the 2 x mr sub-block chains, 2 x mr
  * scaled sums and 2 x mr activation vectors stay in registers (mr = 4: 24 of 32).
  *
+ * Q5_K (the q5kx32k4 family, kernel/q5kx.h: a q4kx32k4 record of the low 4 bits, then
+ * bit 4 in two 64-byte planes per sub-block, L_t and H_t, bit u of plane byte i being
+ * bit 4 of byte i of step 8t + u) runs the same functions (q5kxn_block, q5kxn_panel):
+ * per 16 bytes of a step, bit u of the planes' 16 bytes at the same offset is put at
+ * bit 4 with bits 5-7 clear (SHL by 7 - u, USHR by 3), then a BSL under 0x0F keeps the
+ * low nibble below it and an SRI by 4 puts the high nibble below the other: 4 SDOT-side
+ * values from 2 more loads and 6 more operations. Values 0..31: |dot_tq| <= 32 * 31 *
+ * 128, |S| <= 8 * 63 * 126976 < 2^26.
+ *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
  *
@@ -57,10 +66,18 @@
  *     15.8 B/cycle: 158% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q4kxn_run, apple-m1: 46.02 cycles/iter, 0.080 cycles/weight byte,
  *     12.5 B/cycle: 69% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5kxn_run, neoverse-v2: 79.52 cycles/iter, 0.113 cycles/weight byte,
+ *     8.9 B/cycle: 89% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q5kxn_run, apple-m1: 85.69 cycles/iter, 0.122 cycles/weight byte,
+ *     8.2 B/cycle: 45% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4kxn_panel_any, neoverse-v2: 24.03 cycles/iter, 0.167 cycles/weight byte,
  *     42.6 int8 MAC/cycle: 67% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4kxn_panel_any, apple-m1: 32.02 cycles/iter, 0.222 cycles/weight byte,
  *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5kxn_panel_any, neoverse-v2: 35.03 cycles/iter, 0.199 cycles/weight byte,
+ *     29.2 int8 MAC/cycle: 46% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5kxn_panel_any, apple-m1: 42.02 cycles/iter, 0.239 cycles/weight byte,
+ *     24.4 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
  * SDOT chains and spills. Set before the includes so that every inlined helper shares
