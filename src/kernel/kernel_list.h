@@ -181,6 +181,7 @@ PW_KERNEL(tq2_0_ibm_avx512vnni)
 PW_KERNEL(q4_0_i8g32_avx512vnni)
 PW_KERNEL(q4_1_i8g32_avx512vnni)
 PW_KERNEL(q5_0_i8g32_avx512vnni)
+PW_KERNEL(q5_0_ibm_gemm_avx512vnni)
 PW_KERNEL(q5_1_i8g32_avx512vnni)
 PW_KERNEL(q8_0_i8g32_avx512vnni)
 PW_KERNEL(iq4_nl_i8g32_avx512vnni)
@@ -346,6 +347,14 @@ PW_KERNEL(q4_k_q4kx32k4_gemm_avxvnni)
 #if defined(__aarch64__)
 PW_KERNEL(q4_k_q4kx32k4_dotprod)
 PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
+#endif
+
+/* Q5_0 tiled family (kernel/q5x.h): a q4x32k4 record of the low 4 bits, then bit 4 as
+ * two planes. The portable kernel is the family's reference (never preferred). */
+PW_KERNEL(q5_0_q5x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q5_0_q5x32k4_avx512vnni)
+PW_KERNEL(q5_0_q5x32k4_gemm_avx512vnni)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4

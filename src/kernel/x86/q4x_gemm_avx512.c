@@ -58,6 +58,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q4x.h"
+#include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_fill_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
@@ -67,20 +68,27 @@
 
 #define Q4XG_INLINE static inline __attribute__((always_inline))
 
-Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
-                                const int mr) {
-    const __m512i m = _mm512_set1_epi8(0x0F);
+Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                              const int mr, const int q5) {
+    const __m512i m = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
+    const __m512i pl = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS) : m;
+    const __m512i ph = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS + 64) : m;
     __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
 #pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-        lo[r] = hi[r] = _mm512_set1_epi32(-8 * xb->sum);
+        lo[r] = hi[r] = _mm512_set1_epi32((q5 ? -16 : -8) * xb->sum);
     }
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
         const __m512i v = _mm512_loadu_si512(rec + 64 * s);
-        const __m512i vl = _mm512_and_si512(v, m);
-        const __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+        __m512i vl = _mm512_and_si512(v, m);
+        __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+        if (q5) { /* Q5_0 (q5x.h): 16 under the planes' bit s */
+            const __m512i bit = _mm512_set1_epi8((char)(1 << s));
+            vl = _mm512_mask_add_epi8(vl, _mm512_test_epi8_mask(pl, bit), vl, c16);
+            vh = _mm512_mask_add_epi8(vh, _mm512_test_epi8_mask(ph, bit), vh, c16);
+        }
 #pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) {
             const __m512i a = pw__tile32_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
@@ -89,6 +97,14 @@ Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, flo
         }
     }
     pw__t32g_scale_add(rec + PW__Q4X_SCALES, x, lo, hi, acc, mr);
+}
+Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                                const int mr) {
+    q4x_gemm_any(rec, x, acc, mr, 0);
+}
+Q4XG_INLINE void q5x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                                const int mr) {
+    q4x_gemm_any(rec, x, acc, mr, 1);
 }
 
 static void q4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -132,4 +148,26 @@ static void q4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64
 const pw__kernel pw__k_q4_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_0", PW_FORMAT_Q4_0, Q8_32, "avx512vnni",
     PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4x_ibm_gemm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+/* Q5_0 (q5x.h): GEMM over its packed records and over kernel-order blocks (records made
+ * by pw__q5x_record_from_blocks). */
+static void q5x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5x_gemm_block);
+}
+
+const pw__kernel pw__k_q5_0_q5x32k4_gemm_avx512vnni = PW__Q5X_GEMM_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
+    q5x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+PW__TILE32_IBM_FILL(q5x_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
+
+static void q5x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5x_gemm_block,
+                      q5x_fill_ibm);
+}
+
+const pw__kernel pw__k_q5_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_0", PW_FORMAT_Q5_0, Q8_32, "avx512vnni",
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5x_ibm_gemm_run,
     PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
