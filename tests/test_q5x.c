@@ -6,12 +6,16 @@
  * rows (one whole tile and a part tile) x 3 blocks and on a narrowed, offset
  * view of a wider one; the plan's refusals; dispatch through a pw_weight (GEMV
  * takes the family's kernel of the context's level where there is one, GEMM the
- * i8g kernel under the fastest policy); every kernel of the family against the
- * reference, and a GEMM at a size that spans several passes.
+ * i8g kernel under the fastest policy); which kernels of the family rank where;
+ * every kernel of the family the context can run against the oracle on blocks of
+ * random bytes (every qh pattern); and a GEMM at a size that spans several passes.
  */
 // pw-test: tunes
+#include "kernel_oracle.h"
 #include "pw_test.h"
 #include "tiling_test.h"
+
+#include "format/blocks.h"
 
 #include "kernel/q5x.h"
 
@@ -70,12 +74,34 @@ static const pw_test_tiling q5x = {
     .i8g_stem = "q5_0_i8g32",
 };
 
+/* Blocks of random bytes with a finite positive d: every kernel of the family against
+ * the oracle, on 45 rows (a whole and a part tile) x 10 blocks (the AVX-512 GEMV's
+ * grouped path needs whole groups of 8: 320 values take the other), n = 1, 3 and 13. */
+static void test_random_bytes(pw_context *ctx) {
+    enum { OUT = 45, N = 13 };
+    const int nbs[2] = {10, 16};
+    pw_rng r = {13};
+    for (int c = 0; c < 2; ++c) {
+        const int nb = nbs[c];
+        uint8_t *bytes = malloc((size_t)(OUT * nb * BLOCK));
+        for (int k = 0; k < OUT * nb; ++k) {
+            uint8_t *blk = bytes + (size_t)k * BLOCK;
+            for (int i = 2; i < BLOCK; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
+            const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
+            memcpy(blk, &d, 2);
+        }
+        pw_test_tiling_vs_oracle(ctx, &q5x, bytes, OUT, nb, N, &r, "random bytes");
+        free(bytes);
+    }
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q5x);
     pw_test_tiling_refusals(ctx, &q5x);
     pw_test_tiling_dispatch(ctx, &q5x);
     pw_test_tiling_family_kernels(ctx, &q5x);
+    test_random_bytes(ctx);
     pw_test_tiling_gemm_large(ctx, &q5x);
     pw_context_destroy(ctx);
     return pw_test_finish();
