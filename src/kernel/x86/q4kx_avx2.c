@@ -104,15 +104,6 @@
 /* Record bytes each sub-block prefetches: 8 of them cover the record (Q5_K's: q5). */
 #define Q4KXA_PF_CHUNK(q5) ((q5) ? PW__Q5KX_RECORD / 8 : PW__Q4KX_RECORD / 8)
 
-/* Q5_K (kernel/q5kx.h): bit u of each byte of a bit plane x as 16 (bit 4), nothing
- * else; the 16-bit shifts move no other byte's bit to bit 4 of a byte. */
-Q4KXA_INLINE __m256i q5kxa_bit16(__m256i x, int u) {
-    const __m256i m10 = _mm256_set1_epi8(0x10);
-    if (u < 4) x = _mm256_slli_epi16(x, 4 - u);
-    if (u > 4) x = _mm256_srli_epi16(x, u - 4);
-    return _mm256_and_si256(x, m10);
-}
-
 /* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
  * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
  * it is used; the GEMM decode widens all of them once for every panel, into sc (AVX2)
@@ -261,12 +252,12 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
             const __m256i a = x16 ? pw__t32a_dword(xa[u / 4], u % 4) : pw__t32a_bcast4(xb->qs + 4 * st);
             if (q5) { /* both nibbles masked, bit 4 or-ed in; groups 2, 3 not x 16 */
                 const __m256i q[4] = {
-                    _mm256_or_si256(_mm256_and_si256(v0, m), q5kxa_bit16(bp[0], u)),
-                    _mm256_or_si256(_mm256_and_si256(v1, m), q5kxa_bit16(bp[1], u)),
+                    _mm256_or_si256(_mm256_and_si256(v0, m), pw__t32a_bit16(bp[0], u)),
+                    _mm256_or_si256(_mm256_and_si256(v1, m), pw__t32a_bit16(bp[1], u)),
                     _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m),
-                                    q5kxa_bit16(bp[2], u)),
+                                    pw__t32a_bit16(bp[2], u)),
                     _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m),
-                                    q5kxa_bit16(bp[3], u))};
+                                    pw__t32a_bit16(bp[3], u))};
                 for (int g = 0; g < 4; ++g)
                     dot[g] = PW__VNNI ? pw__dpbusd(dot[g], q[g], a)
                                       : _mm256_add_epi16(dot[g], _mm256_maddubs_epi16(q[g], a));
@@ -401,8 +392,8 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                 /* AVX-VNNI: the whole byte, made 16 x the high nibbles' dot below (Q4_K) */
                 __m256i hi = PW__VNNI && !q5 ? v : _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
                 if (q5) {
-                    lo = _mm256_or_si256(lo, q5kxa_bit16(bl, u));
-                    hi = _mm256_or_si256(hi, q5kxa_bit16(bh, u));
+                    lo = _mm256_or_si256(lo, pw__t32a_bit16(bl, u));
+                    hi = _mm256_or_si256(hi, pw__t32a_bit16(bh, u));
                 }
 #pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) {

@@ -28,15 +28,57 @@
  */
 #include "format/blocks.h"
 #include "kernel/q4x.h"
+#include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx2.h"
 
 #define Q4XA_INLINE static inline __attribute__((always_inline))
 
 /* The four int32 dot vectors of a record with one activation block, rows 8q..8q+7
  * in dot[q], the -8 offset included. */
-Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4]) {
+Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4], const int q5) {
     const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i c = _mm256_set1_epi32(-8 * xb->sum);
+    const __m256i c = _mm256_set1_epi32((q5 ? -16 : -8) * xb->sum);
+    if (q5) {
+        /* Q5_0 (q5x.h): both nibbles masked, bit 4 or-ed in from the planes (L for
+         * groups 0, 1, H for 2, 3, in the halves of the steps); AVX-VNNI in two chains
+         * (even and odd steps) as below, AVX2 in int16 four steps at a time: |.| <= 4 * 2
+         * * 31 * 128 */
+        const __m256i pl[4] = {_mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS)),
+                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 32)),
+                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 64)),
+                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 96))};
+        __m256i d[2][4], wide[4];
+        for (int q = 0; q < 4; ++q) {
+            d[0][q] = d[1][q] = _mm256_setzero_si256();
+            wide[q] = c;
+        }
+        const __m256i one = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
+            const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(v0, m), pw__t32a_bit16(pl[0], s)),
+                _mm256_or_si256(_mm256_and_si256(v1, m), pw__t32a_bit16(pl[1], s)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), pw__t32a_bit16(pl[2], s)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), pw__t32a_bit16(pl[3], s))};
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; ++g)
+                d[PW__VNNI ? s % 2 : 0][g] =
+                    PW__VNNI ? pw__dpbusd(d[s % 2][g], q[g], a)
+                             : _mm256_add_epi16(d[0][g], _mm256_maddubs_epi16(q[g], a));
+            if (!PW__VNNI && (s == 3 || s == 7))
+#pragma GCC unroll 4
+                for (int g = 0; g < 4; ++g) {
+                    wide[g] = _mm256_add_epi32(wide[g], _mm256_madd_epi16(d[0][g], one));
+                    d[0][g] = _mm256_setzero_si256();
+                }
+        }
+        for (int g = 0; g < 4; ++g)
+            dot[g] = PW__VNNI ? _mm256_add_epi32(c, _mm256_add_epi32(d[0][g], d[1][g])) : wide[g];
+        return;
+    }
     if (PW__VNNI) {
         /* two chains per sum (even and odd steps): 8 dependent vpdpbusd a record
          * would make the record's latency, not its throughput, the limit */
@@ -92,13 +134,14 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
 }
 
 /* GEMV record function (tile32_avx2.h). */
-Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+Q4XA_INLINE void q4xa_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
+                               const int q5) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) {
-        pw__tile32_prefetch_pf(rec, PW__Q4X_RECORD, pf);
+        pw__tile32_prefetch_pf(rec, q5 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
     }
     __m256i dot[4];
-    q4xa_dots(rec, xb, dot);
+    q4xa_dots(rec, xb, dot, q5);
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q)
@@ -107,21 +150,42 @@ Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m2
                                  acc[q]);
 }
 
+Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4xa_block_any(rec, xbp, pf, acc, 0);
+}
+Q4XA_INLINE void q5xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4xa_block_any(rec, xbp, pf, acc, 1);
+}
+
 /* GEMM record function (tile32_avx2.h): each half of a step (rows 0..7 and 16..23,
  * then 8..15 and 24..31) unpacked once for the panel's mr rows. */
-Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
-                                 float acc[][PW__TILE32_NR], const int mr) {
+Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
+                               float acc[][PW__TILE32_NR], const int mr, const int q5) {
     const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i one = _mm256_set1_epi16(1);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
         __m256i lo[PW__T32AG_MR], hi[PW__T32AG_MR];
+        /* AVX2 Q5_0: the first four steps' int16 sums, widened (q4xa_dots) */
+        __m256i part[PW__T32AG_MR][2];
+        const __m256i bl =
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 32 * h)) : m;
+        const __m256i bh =
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 64 + 32 * h)) : m;
 #pragma GCC unroll 4
-        for (int r = 0; r < mr; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+        for (int r = 0; r < mr; ++r) {
+            lo[r] = hi[r] = _mm256_setzero_si256();
+            part[r][0] = part[r][1] = _mm256_setzero_si256();
+        }
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32 * h));
-            const __m256i vl = _mm256_and_si256(v, m);
-            const __m256i vh = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+            __m256i vl = _mm256_and_si256(v, m);
+            __m256i vh = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+            if (q5) {
+                vl = _mm256_or_si256(vl, pw__t32a_bit16(bl, s));
+                vh = _mm256_or_si256(vh, pw__t32a_bit16(bh, s));
+            }
 #pragma GCC unroll 4
             for (int r = 0; r < mr; ++r) {
                 const __m256i a = pw__t32a_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
@@ -135,18 +199,28 @@ Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                 PW__T32A_KEEP(lo[r]);
                 PW__T32A_KEEP(hi[r]);
             }
+            if (q5 && !PW__VNNI && s == 3)
+#pragma GCC unroll 4
+                for (int r = 0; r < mr; ++r) {
+                    part[r][0] = _mm256_madd_epi16(lo[r], one);
+                    part[r][1] = _mm256_madd_epi16(hi[r], one);
+                    lo[r] = hi[r] = _mm256_setzero_si256();
+                }
         }
         const __m256 dl = pw__t32a_f16x8(rec + PW__Q4X_SCALES + 16 * h);
         const __m256 dh = pw__t32a_f16x8(rec + PW__Q4X_SCALES + 32 + 16 * h);
-        const __m256i one = _mm256_set1_epi16(1);
 #pragma GCC unroll 4
         for (int r = 0; r < mr; ++r) {
             const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-            const __m256i c = _mm256_set1_epi32(-8 * xb->sum);
+            const __m256i c = _mm256_set1_epi32((q5 ? -16 : -8) * xb->sum);
             __m256i l = lo[r], u = hi[r];
             if (!PW__VNNI) {
                 l = _mm256_madd_epi16(l, one);
                 u = _mm256_madd_epi16(u, one);
+                if (q5) {
+                    l = _mm256_add_epi32(l, part[r][0]);
+                    u = _mm256_add_epi32(u, part[r][1]);
+                }
             }
             l = _mm256_add_epi32(l, c);
             u = _mm256_add_epi32(u, c);
@@ -158,6 +232,15 @@ Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                                 _mm256_load_ps(a1)));
         }
     }
+}
+
+Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    q4xa_gemm_any(rec, x, acc, mr, 0);
+}
+Q4XA_INLINE void q5xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    q4xa_gemm_any(rec, x, acc, mr, 1);
 }
 
 static void q4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -188,4 +271,32 @@ static void q4xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int6
 
 const pw__kernel PW__AVX2_SYM(pw__k_q4_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_0", PW_FORMAT_Q4_0, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4xa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+
+/* Q5_0's records (q5x.h), read as Q4_0's are, and its kernel-order GEMM. */
+static void q5xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_block, 2, PW__HW_ZEN4);
+}
+
+static void q5xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_gemm_block);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_0_q5x32k4) =
+    PW__Q5X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                   q5xa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_0_q5x32k4_gemm) = PW__Q5X_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5xa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+
+PW__TILE32_IBM_FILL(q5xa_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
+
+static void q5xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_gemm_block,
+                       q5xa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q5_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_0", PW_FORMAT_Q5_0, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5xa_ibm_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);

@@ -46,6 +46,16 @@ PW__T32A_INLINE __m256i pw__t32a_bcast4(const int8_t *p) {
     return _mm256_castps_si256(_mm256_broadcast_ss((const float *)(const void *)p));
 }
 
+/* The 5-bit families (q5x32k4, q5kx32k4: kernel/q5x.h, q5kx.h): bit u of each byte of a
+ * bit plane x as 16 (bit 4), nothing else; the 16-bit shifts move no other byte's bit
+ * to bit 4 of a byte. */
+PW__T32A_INLINE __m256i pw__t32a_bit16(__m256i x, int u) {
+    const __m256i m10 = _mm256_set1_epi8(0x10);
+    if (u < 4) x = _mm256_slli_epi16(x, 4 - u);
+    if (u > 4) x = _mm256_srli_epi16(x, u - 4);
+    return _mm256_and_si256(x, m10);
+}
+
 /* Sixteen activation bytes at p in both 128-bit lanes: one load, from which
  * pw__t32a_dword broadcasts each of its four dwords with a vpshufd, where four
  * vbroadcastss would take four load slots (the AVX-VNNI Q4_K and Q6_K GEMVs on Zen 5:
