@@ -8,9 +8,10 @@
  * rows (one whole tile and a part tile) x 3 super-blocks and on a narrowed,
  * offset view of a wider one; the plan's refusals; every kernel of the family
  * (GEMV and GEMM) on blocks of random bytes (every 6-bit scale, min and qh bit
- * pattern) against the reference; and dispatch through a pw_weight: GEMV
- * takes the family's AVX-512 kernel where the context can run it, GEMM keeps
- * the i8g kernel under the fastest policy, each form packed once.
+ * pattern) and at the sums' bounds against the reference; and dispatch
+ * through a pw_weight: GEMV takes the family's kernel of the context's level
+ * where there is one, GEMM the i8g kernel under the fastest policy, each form
+ * packed once.
  */
 // pw-test: tunes
 #include "kernel_oracle.h"
@@ -106,11 +107,34 @@ static void test_random_bytes(pw_context *ctx) {
     free(bytes);
 }
 
+/* Every value at its top (31) with the largest scale (63) and no min, against
+ * activations all +1 and all -1 (int8 127 and -127): each dot at its bound, where the
+ * AVX2 kernels' int16 sums saturate unless widened every four steps. */
+static void test_extreme(pw_context *ctx) {
+    enum { OUT = 37, NB = 2, N = 5, IN = NB * 256 };
+    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
+    const uint16_t d = pw__f32_to_f16(0.001f), dmin = 0;
+    for (int k = 0; k < OUT * NB; ++k) {
+        uint8_t *blk = bytes + (size_t)k * BLOCK;
+        memset(blk, 0xFF, BLOCK);
+        memcpy(blk, &d, 2);
+        memcpy(blk + 2, &dmin, 2);
+    }
+    float *x = malloc(sizeof(float) * N * IN);
+    for (int sign = -1; sign <= 1; sign += 2) {
+        for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
+        pw_test_tiling_vs_oracle_x(ctx, &q5kx, bytes, OUT, NB, N, x, "extreme");
+    }
+    free(x);
+    free(bytes);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q5kx);
     pw_test_tiling_refusals(ctx, &q5kx);
     test_random_bytes(ctx);
+    test_extreme(ctx);
     pw_test_tiling_dispatch(ctx, &q5kx);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -8,7 +8,8 @@
  * takes the family's kernel of the context's level where there is one, GEMM the
  * i8g kernel under the fastest policy); which kernels of the family rank where;
  * every kernel of the family the context can run against the oracle on blocks of
- * random bytes (every qh pattern); and a GEMM at a size that spans several passes.
+ * random bytes (every qh pattern) and at the sums' bounds; and a GEMM at a size that
+ * spans several passes.
  */
 // pw-test: tunes
 #include "kernel_oracle.h"
@@ -95,6 +96,27 @@ static void test_random_bytes(pw_context *ctx) {
     }
 }
 
+/* Every value at its top (31: nibble 15 and bit 4) against activations all +1 and all
+ * -1 (int8 127 and -127): each dot at its bound, where the AVX2 kernels' int16 sums of
+ * vpmaddubsw pairs saturate unless widened every four steps (2 * 31 * 127 per pair). */
+static void test_extreme(pw_context *ctx) {
+    enum { OUT = 37, NB = 16, N = 5, IN = NB * 32 };
+    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
+    const uint16_t d = pw__f32_to_f16(0.01f);
+    for (int k = 0; k < OUT * NB; ++k) {
+        uint8_t *blk = bytes + (size_t)k * BLOCK;
+        memset(blk, 0xFF, BLOCK);
+        memcpy(blk, &d, 2);
+    }
+    float *x = malloc(sizeof(float) * N * IN);
+    for (int sign = -1; sign <= 1; sign += 2) {
+        for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
+        pw_test_tiling_vs_oracle_x(ctx, &q5x, bytes, OUT, NB, N, x, "extreme");
+    }
+    free(x);
+    free(bytes);
+}
+
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q5x);
@@ -102,6 +124,7 @@ int main(void) {
     pw_test_tiling_dispatch(ctx, &q5x);
     pw_test_tiling_family_kernels(ctx, &q5x);
     test_random_bytes(ctx);
+    test_extreme(ctx);
     pw_test_tiling_gemm_large(ctx, &q5x);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -308,15 +308,23 @@ void pw_test_tiling_gemm_large(pw_context *base, const pw_test_tiling *t) {
 void pw_test_tiling_vs_oracle(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
                               int64_t out, int64_t nb, int n_max, pw_rng *rng, const char *what) {
     const int64_t in = nb * t->block_elems;
+    float *x = malloc(sizeof(float) * (size_t)(n_max * in));
+    CHECK(x != NULL, "out of memory");
+    if (x == NULL) return;
+    for (int64_t i = 0; i < n_max * in; ++i) x[i] = (float)pw_rng_gauss(rng);
+    pw_test_tiling_vs_oracle_x(ctx, t, bytes, out, nb, n_max, x, what);
+    free(x);
+}
+
+void pw_test_tiling_vs_oracle_x(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
+                                int64_t out, int64_t nb, int n_max, const float *x,
+                                const char *what) {
+    const int64_t in = nb * t->block_elems;
     pw_view v;
     const int64_t shape[2] = {out, in};
     CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes,
                           (uint64_t)(out * nb) * t->block_bytes),
              ctx);
-    float *x = malloc(sizeof(float) * (size_t)(n_max * in));
-    CHECK(x != NULL, "out of memory");
-    if (x == NULL) return;
-    for (int64_t i = 0; i < n_max * in; ++i) x[i] = (float)pw_rng_gauss(rng);
     int ran = 0;
     for (size_t i = 0; i < pw__kernel_list_count(); ++i) {
         const pw__kernel *k = pw__kernel_list_get(i);
@@ -329,5 +337,4 @@ void pw_test_tiling_vs_oracle(pw_context *ctx, const pw_test_tiling *t, const ui
         ++ran;
     }
     CHECK(ran >= 1, "no %s kernel ran (the portable one always can)", t->family);
-    free(x);
 }

@@ -127,4 +127,10 @@ struct pw_rng;
 void pw_test_tiling_vs_oracle(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
                               int64_t out, int64_t nb, int n_max, struct pw_rng *rng, const char *what);
 
+/* The same with the activations x (n_max rows of nb * block_elems) given: extreme
+ * values that random ones do not reach (every sum at its bound). */
+void pw_test_tiling_vs_oracle_x(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
+                                int64_t out, int64_t nb, int n_max, const float *x,
+                                const char *what);
+
 #endif
