@@ -212,6 +212,7 @@ PW_KERNEL(q4_1_rm_dotprod)
 PW_KERNEL(q4_1_ibm_dotprod)
 PW_KERNEL(q5_0_rm_dotprod)
 PW_KERNEL(q5_0_ibm_dotprod)
+PW_KERNEL(q5_0_ibm_gemm_dotprod)
 PW_KERNEL(q5_1_rm_dotprod)
 PW_KERNEL(q5_1_ibm_dotprod)
 PW_KERNEL(iq4_nl_rm_dotprod)
@@ -361,6 +362,10 @@ PW_KERNEL(q5_0_q5x32k4_avx2)
 PW_KERNEL(q5_0_q5x32k4_gemm_avx2)
 PW_KERNEL(q5_0_q5x32k4_avxvnni)
 PW_KERNEL(q5_0_q5x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(q5_0_q5x32k4_dotprod)
+PW_KERNEL(q5_0_q5x32k4_gemm_dotprod)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4

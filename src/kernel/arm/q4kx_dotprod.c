@@ -170,24 +170,6 @@ Q4KXN_INLINE float32x4_t q4kxn_finish(float32x4_t acc, int32x4_t s, const q4kxn_
 
 /* ---- GEMV ---- */
 
-/* Q5_K (kernel/q5kx.h): bit s (a literal) of each byte of a 16-byte piece of a bit plane
- * at bit 4, its bits 5-7 zero (bits 0-3 unspecified): a left shift drops the planes'
- * higher bits, a right shift of 3 then clears bits 5-7. */
-#define Q5KXN_BIT4(plane, s) vshrq_n_u8(vshlq_n_u8((plane), 7 - (s)), 3)
-/* The low (lo) and high (hi) values of 16 bytes v of step s: nibbles, and for Q5_K (q5)
- * bit 4 from the planes' pieces pl (L_t) and ph (H_t) at the same offset: a bit select
- * keeps v's low nibble under it, a shift-right-insert puts v's high nibble below it. */
-#define Q4KXN_VALUES(v, s, q5, pl, ph, lo, hi)                                                 \
-    do {                                                                                       \
-        if (q5) {                                                                              \
-            (lo) = vbslq_u8(vdupq_n_u8(0x0F), (v), Q5KXN_BIT4(vld1q_u8(pl), s));               \
-            (hi) = vsriq_n_u8(Q5KXN_BIT4(vld1q_u8(ph), s), (v), 4);                            \
-        } else {                                                                               \
-            (lo) = vandq_u8((v), vdupq_n_u8(0x0F));                                            \
-            (hi) = vshrq_n_u8((v), 4);                                                         \
-        }                                                                                      \
-    } while (0)
-
 /* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp (q5:
  * a Q5_K record). */
 Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8],
@@ -203,7 +185,7 @@ Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
         uint8x16_t lo, hi;                                                                     \
-        Q4KXN_VALUES(v, s, q5, pl + 16 * j, pl + 64 + 16 * j, lo, hi);                         \
+        PW__T32N_VALUES(v, s, q5, pl + 16 * j, pl + 64 + 16 * j, lo, hi);                      \
         dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
         dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
@@ -281,7 +263,7 @@ Q4KXN_INLINE void k4xn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint
     {                                                                                          \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s));                                          \
         uint8x16_t ul, uh;                                                                     \
-        Q4KXN_VALUES(v, s, q5, pl, pl + 64, ul, uh);                                           \
+        PW__T32N_VALUES(v, s, q5, pl, pl + 64, ul, uh);                                        \
         const int8x16_t vl = vreinterpretq_s8_u8(ul), vh = vreinterpretq_s8_u8(uh);            \
         for (int i = 0; i < mr; ++i) {                                                         \
             lo[i] = PW__T32N_SDOT(lo[i], vl, a0[i], a1[i], s);                                 \

@@ -59,23 +59,26 @@
 #include "format/blocks.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q4x.h"
+#include "kernel/q5x.h"
 
 #define Q4XN_INLINE static inline __attribute__((always_inline))
 
 /* GEMV record function (tile32_neon.h): dot[q] holds rows 4q .. 4q+3. */
-Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8],
+                               const int q5) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    const uint8x16_t m = vdupq_n_u8(0x0F);
     const int8x16_t a0 = vld1q_s8(xb->qs), a1 = vld1q_s8(xb->qs + 16);
-    const int32x4_t c = vdupq_n_s32(-8 * xb->sum);
+    const int32x4_t c = vdupq_n_s32((q5 ? -16 : -8) * xb->sum);
+    const uint8_t *pl = rec + PW__Q5X_BITS; /* Q5_0's planes (q5x.h) */
     int32x4_t dot[8];
     for (int q = 0; q < 8; ++q) dot[q] = c;
 #define Q4XN_STEP(s)                                                                           \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
-        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, m)), a0, a1, s);        \
-        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), a0, a1,  \
-                                   s);                                                         \
+        uint8x16_t lo, hi;                                                                     \
+        PW__T32N_VALUES(v, s, q5, pl + 16 * j, pl + 64 + 16 * j, lo, hi);                      \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
+        dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
     PW__T32N_STEPS(Q4XN_STEP)
 #undef Q4XN_STEP
@@ -85,11 +88,17 @@ Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t 
                                     pw__t32n_f16x4(rec + PW__Q4X_SCALES + 8 * q), xd);
 }
 
+Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    q4xn_block_any(rec, xbp, acc, 0);
+}
+Q4XN_INLINE void q5xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    q4xn_block_any(rec, xbp, acc, 1);
+}
+
 /* GEMM record function (tile32_neon.h): quarter j of each step (rows 4j .. 4j+3 low,
  * 16+4j .. 16+4j+3 high) unpacked once for the panel's mr rows. */
-Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
-                                 float acc[][PW__TILE32_NR], const int mr) {
-    const uint8x16_t m = vdupq_n_u8(0x0F);
+Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
+                               float acc[][PW__TILE32_NR], const int mr, const int q5) {
     int8x16_t a0[PW__T32NG_MR], a1[PW__T32NG_MR];
     int32_t c[PW__T32NG_MR];
     float xd[PW__T32NG_MR];
@@ -97,17 +106,19 @@ Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
         a0[r] = vld1q_s8(xb->qs);
         a1[r] = vld1q_s8(xb->qs + 16);
-        c[r] = -8 * xb->sum;
+        c[r] = (q5 ? -16 : -8) * xb->sum;
         xd[r] = xb->d;
     }
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
         for (int r = 0; r < mr; ++r) lo[r] = hi[r] = vdupq_n_s32(c[r]);
+        const uint8_t *bits = rec + PW__Q5X_BITS + 16 * j; /* Q5_0's planes (q5x.h) */
 #define Q4XN_GSTEP(s)                                                                          \
     {                                                                                          \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
-        const int8x16_t vl = vreinterpretq_s8_u8(vandq_u8(v, m));                              \
-        const int8x16_t vh = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));                            \
+        uint8x16_t ul, uh;                                                                     \
+        PW__T32N_VALUES(v, s, q5, bits, bits + 64, ul, uh);                                    \
+        const int8x16_t vl = vreinterpretq_s8_u8(ul), vh = vreinterpretq_s8_u8(uh);            \
         for (int r = 0; r < mr; ++r) {                                                         \
             lo[r] = PW__T32N_SDOT(lo[r], vl, a0[r], a1[r], s);                                 \
             hi[r] = PW__T32N_SDOT(hi[r], vh, a0[r], a1[r], s);                                 \
@@ -123,6 +134,15 @@ Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
             vst1q_f32(ph, pw__t32n_scale_add(vld1q_f32(ph), hi[r], dh, xd[r]));
         }
     }
+}
+
+Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    q4xn_gemm_any(rec, x, acc, mr, 0);
+}
+Q4XN_INLINE void q5xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                 float acc[][PW__TILE32_NR], const int mr) {
+    q4xn_gemm_any(rec, x, acc, mr, 1);
 }
 
 static void q4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -155,4 +175,31 @@ static void q4xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int6
 
 const pw__kernel pw__k_q4_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q4_0", PW_FORMAT_Q4_0, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
+
+/* Q5_0's records (q5x.h), read as Q4_0's are, and its kernel-order GEMM. */
+static void q5xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_block);
+}
+
+static void q5xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_gemm_block);
+}
+
+const pw__kernel pw__k_q5_0_q5x32k4_dotprod =
+    PW__Q5X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_q5_0_q5x32k4_gemm_dotprod =
+    PW__Q5X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_gemm_run,
+                        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
+
+PW__TILE32_IBM_FILL(q5xn_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
+
+static void q5xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_gemm_block,
+                       q5xn_fill_ibm);
+}
+
+const pw__kernel pw__k_q5_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "q5_0", PW_FORMAT_Q5_0, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_ibm_gemm_run,
     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);

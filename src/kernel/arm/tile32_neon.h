@@ -57,6 +57,26 @@
     ((s) < 4 ? vdotq_laneq_s32((acc), (w), (a0), (s) & 3)                                      \
              : vdotq_laneq_s32((acc), (w), (a1), (s) & 3))
 
+/* The 5-bit families (q5x32k4, q5kx32k4: kernel/q5x.h, q5kx.h): bit s (a literal) of
+ * each byte of a 16-byte piece of a bit plane at bit 4, its bits 5-7 zero (bits 0-3
+ * unspecified): a left shift drops the plane's higher bits, a right shift of 3 then
+ * clears bits 5-7. */
+#define PW__T32N_BIT4(plane, s) vshrq_n_u8(vshlq_n_u8((plane), 7 - (s)), 3)
+/* The low (lo) and high (hi) values of 16 bytes v of step s: nibbles, and for a 5-bit
+ * family (q5) bit 4 from the planes' pieces at pl (low nibbles) and ph (high) at the
+ * same offset: a bit select keeps v's low nibble under it, a shift-right-insert puts
+ * v's high nibble below it. */
+#define PW__T32N_VALUES(v, s, q5, pl, ph, lo, hi)                                              \
+    do {                                                                                       \
+        if (q5) {                                                                              \
+            (lo) = vbslq_u8(vdupq_n_u8(0x0F), (v), PW__T32N_BIT4(vld1q_u8(pl), s));            \
+            (hi) = vsriq_n_u8(PW__T32N_BIT4(vld1q_u8(ph), s), (v), 4);                         \
+        } else {                                                                               \
+            (lo) = vandq_u8((v), vdupq_n_u8(0x0F));                                            \
+            (hi) = vshrq_n_u8((v), 4);                                                         \
+        }                                                                                      \
+    } while (0)
+
 /* Four fp16 scales at p (any 2-byte alignment) as f32: FCVTL, exact. */
 PW__T32N_INLINE float32x4_t pw__t32n_f16x4(const uint8_t *p) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p)));
