@@ -38,15 +38,30 @@
  * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
  * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
  *
+ * Q5_0 (the q5x32k4 family, kernel/q5x.h: a q4x32k4 record, then bit 4 in two 64-byte
+ * planes, bit s of plane byte i being bit 4 of byte i of step s) runs the same
+ * functions (q5xn_block, q5xn_gemm_block) with the offset -16: per 16 bytes of a step,
+ * PW__T32N_VALUES (tile32_neon.h) puts the planes' bit s at bit 4 of both values (two
+ * loads, four shifts, a BSL and an SRI). Values 0..31: |dot| <= 32 * 31 * 128 + 16 * 32
+ * * 128, exact in int32.
+ *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q4xn_run, neoverse-v2: 46.29 cycles/iter, 0.080 cycles/weight byte,
  *     12.4 B/cycle: 124% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q4xn_run, apple-m1: 56.71 cycles/iter, 0.098 cycles/weight byte,
  *     10.2 B/cycle: 56% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5xn_run, neoverse-v2: 85.03 cycles/iter, 0.121 cycles/weight byte,
+ *     8.3 B/cycle: 83% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q5xn_run, apple-m1: 97.37 cycles/iter, 0.138 cycles/weight byte,
+ *     7.2 B/cycle: 40% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.229 cycles/weight byte,
  *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.264 cycles/weight byte,
  *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5xn_gemm_run, neoverse-v2: 41.54 cycles/iter, 0.236 cycles/weight byte,
+ *     24.7 int8 MAC/cycle: 39% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5xn_gemm_run, apple-m1: 48.37 cycles/iter, 0.275 cycles/weight byte,
+ *     21.2 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
