@@ -14,8 +14,8 @@
  * fastest. On x86 also a file prepacked at avxvnni, which must serve avx2 whole: the
  * AVX2 and AVX-VNNI kernels read the same packed bytes (x86/avx2_level.h). Under compact,
  * a weight whose kernel at the lower level reads the 32-row family (q4x32k4, q8x32k4,
- * q5x32k4, q4kx32k4, q5kx32k4, q6kx32k4: one packed form for every ISA) that its native kernel read must be
- * served from the native file.
+ * q5x32k4, q4kx32k4, q5kx32k4, q6kx32k4: one packed form for every ISA) that its native
+ * kernel read must be served from the native file.
  */
 #include "pw_test.h"
 
