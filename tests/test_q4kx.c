@@ -86,15 +86,7 @@ static const pw_test_tiling q4kx = {
 static void test_random_scales(pw_context *ctx) {
     enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {11};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 4; i < BLOCK; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-        const uint16_t dmin = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-        memcpy(blk, &d, 2);
-        memcpy(blk + 2, &dmin, 2);
-    }
+    uint8_t *bytes = pw_test_tiling_random_blocks(&q4kx, OUT * NB, 2, &r);
     pw_test_tiling_vs_oracle(ctx, &q4kx, bytes, OUT, NB, N, &r, "random scales");
     free(bytes);
 }

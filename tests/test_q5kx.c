@@ -94,38 +94,8 @@ static const pw_test_tiling q5kx = {
 static void test_random_bytes(pw_context *ctx) {
     enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {12};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 4; i < BLOCK; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-        const uint16_t dmin = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-        memcpy(blk, &d, 2);
-        memcpy(blk + 2, &dmin, 2);
-    }
+    uint8_t *bytes = pw_test_tiling_random_blocks(&q5kx, OUT * NB, 2, &r);
     pw_test_tiling_vs_oracle(ctx, &q5kx, bytes, OUT, NB, N, &r, "random bytes");
-    free(bytes);
-}
-
-/* Every value at its top (31) with the largest scale (63) and no min, against
- * activations all +1 and all -1 (int8 127 and -127): each dot at its bound, where the
- * AVX2 kernels' int16 sums saturate unless widened every four steps. */
-static void test_extreme(pw_context *ctx) {
-    enum { OUT = 37, NB = 2, N = 5, IN = NB * 256 };
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    const uint16_t d = pw__f32_to_f16(0.001f), dmin = 0;
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        memset(blk, 0xFF, BLOCK);
-        memcpy(blk, &d, 2);
-        memcpy(blk + 2, &dmin, 2);
-    }
-    float *x = malloc(sizeof(float) * N * IN);
-    for (int sign = -1; sign <= 1; sign += 2) {
-        for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
-        pw_test_tiling_vs_oracle_x(ctx, &q5kx, bytes, OUT, NB, N, x, "extreme");
-    }
-    free(x);
     free(bytes);
 }
 
@@ -134,7 +104,7 @@ int main(void) {
     pw_test_tiling_layout(ctx, &q5kx);
     pw_test_tiling_refusals(ctx, &q5kx);
     test_random_bytes(ctx);
-    test_extreme(ctx);
+    pw_test_tiling_at_bounds(ctx, &q5kx, 37, 2, 5, 2); /* the AVX2 int16 sums' bound */
     pw_test_tiling_dispatch(ctx, &q5kx);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -77,44 +77,17 @@ static const pw_test_tiling q5x = {
 
 /* Blocks of random bytes with a finite positive d: every kernel of the family against
  * the oracle, on 45 rows (a whole and a part tile) x 10 blocks (the AVX-512 GEMV's
- * grouped path needs whole groups of 8: 320 values take the other), n = 1, 3 and 13. */
+ * grouped path needs whole groups of 8: 320 values take the other) and x 16, n = 1, 3
+ * and 13. */
 static void test_random_bytes(pw_context *ctx) {
     enum { OUT = 45, N = 13 };
     const int nbs[2] = {10, 16};
     pw_rng r = {13};
     for (int c = 0; c < 2; ++c) {
-        const int nb = nbs[c];
-        uint8_t *bytes = malloc((size_t)(OUT * nb * BLOCK));
-        for (int k = 0; k < OUT * nb; ++k) {
-            uint8_t *blk = bytes + (size_t)k * BLOCK;
-            for (int i = 2; i < BLOCK; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-            const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-            memcpy(blk, &d, 2);
-        }
-        pw_test_tiling_vs_oracle(ctx, &q5x, bytes, OUT, nb, N, &r, "random bytes");
+        uint8_t *bytes = pw_test_tiling_random_blocks(&q5x, OUT * nbs[c], 1, &r);
+        pw_test_tiling_vs_oracle(ctx, &q5x, bytes, OUT, nbs[c], N, &r, "random bytes");
         free(bytes);
     }
-}
-
-/* Every value at its top (31: nibble 15 and bit 4) against activations all +1 and all
- * -1 (int8 127 and -127): each dot at its bound, where the AVX2 kernels' int16 sums of
- * vpmaddubsw pairs saturate unless widened every four steps (2 * 31 * 127 per pair). */
-static void test_extreme(pw_context *ctx) {
-    enum { OUT = 37, NB = 16, N = 5, IN = NB * 32 };
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    const uint16_t d = pw__f32_to_f16(0.01f);
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        memset(blk, 0xFF, BLOCK);
-        memcpy(blk, &d, 2);
-    }
-    float *x = malloc(sizeof(float) * N * IN);
-    for (int sign = -1; sign <= 1; sign += 2) {
-        for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
-        pw_test_tiling_vs_oracle_x(ctx, &q5x, bytes, OUT, NB, N, x, "extreme");
-    }
-    free(x);
-    free(bytes);
 }
 
 int main(void) {
@@ -124,7 +97,7 @@ int main(void) {
     pw_test_tiling_dispatch(ctx, &q5x);
     pw_test_tiling_family_kernels(ctx, &q5x);
     test_random_bytes(ctx);
-    test_extreme(ctx);
+    pw_test_tiling_at_bounds(ctx, &q5x, 37, 16, 5, 1); /* the AVX2 int16 sums' bound */
     pw_test_tiling_gemm_large(ctx, &q5x);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -4,6 +4,8 @@
 #include "kernel_oracle.h"
 #include "pw_test.h"
 
+#include "format/blocks.h"
+
 int pw_test_tiling_report(const pw_test_tiling_record *rec) { return (*rec->bad)++ < 5; }
 
 void pw_test_tiling_byte(const pw_test_tiling_record *rec, size_t at, int from, const char *name,
@@ -337,4 +339,43 @@ void pw_test_tiling_vs_oracle_x(pw_context *ctx, const pw_test_tiling *t, const 
         ++ran;
     }
     CHECK(ran >= 1, "no %s kernel ran (the portable one always can)", t->family);
+}
+
+uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int scales, pw_rng *r) {
+    const size_t bb = (size_t)t->block_bytes;
+    uint8_t *bytes = malloc((size_t)n * bb);
+    CHECK(bytes != NULL, "out of memory");
+    for (int64_t k = 0; bytes != NULL && k < n; ++k) {
+        uint8_t *blk = bytes + (size_t)k * bb;
+        for (size_t i = 2 * (size_t)scales; i < bb; ++i) blk[i] = (uint8_t)(pw_rng_next(r) >> 24);
+        for (int j = 0; j < scales; ++j) {
+            const uint16_t h = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(r)));
+            memcpy(blk + 2 * j, &h, 2);
+        }
+    }
+    return bytes;
+}
+
+void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                              int n, int scales) {
+    const size_t bb = (size_t)t->block_bytes;
+    const int64_t in = nb * t->block_elems;
+    uint8_t *bytes = malloc((size_t)(out * nb) * bb);
+    float *x = malloc(sizeof(float) * (size_t)(n * in));
+    CHECK(bytes != NULL && x != NULL, "out of memory");
+    if (bytes != NULL && x != NULL) {
+        const uint16_t d = pw__f32_to_f16(0.001f), zero = 0;
+        for (int64_t k = 0; k < out * nb; ++k) {
+            uint8_t *blk = bytes + (size_t)k * bb;
+            memset(blk, 0xFF, bb);
+            memcpy(blk, &d, 2);
+            for (int j = 1; j < scales; ++j) memcpy(blk + 2 * j, &zero, 2);
+        }
+        for (int sign = -1; sign <= 1; sign += 2) {
+            for (int64_t i = 0; i < n * in; ++i) x[i] = (float)sign;
+            pw_test_tiling_vs_oracle_x(ctx, t, bytes, out, nb, n, x, "at the bounds");
+        }
+    }
+    free(x);
+    free(bytes);
 }

@@ -127,10 +127,28 @@ struct pw_rng;
 void pw_test_tiling_vs_oracle(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
                               int64_t out, int64_t nb, int n_max, struct pw_rng *rng, const char *what);
 
-/* The same with the activations x (n_max rows of nb * block_elems) given: extreme
- * values that random ones do not reach (every sum at its bound). */
+/* The same with the activations x (n_max rows of nb * block_elems) given. */
 void pw_test_tiling_vs_oracle_x(pw_context *ctx, const pw_test_tiling *t, const uint8_t *bytes,
                                 int64_t out, int64_t nb, int n_max, const float *x,
                                 const char *what);
+
+/*
+ * n blocks of t's format of random bytes but for their first `scales` fp16 fields
+ * (d, and dmin where 2), finite positive ones in [0.001, 0.011): the patterns a
+ * quantizer rarely writes (every 6-bit scale and min, every high bit). The caller
+ * frees the result.
+ */
+uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int scales,
+                                      struct pw_rng *r);
+
+/*
+ * Every kernel of t's family against the oracle at the sums' bounds: every byte of every
+ * block 0xFF (each value and scale at its top) but d = 0.001 and, where scales is 2,
+ * dmin = 0, against activations all +1 and all -1 (int8 +-127), on out rows x nb
+ * blocks, n = 1, 3 and n. Random data never reaches these sums (an int16 sum that
+ * saturates there passes every random case).
+ */
+void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                              int n, int scales);
 
 #endif
