@@ -379,8 +379,6 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
             const __m256i bh =
                 q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5KX_BITS + 128 * t + 64 + 32 * h))
                    : m;
-            const __m256i sc_lo16 = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
-            const __m256i sc_hi16 = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
             __m256i dt[Q4KXA_MR][2];
 #pragma GCC unroll 6
             for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm256_setzero_si256();
@@ -408,13 +406,16 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                         __asm__("" : "+x"(dt[i][0]), "+x"(dt[i][1])); /* as in q4kxa_block */
                     }
                 }
-                if (q5 && !PW__VNNI && u == 3) /* int16 sums of four steps (q4kxa_steps) */
+                if (q5 && !PW__VNNI && u == 3) { /* int16 sums of four steps (q4kxa_steps) */
+                    const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+                    const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
 #pragma GCC unroll 6
                     for (int i = 0; i < mr; ++i) {
-                        sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo16);
-                        sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi16);
+                        sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
+                        sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
                         dt[i][0] = dt[i][1] = _mm256_setzero_si256();
                     }
+                }
             }
             if (PW__VNNI && !q5)
 #pragma GCC unroll 6
@@ -428,10 +429,12 @@ Q4KXA_INLINE void q4kxa_panel(const uint8_t *rec, const q4kxa_rec *rs, const uin
                     fs[i][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dt[i][1]), sc_hi, fs[i][1]);
                 }
             } else {
+                const __m256i sc_lo = _mm256_load_si256((const __m256i *)rs->sc[t][h]);
+                const __m256i sc_hi = _mm256_load_si256((const __m256i *)rs->sc[t][2 + h]);
 #pragma GCC unroll 6
                 for (int i = 0; i < mr; ++i) {
-                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo16);
-                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi16);
+                    sacc[i][0] = q4kxa_scale_add(sacc[i][0], dt[i][0], sc_lo);
+                    sacc[i][1] = q4kxa_scale_add(sacc[i][1], dt[i][1], sc_hi);
                 }
             }
         }
