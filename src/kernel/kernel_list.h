@@ -169,6 +169,7 @@ PW_KERNEL(tq2_0_rm_avx512vnni)
 PW_KERNEL(q4_0_ibm_avx512vnni)
 PW_KERNEL(q4_0_ibm_gemm_avx512vnni)
 PW_KERNEL(iq4_nl_ibm_avx512vnni)
+PW_KERNEL(iq4_nl_ibm_gemm_avx512vnni)
 PW_KERNEL(q8_0_ibm_avx512vnni)
 PW_KERNEL(q8_0_ibm_gemm_avx512vnni)
 PW_KERNEL(q4_k_ibm_avx512vnni)
@@ -366,6 +367,14 @@ PW_KERNEL(q5_0_q5x32k4_gemm_avxvnni)
 #if defined(__aarch64__)
 PW_KERNEL(q5_0_q5x32k4_dotprod)
 PW_KERNEL(q5_0_q5x32k4_gemm_dotprod)
+#endif
+
+/* IQ4_NL tiled family (kernel/iq4x.h): Q4_0's record, the nibbles through the codebook.
+ * The portable kernel is the family's reference (never preferred). */
+PW_KERNEL(iq4_nl_iq4x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(iq4_nl_iq4x32k4_avx512vnni)
+PW_KERNEL(iq4_nl_iq4x32k4_gemm_avx512vnni)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4

@@ -40,6 +40,10 @@
 #define PW__Q4X_SCALES 512       /* offset of the fp16 scales inside a record */
 #define PW__Q4X_VERSION 1
 
+/* The formats whose records begin as this family's (q5x32k4: kernel/q5x.h; iq4x32k4:
+ * kernel/iq4x.h) share its kernels' code, a constant of these telling them apart. */
+enum { PW__Q4X_Q4_0, PW__Q4X_Q5_0, PW__Q4X_IQ4_NL };
+
 /* A kernel of the family: what it reads, once for every ISA. */
 #define PW__Q4X_KERNEL(isa_, features_, run_, priority_)                             \
     PW__TILE32_KERNEL("q4_0", PW__Q4X_FAMILY, PW_FORMAT_Q4_0, Q8_32, \

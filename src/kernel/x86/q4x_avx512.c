@@ -34,6 +34,8 @@
  * gives the distance and the measurements that chose it; on an earlier session's machine, L2
  * 16 KiB + L1 2 KiB measured best, 1.53-1.59 ms against 1.59-1.66 for L2 alone).
  */
+#include "format/blocks.h"
+#include "kernel/iq4x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx512.h"
@@ -43,22 +45,35 @@
 /* The integer dots of record rec with activation block xb: *lo (rows 0..15, offset
  * included) and *hi (rows 16..31), as the file's comment gives them. */
 Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, __m512i *hi,
-                         const int q5) {
+                         const int f) {
     const __m512i m_lo = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
-    if (q5) { /* Q5_0 (q5x.h): both nibbles masked, 16 added under the planes' bit s */
-        const int32_t c = -16 * xb->sum;
-        const __m512i pl = _mm512_loadu_si512(rec + PW__Q5X_BITS);
-        const __m512i ph = _mm512_loadu_si512(rec + PW__Q5X_BITS + 64);
+    if (f != PW__Q4X_Q4_0) {
+        /* Q5_0 (q5x.h): both nibbles masked, 16 added under the planes' bit s, offset -16;
+         * IQ4_NL (iq4x.h): both nibbles through the codebook + 128 (vpshufb), offset
+         * -128 */
+        const int q5 = f == PW__Q4X_Q5_0;
+        const int32_t c = (q5 ? -16 : -128) * xb->sum;
+        const __m512i pl = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS) : m_lo;
+        const __m512i ph = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS + 64) : m_lo;
+        const __m512i book = _mm512_broadcast_i32x4(_mm_add_epi8(
+            _mm_loadu_si128((const __m128i *)pw__iq4nl_values), _mm_set1_epi8((char)0x80)));
         __m512i l = _mm512_set1_epi32(c), h = l;
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
             const __m512i v = _mm512_loadu_si512(rec + 64 * s);
             const __m512i a = pw__tile32_bcast4(xb->qs + 4 * s);
-            const __m512i bit = _mm512_set1_epi8((char)(1 << s));
-            const __m512i vl = _mm512_and_si512(v, m_lo);
-            const __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m_lo);
-            l = _mm512_dpbusd_epi32(l, _mm512_mask_add_epi8(vl, _mm512_test_epi8_mask(pl, bit), vl, c16), a);
-            h = _mm512_dpbusd_epi32(h, _mm512_mask_add_epi8(vh, _mm512_test_epi8_mask(ph, bit), vh, c16), a);
+            __m512i vl = _mm512_and_si512(v, m_lo);
+            __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m_lo);
+            if (q5) {
+                const __m512i bit = _mm512_set1_epi8((char)(1 << s));
+                vl = _mm512_mask_add_epi8(vl, _mm512_test_epi8_mask(pl, bit), vl, c16);
+                vh = _mm512_mask_add_epi8(vh, _mm512_test_epi8_mask(ph, bit), vh, c16);
+            } else {
+                vl = _mm512_shuffle_epi8(book, vl);
+                vh = _mm512_shuffle_epi8(book, vh);
+            }
+            l = _mm512_dpbusd_epi32(l, vl, a);
+            h = _mm512_dpbusd_epi32(h, vh, a);
         }
         *lo = l;
         *hi = h;
@@ -80,18 +95,21 @@ Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, _
 /* One record with one pw__q8_32 activation block (the record function of
  * tile32_avx512.h): prefetches its own bytes further on, then its dots. */
 Q4X_INLINE void q4x_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2],
-                              const int q5) {
+                              const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch_near_pf(rec, q5 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
+    if (pf) pw__tile32_prefetch_near_pf(rec, f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
     __m512i lo, hi;
-    q4x_dots(rec, xb, &lo, &hi, q5);
+    q4x_dots(rec, xb, &lo, &hi, f);
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
 }
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
-    q4x_block_any(rec, xbp, pf, acc, 0);
+    q4x_block_any(rec, xbp, pf, acc, PW__Q4X_Q4_0);
 }
 Q4X_INLINE void q5x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
-    q4x_block_any(rec, xbp, pf, acc, 1);
+    q4x_block_any(rec, xbp, pf, acc, PW__Q4X_Q5_0);
+}
+Q4X_INLINE void iq4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_block_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
 }
 
 /* Eight records of a tile (a group: 256 values of the row) with the eight activation
@@ -100,24 +118,27 @@ Q4X_INLINE void q5x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
  * Zen 5), all eight kept, then their scale steps in record order, so acc sees the same
  * operations in the same order as eight calls of q4x_block: the same bits. */
 Q4X_INLINE void q4x_group_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2],
-                              const int q5) {
+                              const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    const int rb = q5 ? PW__Q5X_RECORD : PW__Q4X_RECORD;
+    const int rb = f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD;
     __m512i lo[8], hi[8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
         if (pf) pw__tile32_prefetch_pf(rec + rb * j, rb, pf);
-        q4x_dots(rec + rb * j, xb + j, &lo[j], &hi[j], q5);
+        q4x_dots(rec + rb * j, xb + j, &lo[j], &hi[j], f);
     }
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j)
         pw__tile32_scale_add(acc, lo[j], hi[j], rec + rb * j + PW__Q4X_SCALES, xb[j].d);
 }
 Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
-    q4x_group_any(rec, xbp, pf, acc, 0);
+    q4x_group_any(rec, xbp, pf, acc, PW__Q4X_Q4_0);
 }
 Q4X_INLINE void q5x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
-    q4x_group_any(rec, xbp, pf, acc, 1);
+    q4x_group_any(rec, xbp, pf, acc, PW__Q4X_Q5_0);
+}
+Q4X_INLINE void iq4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_group_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
 }
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
@@ -185,6 +206,20 @@ static void q5x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
 
 const pw__kernel pw__k_q5_0_q5x32k4_avx512vnni = PW__Q5X_KERNEL(
     "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5x_run,
+    PW__PRIO_AVX512 + 2);
+
+/* IQ4_NL's records (iq4x.h), read as Q4_0's are. */
+static void iq4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
+        pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * PW__Q4X_RECORD, 8 * sizeof(pw__q8_32), iq4x_group,
+                       1, PW__HW_ZEN4);
+    else
+        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_block, 4,
+                       PW__HW_ZEN4);
+}
+
+const pw__kernel pw__k_iq4_nl_iq4x32k4_avx512vnni = PW__IQ4X_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, iq4x_run,
     PW__PRIO_AVX512 + 2);
 
 const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(

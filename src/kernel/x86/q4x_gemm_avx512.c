@@ -58,6 +58,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q4x.h"
+#include "kernel/iq4x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_fill_avx512.h"
@@ -69,15 +70,19 @@
 #define Q4XG_INLINE static inline __attribute__((always_inline))
 
 Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
-                              const int mr, const int q5) {
+                              const int mr, const int f) {
+    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
     const __m512i m = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
     const __m512i pl = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS) : m;
     const __m512i ph = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS + 64) : m;
+    /* IQ4_NL (iq4x.h): the codebook + 128, for vpshufb */
+    const __m512i book = _mm512_broadcast_i32x4(_mm_add_epi8(
+        _mm_loadu_si128((const __m128i *)pw__iq4nl_values), _mm_set1_epi8((char)0x80)));
     __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
 #pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-        lo[r] = hi[r] = _mm512_set1_epi32((q5 ? -16 : -8) * xb->sum);
+        lo[r] = hi[r] = _mm512_set1_epi32((q5 ? -16 : nl ? -128 : -8) * xb->sum);
     }
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
@@ -88,6 +93,10 @@ Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float
             const __m512i bit = _mm512_set1_epi8((char)(1 << s));
             vl = _mm512_mask_add_epi8(vl, _mm512_test_epi8_mask(pl, bit), vl, c16);
             vh = _mm512_mask_add_epi8(vh, _mm512_test_epi8_mask(ph, bit), vh, c16);
+        }
+        if (nl) {
+            vl = _mm512_shuffle_epi8(book, vl);
+            vh = _mm512_shuffle_epi8(book, vh);
         }
 #pragma GCC unroll 10
         for (int r = 0; r < mr; ++r) {
@@ -100,11 +109,15 @@ Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float
 }
 Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                 const int mr) {
-    q4x_gemm_any(rec, x, acc, mr, 0);
+    q4x_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_0);
 }
 Q4XG_INLINE void q5x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                 const int mr) {
-    q4x_gemm_any(rec, x, acc, mr, 1);
+    q4x_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_0);
+}
+Q4XG_INLINE void iq4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                                 const int mr) {
+    q4x_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
 static void q4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -170,4 +183,24 @@ static void q5x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64
 const pw__kernel pw__k_q5_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
     "q5_0", PW_FORMAT_Q5_0, Q8_32, "avx512vnni",
     PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5x_ibm_gemm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+/* IQ4_NL (iq4x.h): GEMM over its packed records and over kernel-order blocks (laid out
+ * as Q4_0's: the same record maker). */
+static void iq4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_gemm_block);
+}
+
+const pw__kernel pw__k_iq4_nl_iq4x32k4_gemm_avx512vnni = PW__IQ4X_GEMM_KERNEL(
+    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
+    iq4x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+static void iq4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_gemm_block,
+                      q4x_fill_ibm);
+}
+
+const pw__kernel pw__k_iq4_nl_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, "avx512vnni",
+    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, iq4x_ibm_gemm_run,
     PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);

@@ -1,0 +1,115 @@
+/*
+ * The iq4x32k4 family (kernel/iq4x.h): the packer's bytes against the layout
+ * the header documents, derived here on its own from the IQ4_NL definition
+ * (bytes 0-1 d, byte 2 + j of a block: element j low, element j + 16 high,
+ * each an index into the codebook), on a weight of 37 rows (one whole tile
+ * and a part tile) x 3 blocks and on a narrowed, offset view of a wider one;
+ * the plan's refusals; dispatch through a pw_weight (GEMV takes the family's
+ * kernel of the context's level where there is one, GEMM the i8g kernel
+ * under the fastest policy); which kernels of the family rank where; every
+ * kernel of the family the context can run against the oracle on random
+ * bytes (every index) and with every index at the codebook's ends against
+ * activations of +-127; and a GEMM at a size that spans several passes.
+ */
+// pw-test: tunes
+#include "kernel_oracle.h"
+#include "pw_test.h"
+#include "tiling_test.h"
+
+#include "format/blocks.h"
+#include "kernel/iq4x.h"
+
+#include <stdint.h>
+
+enum { TILE = 32, RECORD = 576, BLOCK = 18 };
+
+/* Index e (0..31) of an IQ4_NL block, from the format's definition. */
+static int iq4_nl_index(const uint8_t *blk, int e) {
+    const uint8_t byte = blk[2 + e % 16];
+    return e < 16 ? byte & 15 : byte >> 4;
+}
+
+/* Where iq4x.h puts index k of row r (0..31) of a record: byte and shift. */
+static size_t layout_byte(int r, int k) { return (size_t)(64 * (k / 4) + 4 * (r % 16) + k % 4); }
+static int layout_shift(int r) { return r < 16 ? 0 : 4; }
+
+/* Every byte of row r's share of a record against source block src (zeros past out). */
+static void check_record(const pw_test_tiling_record *item) {
+    const uint8_t *rec = item->rec, *src = item->src;
+    const int r = item->r;
+    for (int k = 0; k < 32; ++k) {
+        const int got = (rec[layout_byte(r, k)] >> layout_shift(r)) & 15;
+        const int want = src ? iq4_nl_index(src, k) : 0;
+        if (got != want && pw_test_tiling_report(item))
+            CHECK(0, "%s: row %lld block %lld k %d: index %d, want %d", item->what,
+                  (long long)item->row, (long long)item->block, k, got, want);
+    }
+    /* d (the block's bytes 0-1) at 512 + 2r */
+    for (int k = 0; k < 2; ++k)
+        pw_test_tiling_byte(item, (size_t)(512 + 2 * r + k), k, "d byte", k);
+}
+
+static const pw_test_tiling iq4x = {
+    .format = PW_FORMAT_IQ4_NL,
+    .other = PW_FORMAT_Q4_0,
+    .family = "iq4x32k4",
+    .nr = TILE,
+    .kr = 4,
+    .group = 32,
+    .block_elems = 32,
+    .block_bytes = BLOCK,
+    .record_bytes = RECORD,
+    .plan = pw__iq4x_pack_plan,
+    .pack = pw__iq4x_pack,
+    .check_record = check_record,
+    .kernel_stem = "iq4_nl_iq4x32k4",
+    .i8g_stem = "iq4_nl_i8g32",
+};
+
+/* Blocks of random bytes with a finite positive d: every kernel of the family against
+ * the oracle, on 45 rows x 10 blocks and x 16 (both AVX-512 GEMV paths), n = 1, 3, 13. */
+static void test_random_bytes(pw_context *ctx) {
+    enum { OUT = 45, N = 13 };
+    const int nbs[2] = {10, 16};
+    pw_rng r = {14};
+    for (int c = 0; c < 2; ++c) {
+        uint8_t *bytes = pw_test_tiling_random_blocks(&iq4x, OUT * nbs[c], 1, &r);
+        pw_test_tiling_vs_oracle(ctx, &iq4x, bytes, OUT, nbs[c], N, &r, "random bytes");
+        free(bytes);
+    }
+}
+
+/* Every index 0 (the codebook's -127) and, in turn, 15 (113): the AVX2 kernels' int16
+ * pair sums of |value| x signed activation at their largest (2 * 127 * 127). */
+static void test_codebook_ends(pw_context *ctx) {
+    enum { OUT = 37, NB = 16, N = 5, IN = NB * 32 };
+    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
+    float *x = malloc(sizeof(float) * N * IN);
+    const uint16_t d = pw__f32_to_f16(0.001f);
+    for (int end = 0; end < 2; ++end) {
+        for (int k = 0; k < OUT * NB; ++k) {
+            uint8_t *blk = bytes + (size_t)k * BLOCK;
+            memset(blk + 2, end ? 0xFF : 0x00, BLOCK - 2);
+            memcpy(blk, &d, 2);
+        }
+        for (int sign = -1; sign <= 1; sign += 2) {
+            for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
+            pw_test_tiling_vs_oracle_x(ctx, &iq4x, bytes, OUT, NB, N, x, "codebook ends");
+        }
+    }
+    free(x);
+    free(bytes);
+}
+
+int main(void) {
+    pw_context *ctx = pw_test_context();
+    pw_test_tiling_layout(ctx, &iq4x);
+    pw_test_tiling_refusals(ctx, &iq4x);
+    pw_test_tiling_dispatch(ctx, &iq4x);
+    pw_test_tiling_family_kernels(ctx, &iq4x);
+    test_random_bytes(ctx);
+    test_codebook_ends(ctx);
+    pw_test_tiling_gemm_large(ctx, &iq4x);
+    pw_context_destroy(ctx);
+    return pw_test_finish();
+}
