@@ -27,6 +27,7 @@
  * per panel (tile32_avx2.h keeps the f32 sums in L1).
  */
 #include "format/blocks.h"
+#include "kernel/iq4x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx2.h"
@@ -35,18 +36,35 @@
 
 /* The four int32 dot vectors of a record with one activation block, rows 8q..8q+7
  * in dot[q], the -8 offset included. */
-Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4], const int q5) {
+/* IQ4_NL (iq4x.h): the codebook in both 128-bit lanes, as vpshufb tables: + 128 (the
+ * unsigned side of vpdpbusd) or, for AVX2's vpmaddubsw (whose int16 pairs 241 x 127
+ * would saturate), its magnitudes, the signs then taken from the codebook itself onto
+ * the activations (vpsignb; no value is 0). */
+Q4XA_INLINE __m256i q4xa_book(int biased) {
+    const __m128i k = _mm_loadu_si128((const __m128i *)pw__iq4nl_values);
+    return _mm256_broadcastsi128_si256(biased ? _mm_add_epi8(k, _mm_set1_epi8((char)0x80)) : k);
+}
+Q4XA_INLINE __m256i q4xa_book_abs(void) {
+    return _mm256_broadcastsi128_si256(_mm_abs_epi8(_mm_loadu_si128((const __m128i *)pw__iq4nl_values)));
+}
+
+Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4], const int f) {
+    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
     const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i c = _mm256_set1_epi32((q5 ? -16 : -8) * xb->sum);
-    if (q5) {
+    const __m256i c =
+        _mm256_set1_epi32((q5 ? -16 : nl ? (PW__VNNI ? -128 : 0) : -8) * xb->sum);
+    if (f != PW__Q4X_Q4_0) {
         /* Q5_0 (q5x.h): both nibbles masked, bit 4 or-ed in from the planes (L for
          * groups 0, 1, H for 2, 3, in the halves of the steps); AVX-VNNI in two chains
          * (even and odd steps) as below, AVX2 in int16 four steps at a time: |.| <= 4 * 2
-         * * 31 * 128 */
-        const __m256i pl[4] = {_mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS)),
-                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 32)),
-                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 64)),
-                               _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 96))};
+         * * 31 * 128. IQ4_NL (iq4x.h): both nibbles through the codebook (q4xa_book);
+         * AVX2 widens every step (|.| <= 2 * 127 * 127 a pair). */
+        const __m256i pl[4] = {
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS)) : m,
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 32)) : m,
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 64)) : m,
+            q5 ? _mm256_loadu_si256((const __m256i *)(rec + PW__Q5X_BITS + 96)) : m};
+        const __m256i book = q4xa_book(PW__VNNI), book_abs = q4xa_book_abs();
         __m256i d[2][4], wide[4];
         for (int q = 0; q < 4; ++q) {
             d[0][q] = d[1][q] = _mm256_setzero_si256();
@@ -58,17 +76,24 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
             const __m256i v0 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s));
             const __m256i v1 = _mm256_loadu_si256((const __m256i *)(rec + 64 * s + 32));
             const __m256i a = pw__t32a_bcast4(xb->qs + 4 * s);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(v0, m), pw__t32a_bit16(pl[0], s)),
-                _mm256_or_si256(_mm256_and_si256(v1, m), pw__t32a_bit16(pl[1], s)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), pw__t32a_bit16(pl[2], s)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), pw__t32a_bit16(pl[3], s))};
+            __m256i q[4] = {_mm256_and_si256(v0, m), _mm256_and_si256(v1, m),
+                            _mm256_and_si256(_mm256_srli_epi16(v0, 4), m),
+                            _mm256_and_si256(_mm256_srli_epi16(v1, 4), m)};
 #pragma GCC unroll 4
-            for (int g = 0; g < 4; ++g)
+            for (int g = 0; g < 4; ++g) {
+                if (q5) q[g] = _mm256_or_si256(q[g], pw__t32a_bit16(pl[g], s));
+                if (nl && !PW__VNNI) { /* |value| x (activation with the value's sign) */
+                    const __m256i p = _mm256_maddubs_epi16(_mm256_shuffle_epi8(book_abs, q[g]),
+                                                           _mm256_sign_epi8(a, _mm256_shuffle_epi8(book, q[g])));
+                    wide[g] = _mm256_add_epi32(wide[g], _mm256_madd_epi16(p, one));
+                    continue;
+                }
+                if (nl) q[g] = _mm256_shuffle_epi8(book, q[g]);
                 d[PW__VNNI ? s % 2 : 0][g] =
                     PW__VNNI ? pw__dpbusd(d[s % 2][g], q[g], a)
                              : _mm256_add_epi16(d[0][g], _mm256_maddubs_epi16(q[g], a));
-            if (!PW__VNNI && (s == 3 || s == 7))
+            }
+            if (q5 && !PW__VNNI && (s == 3 || s == 7))
 #pragma GCC unroll 4
                 for (int g = 0; g < 4; ++g) {
                     wide[g] = _mm256_add_epi32(wide[g], _mm256_madd_epi16(d[0][g], one));
@@ -135,13 +160,13 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
 
 /* GEMV record function (tile32_avx2.h). */
 Q4XA_INLINE void q4xa_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
-                               const int q5) {
+                               const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     if (pf) {
-        pw__tile32_prefetch_pf(rec, q5 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
+        pw__tile32_prefetch_pf(rec, f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
     }
     __m256i dot[4];
-    q4xa_dots(rec, xb, dot, q5);
+    q4xa_dots(rec, xb, dot, f);
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q)
@@ -151,18 +176,23 @@ Q4XA_INLINE void q4xa_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, 
 }
 
 Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
-    q4xa_block_any(rec, xbp, pf, acc, 0);
+    q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_Q4_0);
 }
 Q4XA_INLINE void q5xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
-    q4xa_block_any(rec, xbp, pf, acc, 1);
+    q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_Q5_0);
+}
+Q4XA_INLINE void iq4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
 }
 
 /* GEMM record function (tile32_avx2.h): each half of a step (rows 0..7 and 16..23,
  * then 8..15 and 24..31) unpacked once for the panel's mr rows. */
 Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
-                               float acc[][PW__TILE32_NR], const int mr, const int q5) {
+                               float acc[][PW__TILE32_NR], const int mr, const int f) {
+    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
     const __m256i m = _mm256_set1_epi8(0x0F);
     const __m256i one = _mm256_set1_epi16(1);
+    const __m256i book = q4xa_book(PW__VNNI), book_abs = q4xa_book_abs(); /* IQ4_NL */
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
         __m256i lo[PW__T32AG_MR], hi[PW__T32AG_MR];
@@ -186,10 +216,26 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
                 vl = _mm256_or_si256(vl, pw__t32a_bit16(bl, s));
                 vh = _mm256_or_si256(vh, pw__t32a_bit16(bh, s));
             }
+            /* IQ4_NL on AVX2: magnitudes (vl, vh) and signs (sl, sh), as q4xa_dots */
+            __m256i sl = m, sh = m;
+            if (nl && !PW__VNNI) {
+                sl = _mm256_shuffle_epi8(book, vl);
+                sh = _mm256_shuffle_epi8(book, vh);
+                vl = _mm256_shuffle_epi8(book_abs, vl);
+                vh = _mm256_shuffle_epi8(book_abs, vh);
+            } else if (nl) {
+                vl = _mm256_shuffle_epi8(book, vl);
+                vh = _mm256_shuffle_epi8(book, vh);
+            }
 #pragma GCC unroll 4
             for (int r = 0; r < mr; ++r) {
                 const __m256i a = pw__t32a_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
-                if (PW__VNNI) {
+                if (nl && !PW__VNNI) { /* int32 sums, widened every step */
+                    lo[r] = _mm256_add_epi32(
+                        lo[r], _mm256_madd_epi16(_mm256_maddubs_epi16(vl, _mm256_sign_epi8(a, sl)), one));
+                    hi[r] = _mm256_add_epi32(
+                        hi[r], _mm256_madd_epi16(_mm256_maddubs_epi16(vh, _mm256_sign_epi8(a, sh)), one));
+                } else if (PW__VNNI) {
                     lo[r] = pw__dpbusd(lo[r], vl, a);
                     hi[r] = pw__dpbusd(hi[r], vh, a);
                 } else { /* int16 sums, exact (the file's comment) */
@@ -212,9 +258,10 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
 #pragma GCC unroll 4
         for (int r = 0; r < mr; ++r) {
             const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-            const __m256i c = _mm256_set1_epi32((q5 ? -16 : -8) * xb->sum);
+            const __m256i c =
+                _mm256_set1_epi32((q5 ? -16 : nl ? (PW__VNNI ? -128 : 0) : -8) * xb->sum);
             __m256i l = lo[r], u = hi[r];
-            if (!PW__VNNI) {
+            if (!PW__VNNI && !nl) {
                 l = _mm256_madd_epi16(l, one);
                 u = _mm256_madd_epi16(u, one);
                 if (q5) {
@@ -236,11 +283,15 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
 
 Q4XA_INLINE void q4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                  float acc[][PW__TILE32_NR], const int mr) {
-    q4xa_gemm_any(rec, x, acc, mr, 0);
+    q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_0);
 }
 Q4XA_INLINE void q5xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                  float acc[][PW__TILE32_NR], const int mr) {
-    q4xa_gemm_any(rec, x, acc, mr, 1);
+    q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_0);
+}
+Q4XA_INLINE void iq4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
 static void q4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -299,4 +350,31 @@ static void q5xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int6
 
 const pw__kernel PW__AVX2_SYM(pw__k_q5_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
     "q5_0", PW_FORMAT_Q5_0, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5xa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+
+/* IQ4_NL's records (iq4x.h), read as Q4_0's are, and its kernel-order GEMM (its blocks
+ * are laid out as Q4_0's: the same record maker). */
+static void iq4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_block, 2, PW__HW_ZEN4);
+}
+
+static void iq4xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_gemm_block);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_iq4x32k4) =
+    PW__IQ4X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    iq4xa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_iq4x32k4_gemm) = PW__IQ4X_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), iq4xa_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+
+static void iq4xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_gemm_block,
+                       q4xa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), iq4xa_ibm_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
