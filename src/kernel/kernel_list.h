@@ -220,6 +220,7 @@ PW_KERNEL(q5_1_rm_dotprod)
 PW_KERNEL(q5_1_ibm_dotprod)
 PW_KERNEL(iq4_nl_rm_dotprod)
 PW_KERNEL(iq4_nl_ibm_dotprod)
+PW_KERNEL(iq4_nl_ibm_gemm_dotprod)
 /* NEON dotprod: row-major GEMV of the other 256-element formats (rm_kq_dotprod.c). */
 PW_KERNEL(q2_k_rm_dotprod)
 PW_KERNEL(q2_k_ibm_dotprod)
@@ -381,6 +382,10 @@ PW_KERNEL(iq4_nl_iq4x32k4_avx2)
 PW_KERNEL(iq4_nl_iq4x32k4_gemm_avx2)
 PW_KERNEL(iq4_nl_iq4x32k4_avxvnni)
 PW_KERNEL(iq4_nl_iq4x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(iq4_nl_iq4x32k4_dotprod)
+PW_KERNEL(iq4_nl_iq4x32k4_gemm_dotprod)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4

@@ -73,17 +73,36 @@
 
 #include "format/blocks.h"
 #include "kernel/arm/tile32_neon.h"
+#include "kernel/iq4x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 
 #define Q4XN_INLINE static inline __attribute__((always_inline))
 
 /* GEMV record function (tile32_neon.h): dot[q] holds rows 4q .. 4q+3. */
+/* The values of 16 bytes of step s of format f (PW__Q4X_*): the nibbles (lo, hi) with
+ * Q5_0's bit 4 from the planes at pl, or IQ4_NL's through the codebook (TBL; signed:
+ * no offset). */
+#define Q4XN_VALUES(v, s, f, pl, lo, hi)                                                       \
+    do {                                                                                       \
+        PW__T32N_VALUES(v, s, (f) == PW__Q4X_Q5_0, pl, (pl) + 64, lo, hi);                     \
+        if ((f) == PW__Q4X_IQ4_NL) {                                                           \
+            const int8x16_t book_ = vld1q_s8(pw__iq4nl_values);                                \
+            (lo) = vreinterpretq_u8_s8(vqtbl1q_s8(book_, (lo)));                               \
+            (hi) = vreinterpretq_u8_s8(vqtbl1q_s8(book_, (hi)));                               \
+        }                                                                                      \
+    } while (0)
+
+/* The offset a block of format f adds, -8 or -16 times the activations' sum. */
+Q4XN_INLINE int32_t q4xn_offset(int f, const pw__q8_32 *xb) {
+    return (f == PW__Q4X_Q5_0 ? -16 : f == PW__Q4X_IQ4_NL ? 0 : -8) * xb->sum;
+}
+
 Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8],
-                               const int q5) {
+                               const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
     const int8x16_t a0 = vld1q_s8(xb->qs), a1 = vld1q_s8(xb->qs + 16);
-    const int32x4_t c = vdupq_n_s32((q5 ? -16 : -8) * xb->sum);
+    const int32x4_t c = vdupq_n_s32(q4xn_offset(f, xb));
     const uint8_t *pl = rec + PW__Q5X_BITS; /* Q5_0's planes (q5x.h) */
     int32x4_t dot[8];
     for (int q = 0; q < 8; ++q) dot[q] = c;
@@ -91,7 +110,7 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
         uint8x16_t lo, hi;                                                                     \
-        PW__T32N_VALUES(v, s, q5, pl + 16 * j, pl + 64 + 16 * j, lo, hi);                      \
+        Q4XN_VALUES(v, s, f, pl + 16 * j, lo, hi);                                             \
         dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
         dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
@@ -104,16 +123,19 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
 }
 
 Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
-    q4xn_block_any(rec, xbp, acc, 0);
+    q4xn_block_any(rec, xbp, acc, PW__Q4X_Q4_0);
 }
 Q4XN_INLINE void q5xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
-    q4xn_block_any(rec, xbp, acc, 1);
+    q4xn_block_any(rec, xbp, acc, PW__Q4X_Q5_0);
+}
+Q4XN_INLINE void iq4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    q4xn_block_any(rec, xbp, acc, PW__Q4X_IQ4_NL);
 }
 
 /* GEMM record function (tile32_neon.h): quarter j of each step (rows 4j .. 4j+3 low,
  * 16+4j .. 16+4j+3 high) unpacked once for the panel's mr rows. */
 Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
-                               float acc[][PW__TILE32_NR], const int mr, const int q5) {
+                               float acc[][PW__TILE32_NR], const int mr, const int f) {
     int8x16_t a0[PW__T32NG_MR], a1[PW__T32NG_MR];
     int32_t c[PW__T32NG_MR];
     float xd[PW__T32NG_MR];
@@ -121,7 +143,7 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
         a0[r] = vld1q_s8(xb->qs);
         a1[r] = vld1q_s8(xb->qs + 16);
-        c[r] = (q5 ? -16 : -8) * xb->sum;
+        c[r] = q4xn_offset(f, xb);
         xd[r] = xb->d;
     }
     for (int j = 0; j < 4; ++j) {
@@ -132,7 +154,7 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
     {                                                                                          \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
         uint8x16_t ul, uh;                                                                     \
-        PW__T32N_VALUES(v, s, q5, bits, bits + 64, ul, uh);                                    \
+        Q4XN_VALUES(v, s, f, bits, ul, uh);                                                    \
         const int8x16_t vl = vreinterpretq_s8_u8(ul), vh = vreinterpretq_s8_u8(uh);            \
         for (int r = 0; r < mr; ++r) {                                                         \
             lo[r] = PW__T32N_SDOT(lo[r], vl, a0[r], a1[r], s);                                 \
@@ -153,11 +175,15 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
 
 Q4XN_INLINE void q4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                  float acc[][PW__TILE32_NR], const int mr) {
-    q4xn_gemm_any(rec, x, acc, mr, 0);
+    q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_0);
 }
 Q4XN_INLINE void q5xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                  float acc[][PW__TILE32_NR], const int mr) {
-    q4xn_gemm_any(rec, x, acc, mr, 1);
+    q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_0);
+}
+Q4XN_INLINE void iq4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
 static void q4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
@@ -217,4 +243,30 @@ static void q5xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int6
 
 const pw__kernel pw__k_q5_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q5_0", PW_FORMAT_Q5_0, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
+
+/* IQ4_NL's records (iq4x.h), read as Q4_0's are, and its kernel-order GEMM (its blocks
+ * are laid out as Q4_0's: the same record maker). */
+static void iq4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_block);
+}
+
+static void iq4xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_gemm_block);
+}
+
+const pw__kernel pw__k_iq4_nl_iq4x32k4_dotprod =
+    PW__IQ4X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_run, PW__PRIO_DOTPROD + 2);
+
+const pw__kernel pw__k_iq4_nl_iq4x32k4_gemm_dotprod =
+    PW__IQ4X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_gemm_run,
+                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
+
+static void iq4xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_gemm_block,
+                       q4xn_fill_ibm);
+}
+
+const pw__kernel pw__k_iq4_nl_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_ibm_gemm_run,
     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
