@@ -183,6 +183,8 @@ LOOPS = [
          ["q4_0_q4x32k4_dotprod"], "GEMV", 64, 576),
     Loop("q4x_dotprod.c", "q5xn_run", "record loop, 32 rows x 1 block",
          ["q5_0_q5x32k4_dotprod"], "GEMV", 64, 704),
+    Loop("q4x_dotprod.c", "iq4xn_run", "record loop, 32 rows x 1 block",
+         ["iq4_nl_iq4x32k4_dotprod"], "GEMV", 64, 576),
     Loop("q8x_dotprod.c", "q8xn_run", "record loop, 32 rows x 1 block",
          ["q8_0_q8x32k4_dotprod"], "GEMV", 64, 1088),
     # GEMM: a quarter of a record (8 rows: one q register a step and nibble / two
@@ -191,6 +193,8 @@ LOOPS = [
          ["q4_0_q4x32k4_gemm_dotprod"], "GEMM", 64, 576 // 4),
     Loop("q4x_dotprod.c", "q5xn_gemm_run", "record quarter, 8 rows x 4 X rows",
          ["q5_0_q5x32k4_gemm_dotprod", "q5_0_ibm_gemm_dotprod"], "GEMM", 64, 704 // 4),
+    Loop("q4x_dotprod.c", "iq4xn_gemm_run", "record quarter, 8 rows x 4 X rows",
+         ["iq4_nl_iq4x32k4_gemm_dotprod", "iq4_nl_ibm_gemm_dotprod"], "GEMM", 64, 576 // 4),
     Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x 4 X rows",
          ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 64, 1088 // 4),
     # K-quant 32-row tilings, GEMV: one sub-block of a record with one row of X (Q4_K:

@@ -43,7 +43,9 @@
  * functions (q5xn_block, q5xn_gemm_block) with the offset -16: per 16 bytes of a step,
  * PW__T32N_VALUES (tile32_neon.h) puts the planes' bit s at bit 4 of both values (two
  * loads, four shifts, a BSL and an SRI). Values 0..31: |dot| <= 32 * 31 * 128 + 16 * 32
- * * 128, exact in int32.
+ * * 128, exact in int32. IQ4_NL (the iq4x32k4 family, kernel/iq4x.h: Q4_0's record,
+ * each nibble a codebook index) runs them too (iq4xn_block, iq4xn_gemm_block): a TBL
+ * through the signed codebook per 16 bytes and nibble, no offset.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q4xn_run, neoverse-v2: 46.29 cycles/iter, 0.080 cycles/weight byte,
@@ -54,6 +56,10 @@
  *     8.3 B/cycle: 83% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q5xn_run, apple-m1: 97.37 cycles/iter, 0.138 cycles/weight byte,
  *     7.2 B/cycle: 40% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   iq4xn_run, neoverse-v2: 62.79 cycles/iter, 0.109 cycles/weight byte,
+ *     9.2 B/cycle: 92% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   iq4xn_run, apple-m1: 78.36 cycles/iter, 0.136 cycles/weight byte,
+ *     7.4 B/cycle: 41% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.229 cycles/weight byte,
  *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.264 cycles/weight byte,
@@ -62,6 +68,10 @@
  *     24.7 int8 MAC/cycle: 39% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q5xn_gemm_run, apple-m1: 48.37 cycles/iter, 0.275 cycles/weight byte,
  *     21.2 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   iq4xn_gemm_run, neoverse-v2: 37.03 cycles/iter, 0.257 cycles/weight byte,
+ *     27.7 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   iq4xn_gemm_run, apple-m1: 43.37 cycles/iter, 0.301 cycles/weight byte,
+ *     23.6 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
