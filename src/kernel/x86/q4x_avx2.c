@@ -25,6 +25,14 @@
  * then acc += f32(dot) * f32(d) * x.d for each group of 8 rows, as the other kernels.
  * GEMM: the same per row of X for a panel of up to 4 rows, the step unpacked once
  * per panel (tile32_avx2.h keeps the f32 sums in L1).
+ *
+ * Q5_0 (q5x32k4, kernel/q5x.h) and IQ4_NL (iq4x32k4, kernel/iq4x.h) run the same
+ * functions with a constant format (PW__Q4X_*), both nibbles masked: Q5_0's bit 4 or-ed
+ * in from the record's planes (a shift and a mask, pw__t32a_bit16), offset -16, AVX2's
+ * int16 sums widened every four steps (4 * 2 * 31 * 128 < 32767); IQ4_NL's nibbles
+ * through the codebook + 128 on AVX-VNNI (vpshufb, offset -128), and on AVX2 through
+ * its magnitudes with the signs moved onto the activations (vpsignb; vpmaddubsw's
+ * pairs of 241 x 127 would saturate), widened every step (2 * 127 * 127 a pair).
  */
 #include "format/blocks.h"
 #include "kernel/iq4x.h"
@@ -34,8 +42,6 @@
 
 #define Q4XA_INLINE static inline __attribute__((always_inline))
 
-/* The four int32 dot vectors of a record with one activation block, rows 8q..8q+7
- * in dot[q], the -8 offset included. */
 /* IQ4_NL (iq4x.h): the codebook in both 128-bit lanes, as vpshufb tables: + 128 (the
  * unsigned side of vpdpbusd) or, for AVX2's vpmaddubsw (whose int16 pairs 241 x 127
  * would saturate), its magnitudes, the signs then taken from the codebook itself onto
@@ -48,6 +54,8 @@ Q4XA_INLINE __m256i q4xa_book_abs(void) {
     return _mm256_broadcastsi128_si256(_mm_abs_epi8(_mm_loadu_si128((const __m128i *)pw__iq4nl_values)));
 }
 
+/* The four int32 dot vectors of a record of format f (PW__Q4X_*) with one activation
+ * block, rows 8q..8q+7 in dot[q], the offset included. */
 Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4], const int f) {
     const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
     const __m256i m = _mm256_set1_epi8(0x0F);

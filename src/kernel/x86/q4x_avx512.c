@@ -32,7 +32,14 @@
  * Tiles lie one after another, so a thread's range is one linear stream. Each
  * record prefetches its lines further on (pw__tile32_prefetch: tile32_prefetch.h
  * gives the distance and the measurements that chose it; on an earlier session's machine, L2
- * 16 KiB + L1 2 KiB measured best, 1.53-1.59 ms against 1.59-1.66 for L2 alone).
+ * 16 KiB + L1 2 KiB measured best, 1.53-1.59 ms against 1.59-1.66 for L2 alone). *
+ * Q5_0 (q5x32k4, kernel/q5x.h: a record of this family followed by bit 4 in two
+ * 64-byte planes, 704 bytes) and IQ4_NL (iq4x32k4, kernel/iq4x.h: this family's
+ * record, each nibble a codebook index) run the same code with a constant format
+ * (PW__Q4X_*): both nibbles masked, then Q5_0's bit s of the planes added as 16
+ * (vptestmb and a masked vpaddb) with the offset -16, or IQ4_NL's nibbles through the
+ * codebook + 128 (vpshufb) with the offset -128: two vpdpbusd a step, no whole-byte
+ * trick (a 5-bit or 8-bit value does not fit beside another in a byte).
  */
 #include "format/blocks.h"
 #include "kernel/iq4x.h"

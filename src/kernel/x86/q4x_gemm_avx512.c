@@ -24,6 +24,11 @@
  * is needed. Integer range per block: |lo|, |hi| <= 32 * 15 * 127 + 8 * 32 * 127
  * < 2^17, exact in int32 and in its f32 conversion.
  *
+ * Q5_0 (q5x32k4, kernel/q5x.h) and IQ4_NL (iq4x32k4, kernel/iq4x.h) take the same
+ * loop with a constant format: vl_s and vh_s get Q5_0's bit 4 from the record's
+ * planes (vptestmb, masked vpaddb; c_r = -16 * x_r.sum) or go through IQ4_NL's
+ * codebook + 128 (vpshufb; c_r = -128 * x_r.sum), once per record for every r.
+ *
  * Per record and panel of mr rows: 8 loads and 24 logic ops to unpack, then
  * per row 16 vpdpbusd, 8 activation broadcasts, one offset broadcast and
  * 6 f32 ops (2 conversions, 2 scale products, 2 fma). With mr = 10 the 20
