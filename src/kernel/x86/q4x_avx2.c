@@ -91,8 +91,8 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
             for (int g = 0; g < 4; ++g) {
                 if (q5) q[g] = _mm256_or_si256(q[g], pw__t32a_bit16(pl[g], s));
                 if (nl && !PW__VNNI) { /* |value| x (activation with the value's sign) */
-                    const __m256i p = _mm256_maddubs_epi16(_mm256_shuffle_epi8(book_abs, q[g]),
-                                                           _mm256_sign_epi8(a, _mm256_shuffle_epi8(book, q[g])));
+                    const __m256i sa = _mm256_sign_epi8(a, _mm256_shuffle_epi8(book, q[g]));
+                    const __m256i p = _mm256_maddubs_epi16(_mm256_shuffle_epi8(book_abs, q[g]), sa);
                     wide[g] = _mm256_add_epi32(wide[g], _mm256_madd_epi16(p, one));
                     continue;
                 }
@@ -239,10 +239,10 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
             for (int r = 0; r < mr; ++r) {
                 const __m256i a = pw__t32a_bcast4(((const pw__q8_32 *)x[r])->qs + 4 * s);
                 if (nl && !PW__VNNI) { /* int32 sums, widened every step */
-                    lo[r] = _mm256_add_epi32(
-                        lo[r], _mm256_madd_epi16(_mm256_maddubs_epi16(vl, _mm256_sign_epi8(a, sl)), one));
-                    hi[r] = _mm256_add_epi32(
-                        hi[r], _mm256_madd_epi16(_mm256_maddubs_epi16(vh, _mm256_sign_epi8(a, sh)), one));
+                    const __m256i pl = _mm256_maddubs_epi16(vl, _mm256_sign_epi8(a, sl));
+                    const __m256i ph = _mm256_maddubs_epi16(vh, _mm256_sign_epi8(a, sh));
+                    lo[r] = _mm256_add_epi32(lo[r], _mm256_madd_epi16(pl, one));
+                    hi[r] = _mm256_add_epi32(hi[r], _mm256_madd_epi16(ph, one));
                 } else if (PW__VNNI) {
                     lo[r] = pw__dpbusd(lo[r], vl, a);
                     hi[r] = pw__dpbusd(hi[r], vh, a);
