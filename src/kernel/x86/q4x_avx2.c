@@ -51,7 +51,8 @@ Q4XA_INLINE __m256i q4xa_book(int biased) {
     return _mm256_broadcastsi128_si256(biased ? _mm_add_epi8(k, _mm_set1_epi8((char)0x80)) : k);
 }
 Q4XA_INLINE __m256i q4xa_book_abs(void) {
-    return _mm256_broadcastsi128_si256(_mm_abs_epi8(_mm_loadu_si128((const __m128i *)pw__iq4nl_values)));
+    const __m128i k = _mm_loadu_si128((const __m128i *)pw__iq4nl_values);
+    return _mm256_broadcastsi128_si256(_mm_abs_epi8(k));
 }
 
 /* The four int32 dot vectors of a record of format f (PW__Q4X_*) with one activation
