@@ -303,87 +303,45 @@ Q4XA_INLINE void iq4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
     q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
-static void q4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_block, 2, PW__HW_ZEN4);
-}
+#define Q4XA_FEATURES PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C)
 
-static void q4xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_gemm_block);
-}
+/* A family's runs and descriptors: the GEMV (pre_##_block over records of record_
+ * bytes, two streams), the GEMM (pre_##_gemm_block) and the GEMM over input-block-major
+ * bytes as they are (each tile's records of a pass made in an L1 scratch from the
+ * blocks of its columns by make_, portable C, then the same panels over them:
+ * kernel/tile32_gemm.h). sym_ names the family's kernels (q4_0_q4x32k4 ->
+ * q4_0_q4x32k4_<isa>, q4_0_q4x32k4_gemm_<isa>), id_ the format (q4_0_ibm_gemm_<isa>);
+ * KERNEL_ and GEMM_KERNEL_ are the family's descriptor macros. */
+#define Q4XA_FAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, KERNEL_, GEMM_KERNEL_)  \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
+                           int64_t i1) {                                                      \
+        pw__t32a_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_block, 2,      \
+                     PW__HW_ZEN4);                                                            \
+    }                                                                                         \
+    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,     \
+                                int64_t i1) {                                                 \
+        pw__t32ag_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_gemm_block);  \
+    }                                                                                         \
+    const pw__kernel PW__AVX2_SYM(pw__k_##sym_) =                                             \
+        KERNEL_(PW__AVX2_ISA, Q4XA_FEATURES, pre_##_run, PW__AVX2_PRIO + 2);                   \
+    const pw__kernel PW__AVX2_SYM(pw__k_##sym_##_gemm) = GEMM_KERNEL_(                        \
+        PW__AVX2_ISA, Q4XA_FEATURES, pre_##_gemm_run, PW__AVX2_PRIO + PW__PRIO_GEMM - 1,       \
+        PW__T32AG_MR);                                                                        \
+    PW__TILE32_IBM_FILL(pre_##_fill_ibm, block_t_, record_, make_)                            \
+    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, \
+                                    int64_t i1) {                                             \
+        pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32),                 \
+                           pre_##_gemm_block, pre_##_fill_ibm);                               \
+    }                                                                                         \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id_##_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(       \
+        #id_, format_, Q8_32, PW__AVX2_ISA, Q4XA_FEATURES, pre_##_ibm_gemm_run,                \
+        PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
 
-const pw__kernel PW__AVX2_SYM(pw__k_q4_0_q4x32k4) =
-    PW__Q4X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
-                   q4xa_run, PW__AVX2_PRIO + 2);
-
-const pw__kernel PW__AVX2_SYM(pw__k_q4_0_q4x32k4_gemm) = PW__Q4X_GEMM_KERNEL(
-    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4xa_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
-
-/* GEMM over input-block-major Q4_0 bytes as they are: each tile's records of a pass
- * made in an L1 scratch from the blocks of its columns (pw__q4x_record_from_blocks,
- * portable C), then the panels above over them (kernel/tile32_gemm.h). */
-PW__TILE32_IBM_FILL(q4xa_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, pw__q4x_record_from_blocks)
-
-static void q4xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xa_gemm_block,
-                       q4xa_fill_ibm);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q4_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
-    "q4_0", PW_FORMAT_Q4_0, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4xa_ibm_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
-
-/* Q5_0's records (q5x.h), read as Q4_0's are, and its kernel-order GEMM. */
-static void q5xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_block, 2, PW__HW_ZEN4);
-}
-
-static void q5xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_gemm_block);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_0_q5x32k4) =
-    PW__Q5X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
-                   q5xa_run, PW__AVX2_PRIO + 2);
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_0_q5x32k4_gemm) = PW__Q5X_GEMM_KERNEL(
-    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5xa_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
-
-PW__TILE32_IBM_FILL(q5xa_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
-
-static void q5xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xa_gemm_block,
-                       q5xa_fill_ibm);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
-    "q5_0", PW_FORMAT_Q5_0, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5xa_ibm_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
-
-/* IQ4_NL's records (iq4x.h), read as Q4_0's are, and its kernel-order GEMM (its blocks
- * are laid out as Q4_0's: the same record maker). */
-static void iq4xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_block, 2, PW__HW_ZEN4);
-}
-
-static void iq4xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_gemm_block);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_iq4x32k4) =
-    PW__IQ4X_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
-                    iq4xa_run, PW__AVX2_PRIO + 2);
-
-const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_iq4x32k4_gemm) = PW__IQ4X_GEMM_KERNEL(
-    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), iq4xa_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
-
-static void iq4xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ag_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xa_gemm_block,
-                       q4xa_fill_ibm);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_iq4_nl_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
-    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), iq4xa_ibm_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+Q4XA_FAMILY(q4xa, q4_0_q4x32k4, q4_0, PW_FORMAT_Q4_0, PW__Q4X_RECORD, pw__block_q4_0,
+            pw__q4x_record_from_blocks, PW__Q4X_KERNEL, PW__Q4X_GEMM_KERNEL)
+/* Q5_0's records (q5x.h) and IQ4_NL's (iq4x.h; its blocks are laid out as Q4_0's: the
+ * same record maker), read as Q4_0's are. */
+Q4XA_FAMILY(q5xa, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, pw__block_q5_0,
+            pw__q5x_record_from_blocks, PW__Q5X_KERNEL, PW__Q5X_GEMM_KERNEL)
+Q4XA_FAMILY(iq4xa, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, pw__block_iq4_nl,
+            pw__q4x_record_from_blocks, PW__IQ4X_KERNEL, PW__IQ4X_GEMM_KERNEL)

@@ -125,13 +125,28 @@ Q4XG_INLINE void iq4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, fl
     q4x_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
-static void q4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_gemm_block);
-}
+#define Q4XG_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
 
-const pw__kernel pw__k_q4_0_q4x32k4_gemm_avx512vnni = PW__Q4X_GEMM_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
-    q4x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+/* A family's GEMM over its packed records (pre_##_gemm_block over records of record_
+ * bytes) and over input-block-major blocks as they are (records made by fill_: below),
+ * and their descriptors: sym_ names the family's kernel (q4_0_q4x32k4 ->
+ * q4_0_q4x32k4_gemm_avx512vnni), id_ the format (q4_0_ibm_gemm_avx512vnni). */
+#define Q4XG_FAMILY(pre_, sym_, id_, format_, record_, fill_, GEMM_KERNEL_)                      \
+    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,      \
+                                int64_t i1) {                                                  \
+        pw__t32g_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_gemm_block);    \
+    }                                                                                          \
+    const pw__kernel pw__k_##sym_##_gemm_avx512vnni = GEMM_KERNEL_(                            \
+        "avx512vnni", Q4XG_FEATURES, pre_##_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1,      \
+        PW__T32G_MR);                                                                          \
+    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,  \
+                                    int64_t i1) {                                              \
+        pw__t32g_run_fill(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_gemm_block, \
+                          fill_);                                                              \
+    }                                                                                          \
+    const pw__kernel pw__k_##id_##_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(           \
+        #id_, format_, Q8_32, "avx512vnni", Q4XG_FEATURES, pre_##_ibm_gemm_run,                 \
+        PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
 
 /*
  * GEMM over input-block-major Q4_0 bytes as they are (the spec's kernel order:
@@ -148,7 +163,9 @@ const pw__kernel pw__k_q4_0_q4x32k4_gemm_avx512vnni = PW__Q4X_GEMM_KERNEL(
  *   F_r = (A_r >> 4 & 0x0F) | (B_r & 0xF0)       dword s = step s + 4, lane r
  * so the record's steps are the columns of the 16 x 4 dword matrices E and F:
  * with rows 4L + g in 128-bit lane L of register g, one 4 x 4 dword transpose
- * in every lane gives each step's 64 bytes whole.
+ * in every lane gives each step's 64 bytes whole. IQ4_NL's blocks are laid out as
+ * Q4_0's: the same maker serves them; Q5_0's records are made by
+ * pw__q5x_record_from_blocks (portable C).
  */
 Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
     const size_t bb = sizeof(pw__block_q4_0);
@@ -157,55 +174,11 @@ Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
 }
 
 PW__TILE32_IBM_FILL(q4x_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, q4x_record_from_blocks)
-
-static void q4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_gemm_block,
-                      q4x_fill_ibm);
-}
-
-const pw__kernel pw__k_q4_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
-    "q4_0", PW_FORMAT_Q4_0, Q8_32, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4x_ibm_gemm_run,
-    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
-
-/* Q5_0 (q5x.h): GEMM over its packed records and over kernel-order blocks (records made
- * by pw__q5x_record_from_blocks). */
-static void q5x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5x_gemm_block);
-}
-
-const pw__kernel pw__k_q5_0_q5x32k4_gemm_avx512vnni = PW__Q5X_GEMM_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
-    q5x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
-
 PW__TILE32_IBM_FILL(q5x_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
 
-static void q5x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5x_gemm_block,
-                      q5x_fill_ibm);
-}
-
-const pw__kernel pw__k_q5_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
-    "q5_0", PW_FORMAT_Q5_0, Q8_32, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5x_ibm_gemm_run,
-    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
-
-/* IQ4_NL (iq4x.h): GEMM over its packed records and over kernel-order blocks (laid out
- * as Q4_0's: the same record maker). */
-static void iq4x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_gemm_block);
-}
-
-const pw__kernel pw__k_iq4_nl_iq4x32k4_gemm_avx512vnni = PW__IQ4X_GEMM_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI,
-    iq4x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
-
-static void iq4x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32g_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_gemm_block,
-                      q4x_fill_ibm);
-}
-
-const pw__kernel pw__k_iq4_nl_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
-    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, "avx512vnni",
-    PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, iq4x_ibm_gemm_run,
-    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+Q4XG_FAMILY(q4x, q4_0_q4x32k4, q4_0, PW_FORMAT_Q4_0, PW__Q4X_RECORD, q4x_fill_ibm,
+            PW__Q4X_GEMM_KERNEL)
+Q4XG_FAMILY(q5x, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, q5x_fill_ibm,
+            PW__Q5X_GEMM_KERNEL)
+Q4XG_FAMILY(iq4x, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, q4x_fill_ibm,
+            PW__IQ4X_GEMM_KERNEL)
