@@ -196,87 +196,46 @@ Q4XN_INLINE void iq4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
     q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
 }
 
-static void q4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_block);
-}
+#define Q4XN_FEATURES (PW_CPU_NEON | PW_CPU_DOTPROD)
 
-static void q4xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_gemm_block);
-}
+/* A family's runs and descriptors: the GEMV (pre_##_block over records of record_
+ * bytes), the GEMM (pre_##_gemm_block) and the GEMM over input-block-major bytes as
+ * they are (each tile's records of a pass made in an L1 scratch from the blocks of its
+ * columns by make_, portable C, then the same panels over them: kernel/tile32_gemm.h).
+ * sym_ names the family's kernels (q4_0_q4x32k4 -> q4_0_q4x32k4_dotprod,
+ * q4_0_q4x32k4_gemm_dotprod), id_ the format (q4_0_ibm_gemm_dotprod). The GEMV ranks
+ * above the row-major dotprod kernel (PW__PRIO_DOTPROD), as the x86 family kernels rank
+ * above theirs; the GEMMs just below the format's i8g32_dotprod kernel (PW__PRIO_DOTPROD
+ * + PW__PRIO_GEMM), as on x86. */
+#define Q4XN_FAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, KERNEL_, GEMM_KERNEL_)  \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
+                           int64_t i1) {                                                      \
+        pw__t32n_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_block);        \
+    }                                                                                         \
+    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,     \
+                                int64_t i1) {                                                 \
+        pw__t32ng_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_gemm_block);  \
+    }                                                                                         \
+    const pw__kernel pw__k_##sym_##_dotprod =                                                 \
+        KERNEL_("dotprod", Q4XN_FEATURES, pre_##_run, PW__PRIO_DOTPROD + 2);                   \
+    const pw__kernel pw__k_##sym_##_gemm_dotprod = GEMM_KERNEL_(                              \
+        "dotprod", Q4XN_FEATURES, pre_##_gemm_run, PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1,       \
+        PW__T32NG_MR);                                                                        \
+    PW__TILE32_IBM_FILL(pre_##_fill_ibm, block_t_, record_, make_)                            \
+    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, \
+                                    int64_t i1) {                                             \
+        pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32),                 \
+                           pre_##_gemm_block, pre_##_fill_ibm);                               \
+    }                                                                                         \
+    const pw__kernel pw__k_##id_##_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(             \
+        #id_, format_, Q8_32, "dotprod", Q4XN_FEATURES, pre_##_ibm_gemm_run,                   \
+        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
 
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, as the x86 family
- * kernels rank above theirs; the GEMM kernel just below q4_0_i8g32_dotprod
- * (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as on x86. */
-const pw__kernel pw__k_q4_0_q4x32k4_dotprod =
-    PW__Q4X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q4_0_q4x32k4_gemm_dotprod =
-    PW__Q4X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_gemm_run,
-                        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
-
-/* GEMM over input-block-major Q4_0 bytes as they are: each tile's records of a pass
- * made in an L1 scratch from the blocks of its columns (pw__q4x_record_from_blocks,
- * portable C), then the panels above over them (kernel/tile32_gemm.h). */
-PW__TILE32_IBM_FILL(q4xn_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, pw__q4x_record_from_blocks)
-
-static void q4xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4xn_gemm_block,
-                       q4xn_fill_ibm);
-}
-
-const pw__kernel pw__k_q4_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q4_0", PW_FORMAT_Q4_0, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4xn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
-
-/* Q5_0's records (q5x.h), read as Q4_0's are, and its kernel-order GEMM. */
-static void q5xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_block);
-}
-
-static void q5xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_gemm_block);
-}
-
-const pw__kernel pw__k_q5_0_q5x32k4_dotprod =
-    PW__Q5X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q5_0_q5x32k4_gemm_dotprod =
-    PW__Q5X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_gemm_run,
-                        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
-
-PW__TILE32_IBM_FILL(q5xn_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
-
-static void q5xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5xn_gemm_block,
-                       q5xn_fill_ibm);
-}
-
-const pw__kernel pw__k_q5_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q5_0", PW_FORMAT_Q5_0, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5xn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
-
-/* IQ4_NL's records (iq4x.h), read as Q4_0's are, and its kernel-order GEMM (its blocks
- * are laid out as Q4_0's: the same record maker). */
-static void iq4xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_block);
-}
-
-static void iq4xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_gemm_block);
-}
-
-const pw__kernel pw__k_iq4_nl_iq4x32k4_dotprod =
-    PW__IQ4X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_iq4_nl_iq4x32k4_gemm_dotprod =
-    PW__IQ4X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
-
-static void iq4xn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32ng_run_fill(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4xn_gemm_block,
-                       q4xn_fill_ibm);
-}
-
-const pw__kernel pw__k_iq4_nl_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "iq4_nl", PW_FORMAT_IQ4_NL, Q8_32, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, iq4xn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
+Q4XN_FAMILY(q4xn, q4_0_q4x32k4, q4_0, PW_FORMAT_Q4_0, PW__Q4X_RECORD, pw__block_q4_0,
+            pw__q4x_record_from_blocks, PW__Q4X_KERNEL, PW__Q4X_GEMM_KERNEL)
+/* Q5_0's records (q5x.h) and IQ4_NL's (iq4x.h; its blocks are laid out as Q4_0's: the
+ * same record maker), read as Q4_0's are. */
+Q4XN_FAMILY(q5xn, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, pw__block_q5_0,
+            pw__q5x_record_from_blocks, PW__Q5X_KERNEL, PW__Q5X_GEMM_KERNEL)
+Q4XN_FAMILY(iq4xn, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, pw__block_iq4_nl,
+            pw__q4x_record_from_blocks, PW__IQ4X_KERNEL, PW__IQ4X_GEMM_KERNEL)
