@@ -192,43 +192,24 @@ Q4X_INLINE void iq4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m51
  * 36.5 39.0 33.6); [4096, 4096] on 1 thread lower (38.3 40.6 34.3 34.2 31.4 against 32.6
  * 42.9 38.4 39.4 37.6). The step decides, as above. Groups read as four streams were far
  * slower (0.50-0.73 of the ceiling). Other row lengths keep the four streams. */
-static void q4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * PW__Q4X_RECORD, 8 * sizeof(pw__q8_32), q4x_group,
-                       1, PW__HW_ZEN4);
-    else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), q4x_block, 4,
-                       PW__HW_ZEN4);
-}
+/* A family's GEMV run as above over records of record_ bytes (pre_##_group,
+ * pre_##_block) and its descriptor, sym_ naming the kernel (q4_0_q4x32k4 ->
+ * q4_0_q4x32k4_avx512vnni). */
+#define Q4X_FAMILY(pre_, sym_, record_, KERNEL_)                                              \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,         \
+                           int64_t i1) {                                                     \
+        if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED)) \
+            pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * (record_), 8 * sizeof(pw__q8_32),      \
+                           pre_##_group, 1, PW__HW_ZEN4);                                    \
+        else                                                                                 \
+            pw__tile32_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_block,  \
+                           4, PW__HW_ZEN4);                                                  \
+    }                                                                                        \
+    const pw__kernel pw__k_##sym_##_avx512vnni = KERNEL_(                                    \
+        "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, \
+        pre_##_run, PW__PRIO_AVX512 + 2);
 
-/* Q5_0's records (q5x.h), read as Q4_0's are. */
-static void q5x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * PW__Q5X_RECORD, 8 * sizeof(pw__q8_32), q5x_group,
-                       1, PW__HW_ZEN4);
-    else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q5X_RECORD, sizeof(pw__q8_32), q5x_block, 4,
-                       PW__HW_ZEN4);
-}
-
-const pw__kernel pw__k_q5_0_q5x32k4_avx512vnni = PW__Q5X_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q5x_run,
-    PW__PRIO_AVX512 + 2);
-
-/* IQ4_NL's records (iq4x.h), read as Q4_0's are. */
-static void iq4x_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (c->pack_desc->in % 256 == 0 && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__tile32_run(c, o0, o1, i0, i1, 256, 8 * PW__Q4X_RECORD, 8 * sizeof(pw__q8_32), iq4x_group,
-                       1, PW__HW_ZEN4);
-    else
-        pw__tile32_run(c, o0, o1, i0, i1, 32, PW__Q4X_RECORD, sizeof(pw__q8_32), iq4x_block, 4,
-                       PW__HW_ZEN4);
-}
-
-const pw__kernel pw__k_iq4_nl_iq4x32k4_avx512vnni = PW__IQ4X_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, iq4x_run,
-    PW__PRIO_AVX512 + 2);
-
-const pw__kernel pw__k_q4_0_q4x32k4_avx512vnni = PW__Q4X_KERNEL(
-    "avx512vnni", PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI, q4x_run,
-    PW__PRIO_AVX512 + 2);
+Q4X_FAMILY(q4x, q4_0_q4x32k4, PW__Q4X_RECORD, PW__Q4X_KERNEL)
+/* Q5_0's records (q5x.h) and IQ4_NL's (iq4x.h), read as Q4_0's are. */
+Q4X_FAMILY(q5x, q5_0_q5x32k4, PW__Q5X_RECORD, PW__Q5X_KERNEL)
+Q4X_FAMILY(iq4x, iq4_nl_iq4x32k4, PW__Q4X_RECORD, PW__IQ4X_KERNEL)
