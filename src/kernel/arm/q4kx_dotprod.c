@@ -313,28 +313,20 @@ PW__T32N_KGEMM(q4kxn, q4kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q
 PW__T32N_KGEMM(q5kxn, q5kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q5KX_RECORD,
                pw__block_q5_K, pw__q5kx_record_from_blocks)
 
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
- * below q4_k_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
-const pw__kernel pw__k_q4_k_q4kx32k4_dotprod =
-    PW__Q4KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_run, PW__PRIO_DOTPROD + 2);
+/* A family's descriptors: sym_ names its kernels (q4_k_q4kx32k4 -> q4_k_q4kx32k4_dotprod,
+ * _gemm_dotprod), id_ the format (q4_k_ibm_gemm_dotprod). The GEMV ranks above the
+ * row-major dotprod kernel (PW__PRIO_DOTPROD), the GEMMs just below the format's
+ * i8g32_dotprod kernel (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
+#define Q4KXN_KERNELS(pre_, sym_, id_, format_, KERNEL_, GEMM_KERNEL_)                          \
+    const pw__kernel pw__k_##sym_##_dotprod =                                                 \
+        KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_run, PW__PRIO_DOTPROD + 2);    \
+    const pw__kernel pw__k_##sym_##_gemm_dotprod =                                            \
+        GEMM_KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_gemm_run,                 \
+                     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);                          \
+    const pw__kernel pw__k_##id_##_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(             \
+        #id_, format_, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_ibm_gemm_run,   \
+        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
 
-const pw__kernel pw__k_q4_k_q4kx32k4_gemm_dotprod =
-    PW__Q4KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
-
-/* GEMM over input-block-major bytes as they are. */
-const pw__kernel pw__k_q4_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q4_k", PW_FORMAT_Q4_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q4kxn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
-
+Q4KXN_KERNELS(q4kxn, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_KERNEL, PW__Q4KX_GEMM_KERNEL)
 /* Q5_K's records (kernel/q5kx.h), ranked as Q4_K's. */
-const pw__kernel pw__k_q5_k_q5kx32k4_dotprod =
-    PW__Q5KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q5_k_q5kx32k4_gemm_dotprod =
-    PW__Q5KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
-
-const pw__kernel pw__k_q5_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q5_k", PW_FORMAT_Q5_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q5kxn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
+Q4KXN_KERNELS(q5kxn, q5_k_q5kx32k4, q5_k, PW_FORMAT_Q5_K, PW__Q5KX_KERNEL, PW__Q5KX_GEMM_KERNEL)

@@ -504,72 +504,46 @@ static void q5kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *c
  * 0.847 and 0.859 / 0.855 -> 0.858 / 0.810. The AVX2 build keeps the loads: its dots
  * take more ALU work (vpmaddubsw, shifts), and the shuffles measured slower there (best
  * 13.79 -> 15.83 us). */
-static void q4kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256),
-                     q4kxa_block_x16, 1, PW__HW_ZEN4);
-    else
-        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxa_block,
-                     1, PW__HW_ZEN4);
-}
+#define Q4KXA_FEATURES PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C)
 
+/* A family's runs and descriptors: the GEMV over records of record_ bytes (one stream;
+ * pre_##_block_x16 on AVX-VNNI on Zen 5, as above, else pre_##_block), the GEMM
+ * (pre_##_gemm_decode, pre_##_panel_any) and the GEMM over input-block-major bytes as
+ * they are (the same loop over records made one at a time from a column's blocks by
+ * make_, portable C). sym_ names the family's kernels (q4_k_q4kx32k4 ->
+ * q4_k_q4kx32k4_<isa>, _gemm_<isa>), id_ the format (q4_k_ibm_gemm_<isa>). */
+#define Q4KXA_FAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, KERNEL_, GEMM_KERNEL_) \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
+                           int64_t i1) {                                                      \
+        if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))                     \
+            pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, record_, sizeof(pw__q8_256),            \
+                         pre_##_block_x16, 1, PW__HW_ZEN4);                                   \
+        else                                                                                  \
+            pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, record_, sizeof(pw__q8_256),            \
+                         pre_##_block, 1, PW__HW_ZEN4);                                       \
+    }                                                                                         \
+    static void pre_##_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,     \
+                                int64_t i1) {                                                 \
+        pw__t32k_run(c, o0, o1, i0, i1, record_, Q4KXA_MR, pre_##_gemm_decode,                \
+                     pre_##_panel_any);                                                       \
+    }                                                                                         \
+    const pw__kernel PW__AVX2_SYM(pw__k_##sym_) =                                             \
+        KERNEL_(PW__AVX2_ISA, Q4KXA_FEATURES, pre_##_run, PW__AVX2_PRIO + 2);                  \
+    const pw__kernel PW__AVX2_SYM(pw__k_##sym_##_gemm) = GEMM_KERNEL_(                        \
+        PW__AVX2_ISA, Q4KXA_FEATURES, pre_##_gemm_run, PW__AVX2_PRIO + PW__PRIO_GEMM - 1,      \
+        Q4KXA_MR);                                                                            \
+    PW__TILE32_IBM_FILL(pre_##_fill_ibm, block_t_, record_, make_)                            \
+    static void pre_##_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, \
+                                    int64_t i1) {                                             \
+        pw__t32k_run_fill(c, o0, o1, i0, i1, record_, Q4KXA_MR, pre_##_gemm_decode,           \
+                          pre_##_panel_any, pre_##_fill_ibm);                                 \
+    }                                                                                         \
+    const pw__kernel PW__AVX2_SYM(pw__k_##id_##_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(       \
+        #id_, format_, Q8_256, PW__AVX2_ISA, Q4KXA_FEATURES, pre_##_ibm_gemm_run,              \
+        PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
+
+Q4KXA_FAMILY(q4kxa, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_RECORD, pw__block_q4_K,
+             pw__q4kx_record_from_blocks, PW__Q4KX_KERNEL, PW__Q4KX_GEMM_KERNEL)
 /* Q5_K's records (kernel/q5kx.h), read as Q4_K's are. */
-static void q5kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    if (PW__VNNI && __atomic_load_n(&pw__x86_zen5, __ATOMIC_RELAXED))
-        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256),
-                     q5kxa_block_x16, 1, PW__HW_ZEN4);
-    else
-        pw__t32a_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256), q5kxa_block,
-                     1, PW__HW_ZEN4);
-}
-
-static void q5kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXA_MR, q5kxa_gemm_decode,
-                 q5kxa_panel_any);
-}
-
-static void q4kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
-                  q4kxa_panel_any);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4) =
-    PW__Q4KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
-                    q4kxa_run, PW__AVX2_PRIO + 2);
-
-const pw__kernel PW__AVX2_SYM(pw__k_q4_k_q4kx32k4_gemm) = PW__Q4KX_GEMM_KERNEL(
-    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_k_q5kx32k4) =
-    PW__Q5KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
-                    q5kxa_run, PW__AVX2_PRIO + 2);
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_k_q5kx32k4_gemm) = PW__Q5KX_GEMM_KERNEL(
-    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5kxa_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
-
-/* GEMM over input-block-major Q4_K bytes as they are: the loop above over records made
- * one at a time from a column's blocks (pw__q4kx_record_from_blocks, portable C). */
-PW__TILE32_IBM_FILL(q4kxa_fill_ibm, pw__block_q4_K, PW__Q4KX_RECORD, pw__q4kx_record_from_blocks)
-
-static void q4kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q4KX_RECORD, Q4KXA_MR, q4kxa_gemm_decode,
-                      q4kxa_panel_any, q4kxa_fill_ibm);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q4_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
-    "q4_k", PW_FORMAT_Q4_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q4kxa_ibm_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
-
-/* The same for Q5_K (pw__q5kx_record_from_blocks). */
-PW__TILE32_IBM_FILL(q5kxa_fill_ibm, pw__block_q5_K, PW__Q5KX_RECORD, pw__q5kx_record_from_blocks)
-
-static void q5kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q5KX_RECORD, Q4KXA_MR, q5kxa_gemm_decode,
-                      q5kxa_panel_any, q5kxa_fill_ibm);
-}
-
-const pw__kernel PW__AVX2_SYM(pw__k_q5_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
-    "q5_k", PW_FORMAT_Q5_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q5kxa_ibm_gemm_run,
-    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q4KXA_MR);
+Q4KXA_FAMILY(q5kxa, q5_k_q5kx32k4, q5_k, PW_FORMAT_Q5_K, PW__Q5KX_RECORD, pw__block_q5_K,
+             pw__q5kx_record_from_blocks, PW__Q5KX_KERNEL, PW__Q5KX_GEMM_KERNEL)
