@@ -388,6 +388,11 @@ PW_KERNEL(iq4_nl_iq4x32k4_dotprod)
 PW_KERNEL(iq4_nl_iq4x32k4_gemm_dotprod)
 #endif
 
+/* Q4_1 and Q5_1 tiled families (kernel/q41x.h): a q4x32k4 or q5x32k4 record, then the
+ * rows' m. The portable kernels are the families' references (never preferred). */
+PW_KERNEL(q4_1_q41x32k4_scalar)
+PW_KERNEL(q5_1_q51x32k4_scalar)
+
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4
  * as byte masks. The portable kernel is the family's reference (never preferred). */
 PW_KERNEL(q5_k_q5kx32k4_scalar)
