@@ -187,6 +187,8 @@ PW_KERNEL(q4_0_i8g32_avx512vnni)
 PW_KERNEL(q4_1_i8g32_avx512vnni)
 PW_KERNEL(q5_0_i8g32_avx512vnni)
 PW_KERNEL(q5_0_ibm_gemm_avx512vnni)
+PW_KERNEL(q4_1_ibm_gemm_avx512vnni)
+PW_KERNEL(q5_1_ibm_gemm_avx512vnni)
 PW_KERNEL(q5_1_i8g32_avx512vnni)
 PW_KERNEL(q8_0_i8g32_avx512vnni)
 PW_KERNEL(iq4_nl_i8g32_avx512vnni)
@@ -392,6 +394,12 @@ PW_KERNEL(iq4_nl_iq4x32k4_gemm_dotprod)
  * rows' m. The portable kernels are the families' references (never preferred). */
 PW_KERNEL(q4_1_q41x32k4_scalar)
 PW_KERNEL(q5_1_q51x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q4_1_q41x32k4_avx512vnni)
+PW_KERNEL(q4_1_q41x32k4_gemm_avx512vnni)
+PW_KERNEL(q5_1_q51x32k4_avx512vnni)
+PW_KERNEL(q5_1_q51x32k4_gemm_avx512vnni)
+#endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4
  * as byte masks. The portable kernel is the family's reference (never preferred). */

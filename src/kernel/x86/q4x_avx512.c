@@ -40,9 +40,13 @@
  * (vptestmb and a masked vpaddb) with the offset -16, or IQ4_NL's nibbles through the
  * codebook + 128 (vpshufb) with the offset -128: two vpdpbusd a step, no whole-byte
  * trick (a 5-bit or 8-bit value does not fit beside another in a byte).
+ * Q4_1 and Q5_1 (q41x32k4, q51x32k4, kernel/q41x.h: a record of this family or of
+ * q5x32k4, then the rows' fp16 m) run Q4_0's and Q5_0's code with no offset, then one
+ * more fma per 16 rows and block: acc += f32(m) * x.dsum.
  */
 #include "format/blocks.h"
 #include "kernel/iq4x.h"
+#include "kernel/q41x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx512.h"
@@ -54,12 +58,12 @@
 Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, __m512i *hi,
                          const int f) {
     const __m512i m_lo = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
-    if (f != PW__Q4X_Q4_0) {
-        /* Q5_0 (q5x.h): both nibbles masked, 16 added under the planes' bit s, offset -16;
-         * IQ4_NL (iq4x.h): both nibbles through the codebook + 128 (vpshufb), offset
-         * -128 */
-        const int q5 = f == PW__Q4X_Q5_0;
-        const int32_t c = (q5 ? -16 : -128) * xb->sum;
+    if (f != PW__Q4X_Q4_0 && f != PW__Q4X_Q4_1) {
+        /* Q5_0, Q5_1 (q5x.h): both nibbles masked, 16 added under the planes' bit s,
+         * offset -16 (Q5_0) or none; IQ4_NL (iq4x.h): both nibbles through the codebook
+         * + 128 (vpshufb), offset -128 */
+        const int q5 = PW__Q4X_BIT4(f);
+        const int32_t c = (q5 ? PW__Q4X_OFFSET(f) : -128) * xb->sum;
         const __m512i pl = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS) : m_lo;
         const __m512i ph = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS + 64) : m_lo;
         const __m512i book = _mm512_broadcast_i32x4(_mm_add_epi8(
@@ -86,7 +90,7 @@ Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, _
         *hi = h;
         return;
     }
-    const int32_t c = -8 * xb->sum;
+    const int32_t c = PW__Q4X_OFFSET(f) * xb->sum; /* Q4_0's -8, Q4_1's none */
     __m512i l = _mm512_set1_epi32(c), all = _mm512_set1_epi32(17 * c);
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
@@ -104,10 +108,11 @@ Q4X_INLINE void q4x_dots(const uint8_t *rec, const pw__q8_32 *xb, __m512i *lo, _
 Q4X_INLINE void q4x_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2],
                               const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) pw__tile32_prefetch_near_pf(rec, f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
+    if (pf) pw__tile32_prefetch_near_pf(rec, PW__Q4X_RECORD_OF(f), pf);
     __m512i lo, hi;
     q4x_dots(rec, xb, &lo, &hi, f);
     pw__tile32_scale_add(acc, lo, hi, rec + PW__Q4X_SCALES, xb->d);
+    if (PW__Q4X_MIN(f)) pw__tile32_min_add(acc, rec + PW__Q4X_RECORD_OF(f) - 64, xb->dsum);
 }
 Q4X_INLINE void q4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     q4x_block_any(rec, xbp, pf, acc, PW__Q4X_Q4_0);
@@ -118,6 +123,12 @@ Q4X_INLINE void q5x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 Q4X_INLINE void iq4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     q4x_block_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
 }
+Q4X_INLINE void q41x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_block_any(rec, xbp, pf, acc, PW__Q4X_Q4_1);
+}
+Q4X_INLINE void q51x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_block_any(rec, xbp, pf, acc, PW__Q4X_Q5_1);
+}
 
 /* Eight records of a tile (a group: 256 values of the row) with the eight activation
  * blocks after xbp, the record function of the grouped loop: each record's dots as
@@ -127,7 +138,7 @@ Q4X_INLINE void iq4x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m51
 Q4X_INLINE void q4x_group_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2],
                               const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    const int rb = f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD;
+    const int rb = PW__Q4X_RECORD_OF(f);
     __m512i lo[8], hi[8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
@@ -135,8 +146,10 @@ Q4X_INLINE void q4x_group_any(const uint8_t *rec, const uint8_t *xbp, int pf, __
         q4x_dots(rec + rb * j, xb + j, &lo[j], &hi[j], f);
     }
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < 8; ++j) {
         pw__tile32_scale_add(acc, lo[j], hi[j], rec + rb * j + PW__Q4X_SCALES, xb[j].d);
+        if (PW__Q4X_MIN(f)) pw__tile32_min_add(acc, rec + rb * j + rb - 64, xb[j].dsum);
+    }
 }
 Q4X_INLINE void q4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     q4x_group_any(rec, xbp, pf, acc, PW__Q4X_Q4_0);
@@ -146,6 +159,12 @@ Q4X_INLINE void q5x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512
 }
 Q4X_INLINE void iq4x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     q4x_group_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
+}
+Q4X_INLINE void q41x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_group_any(rec, xbp, pf, acc, PW__Q4X_Q4_1);
+}
+Q4X_INLINE void q51x_group(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
+    q4x_group_any(rec, xbp, pf, acc, PW__Q4X_Q5_1);
 }
 
 /* Zen 4 streams these records without software prefetch (hw = 1, tile32_avx512.h).
@@ -213,3 +232,6 @@ Q4X_FAMILY(q4x, q4_0_q4x32k4, PW__Q4X_RECORD, PW__Q4X_KERNEL)
 /* Q5_0's records (q5x.h) and IQ4_NL's (iq4x.h), read as Q4_0's are. */
 Q4X_FAMILY(q5x, q5_0_q5x32k4, PW__Q5X_RECORD, PW__Q5X_KERNEL)
 Q4X_FAMILY(iq4x, iq4_nl_iq4x32k4, PW__Q4X_RECORD, PW__IQ4X_KERNEL)
+/* Q4_1's and Q5_1's (q41x.h): Q4_0's and Q5_0's with no offset, then the rows' m. */
+Q4X_FAMILY(q41x, q4_1_q41x32k4, PW__Q41X_RECORD, PW__Q41X_KERNEL)
+Q4X_FAMILY(q51x, q5_1_q51x32k4, PW__Q51X_RECORD, PW__Q51X_KERNEL)

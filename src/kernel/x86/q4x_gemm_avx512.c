@@ -28,6 +28,8 @@
  * loop with a constant format: vl_s and vh_s get Q5_0's bit 4 from the record's
  * planes (vptestmb, masked vpaddb; c_r = -16 * x_r.sum) or go through IQ4_NL's
  * codebook + 128 (vpshufb; c_r = -128 * x_r.sum), once per record for every r.
+ * Q4_1 and Q5_1 (q41x32k4, q51x32k4, kernel/q41x.h) take Q4_0's and Q5_0's with c_r = 0,
+ * then acc_r += f32(m) * x_r.dsum, the record's fp16 minima m.
  *
  * Per record and panel of mr rows: 8 loads and 24 logic ops to unpack, then
  * per row 16 vpdpbusd, 8 activation broadcasts, one offset broadcast and
@@ -64,6 +66,7 @@
 #include "format/blocks.h"
 #include "kernel/q4x.h"
 #include "kernel/iq4x.h"
+#include "kernel/q41x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_fill_avx512.h"
@@ -76,7 +79,7 @@
 
 Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                               const int mr, const int f) {
-    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
+    const int q5 = PW__Q4X_BIT4(f), nl = f == PW__Q4X_IQ4_NL;
     const __m512i m = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
     const __m512i pl = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS) : m;
     const __m512i ph = q5 ? _mm512_loadu_si512(rec + PW__Q5X_BITS + 64) : m;
@@ -87,14 +90,14 @@ Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float
 #pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-        lo[r] = hi[r] = _mm512_set1_epi32((q5 ? -16 : nl ? -128 : -8) * xb->sum);
+        lo[r] = hi[r] = _mm512_set1_epi32((nl ? -128 : PW__Q4X_OFFSET(f)) * xb->sum);
     }
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
         const __m512i v = _mm512_loadu_si512(rec + 64 * s);
         __m512i vl = _mm512_and_si512(v, m);
         __m512i vh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
-        if (q5) { /* Q5_0 (q5x.h): 16 under the planes' bit s */
+        if (q5) { /* Q5_0, Q5_1 (q5x.h): 16 under the planes' bit s */
             const __m512i bit = _mm512_set1_epi8((char)(1 << s));
             vl = _mm512_mask_add_epi8(vl, _mm512_test_epi8_mask(pl, bit), vl, c16);
             vh = _mm512_mask_add_epi8(vh, _mm512_test_epi8_mask(ph, bit), vh, c16);
@@ -110,7 +113,9 @@ Q4XG_INLINE void q4x_gemm_any(const uint8_t *rec, const uint8_t *const *x, float
             hi[r] = _mm512_dpbusd_epi32(hi[r], vh, a);
         }
     }
-    pw__t32g_scale_add(rec + PW__Q4X_SCALES, x, lo, hi, acc, mr);
+    pw__t32g_scale_min_add(rec + PW__Q4X_SCALES,
+                           PW__Q4X_MIN(f) ? rec + PW__Q4X_RECORD_OF(f) - 64 : NULL, x, lo, hi,
+                           acc, mr);
 }
 Q4XG_INLINE void q4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                 const int mr) {
@@ -123,6 +128,14 @@ Q4XG_INLINE void q5x_gemm_block(const uint8_t *rec, const uint8_t *const *x, flo
 Q4XG_INLINE void iq4x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
                                  const int mr) {
     q4x_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
+}
+Q4XG_INLINE void q41x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                                 const int mr) {
+    q4x_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_1);
+}
+Q4XG_INLINE void q51x_gemm_block(const uint8_t *rec, const uint8_t *const *x, float acc[][PW__TILE32_NR],
+                                 const int mr) {
+    q4x_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_1);
 }
 
 #define Q4XG_FEATURES (PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI)
@@ -175,6 +188,8 @@ Q4XG_INLINE void q4x_record_from_blocks(const uint8_t *src, uint8_t *rec) {
 
 PW__TILE32_IBM_FILL(q4x_fill_ibm, pw__block_q4_0, PW__Q4X_RECORD, q4x_record_from_blocks)
 PW__TILE32_IBM_FILL(q5x_fill_ibm, pw__block_q5_0, PW__Q5X_RECORD, pw__q5x_record_from_blocks)
+PW__TILE32_IBM_FILL(q41x_fill_ibm, pw__block_q4_1, PW__Q41X_RECORD, pw__q41x_record_from_blocks)
+PW__TILE32_IBM_FILL(q51x_fill_ibm, pw__block_q5_1, PW__Q51X_RECORD, pw__q51x_record_from_blocks)
 
 Q4XG_FAMILY(q4x, q4_0_q4x32k4, q4_0, PW_FORMAT_Q4_0, PW__Q4X_RECORD, q4x_fill_ibm,
             PW__Q4X_GEMM_KERNEL)
@@ -182,3 +197,7 @@ Q4XG_FAMILY(q5x, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, q5x_fill_ib
             PW__Q5X_GEMM_KERNEL)
 Q4XG_FAMILY(iq4x, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, q4x_fill_ibm,
             PW__IQ4X_GEMM_KERNEL)
+Q4XG_FAMILY(q41x, q4_1_q41x32k4, q4_1, PW_FORMAT_Q4_1, PW__Q41X_RECORD, q41x_fill_ibm,
+            PW__Q41X_GEMM_KERNEL)
+Q4XG_FAMILY(q51x, q5_1_q51x32k4, q5_1, PW_FORMAT_Q5_1, PW__Q51X_RECORD, q51x_fill_ibm,
+            PW__Q51X_GEMM_KERNEL)

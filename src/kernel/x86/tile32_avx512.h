@@ -61,6 +61,16 @@ pw__tile32_scale_add(__m512 acc[2], __m512i lo, __m512i hi, const uint8_t *d, fl
                              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(d16 + 1)), x), acc[1]);
 }
 
+/* acc[0] += f32(m[0..15]) * xdsum, acc[1] += f32(m[16..31]) * xdsum: a record's 32 fp16
+ * minima m (Q4_1, Q5_1: kernel/q41x.h) times the activation block's d * sum(qs). */
+static inline __attribute__((always_inline)) void
+pw__tile32_min_add(__m512 acc[2], const uint8_t *m, float xdsum) {
+    const __m512 x = _mm512_set1_ps(xdsum);
+    const __m256i *m16 = (const __m256i *)m;
+    acc[0] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(m16)), x, acc[0]);
+    acc[1] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(m16 + 1)), x, acc[1]);
+}
+
 /* The K-quant GEMM panels' scale step (q4kx_gemm_avx512.c, q6kx_gemm_avx512.c) for half h
  * of the mr rows' integer dots dt[i][h]: in f32 (F32, on Intel cores) facc[i][h] +=
  * f32(dt[i][h]) * scd, else in integers sacc[i][h] += dt[i][h] * sc (scd, sc: 16 lanes,

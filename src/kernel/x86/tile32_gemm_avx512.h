@@ -65,20 +65,37 @@ typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x,
 
 /* The end of a record function: acc[r][0..15] += f32(lo[r]) * d[0..15] * x_r.d and
  * acc[r][16..31] += f32(hi[r]) * d[16..31] * x_r.d for the panel's mr rows, d the
- * record's 32 fp16 scales. */
+ * record's 32 fp16 scales; where m is not NULL (the record's 32 fp16 minima: Q4_1,
+ * Q5_1), then acc[r] += f32(m) * x_r.dsum. */
+static inline __attribute__((always_inline)) void
+pw__t32g_scale_min_add(const uint8_t *d, const uint8_t *m, const uint8_t *const *x,
+                       const __m512i *lo, const __m512i *hi, float acc[][PW__TILE32_NR],
+                       const int mr) {
+    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d + 1));
+    const __m512 ml = m ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)m)) : dl;
+    const __m512 mh = m ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)m + 1)) : dh;
+#pragma GCC unroll 10
+    for (int r = 0; r < mr; ++r) {
+        const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
+        const __m512 xd = _mm512_set1_ps(xb->d);
+        __m512 al = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd),
+                                    _mm512_load_ps(acc[r]));
+        __m512 ah = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd),
+                                    _mm512_load_ps(acc[r] + 16));
+        if (m) {
+            const __m512 xm = _mm512_set1_ps(xb->dsum);
+            al = _mm512_fmadd_ps(ml, xm, al);
+            ah = _mm512_fmadd_ps(mh, xm, ah);
+        }
+        _mm512_store_ps(acc[r], al);
+        _mm512_store_ps(acc[r] + 16, ah);
+    }
+}
 static inline __attribute__((always_inline)) void
 pw__t32g_scale_add(const uint8_t *d, const uint8_t *const *x, const __m512i *lo, const __m512i *hi,
                    float acc[][PW__TILE32_NR], const int mr) {
-    const __m512 dl = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
-    const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d + 1));
-#pragma GCC unroll 10
-    for (int r = 0; r < mr; ++r) {
-        const __m512 xd = _mm512_set1_ps(((const pw__q8_32 *)x[r])->d);
-        _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd),
-                                                _mm512_load_ps(acc[r])));
-        _mm512_store_ps(acc[r] + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd),
-                                                     _mm512_load_ps(acc[r] + 16)));
-    }
+    pw__t32g_scale_min_add(d, NULL, x, lo, hi, acc, mr);
 }
 
 /* One panel of mr rows (a constant) over records [b1, b2) of a tile. */
