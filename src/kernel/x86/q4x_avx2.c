@@ -33,9 +33,12 @@
  * through the codebook + 128 on AVX-VNNI (vpshufb, offset -128), and on AVX2 through
  * its magnitudes with the signs moved onto the activations (vpsignb; vpmaddubsw's
  * pairs of 241 x 127 would saturate), widened every step (2 * 127 * 127 a pair).
+ * Q4_1 and Q5_1 (q41x32k4, q51x32k4, kernel/q41x.h) run Q4_0's and Q5_0's with no
+ * offset, then acc += f32(m) * x.dsum for each group of 8 rows, m the rows' fp16 minima.
  */
 #include "format/blocks.h"
 #include "kernel/iq4x.h"
+#include "kernel/q41x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 #include "kernel/x86/tile32_avx2.h"
@@ -58,12 +61,12 @@ Q4XA_INLINE __m256i q4xa_book_abs(void) {
 /* The four int32 dot vectors of a record of format f (PW__Q4X_*) with one activation
  * block, rows 8q..8q+7 in dot[q], the offset included. */
 Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[4], const int f) {
-    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
+    const int q5 = PW__Q4X_BIT4(f), nl = f == PW__Q4X_IQ4_NL;
     const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i c =
-        _mm256_set1_epi32((q5 ? -16 : nl ? (PW__VNNI ? -128 : 0) : -8) * xb->sum);
-    if (f != PW__Q4X_Q4_0) {
-        /* Q5_0 (q5x.h): both nibbles masked, bit 4 or-ed in from the planes (L for
+    const int32_t offset = nl ? (PW__VNNI ? -128 : 0) : PW__Q4X_OFFSET(f);
+    const __m256i c = _mm256_set1_epi32(offset * xb->sum);
+    if (f != PW__Q4X_Q4_0 && f != PW__Q4X_Q4_1) {
+        /* Q5_0, Q5_1 (q5x.h): both nibbles masked, bit 4 or-ed in from the planes (L for
          * groups 0, 1, H for 2, 3, in the halves of the steps); AVX-VNNI in two chains
          * (even and odd steps) as below, AVX2 in int16 four steps at a time: |.| <= 4 * 2
          * * 31 * 128. IQ4_NL (iq4x.h): both nibbles through the codebook (q4xa_book);
@@ -116,7 +119,7 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
     if (PW__VNNI) {
         /* two chains per sum (even and odd steps): 8 dependent vpdpbusd a record
          * would make the record's latency, not its throughput, the limit */
-        __m256i lo0 = c, lo1 = c, all0 = _mm256_set1_epi32(17 * -8 * xb->sum), all1 = all0;
+        __m256i lo0 = c, lo1 = c, all0 = _mm256_set1_epi32(17 * offset * xb->sum), all1 = all0;
         __m256i lo0b = _mm256_setzero_si256(), lo1b = lo0b, all0b = lo0b, all1b = lo0b;
 #pragma GCC unroll 8
         for (int s = 0; s < 8; s += 2) {
@@ -171,17 +174,18 @@ Q4XA_INLINE void q4xa_dots(const uint8_t *rec, const pw__q8_32 *xb, __m256i dot[
 Q4XA_INLINE void q4xa_block_any(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4],
                                const int f) {
     const pw__q8_32 *xb = (const pw__q8_32 *)xbp;
-    if (pf) {
-        pw__tile32_prefetch_pf(rec, f == PW__Q4X_Q5_0 ? PW__Q5X_RECORD : PW__Q4X_RECORD, pf);
-    }
+    if (pf) pw__tile32_prefetch_pf(rec, PW__Q4X_RECORD_OF(f), pf);
     __m256i dot[4];
     q4xa_dots(rec, xb, dot, f);
-    const __m256 xd = _mm256_set1_ps(xb->d);
+    const __m256 xd = _mm256_set1_ps(xb->d), xm = _mm256_set1_ps(xb->dsum);
+    const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
 #pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q)
+    for (int q = 0; q < 4; ++q) {
         acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[q]),
                                  _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q4X_SCALES + 16 * q), xd),
                                  acc[q]);
+        if (PW__Q4X_MIN(f)) acc[q] = _mm256_fmadd_ps(pw__t32a_f16x8(mins + 16 * q), xm, acc[q]);
+    }
 }
 
 Q4XA_INLINE void q4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
@@ -193,12 +197,20 @@ Q4XA_INLINE void q5xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m2
 Q4XA_INLINE void iq4xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
     q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_IQ4_NL);
 }
+Q4XA_INLINE void q41xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_Q4_1);
+}
+Q4XA_INLINE void q51xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    q4xa_block_any(rec, xbp, pf, acc, PW__Q4X_Q5_1);
+}
 
 /* GEMM record function (tile32_avx2.h): each half of a step (rows 0..7 and 16..23,
  * then 8..15 and 24..31) unpacked once for the panel's mr rows. */
 Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
                                float acc[][PW__TILE32_NR], const int mr, const int f) {
-    const int q5 = f == PW__Q4X_Q5_0, nl = f == PW__Q4X_IQ4_NL;
+    const int q5 = PW__Q4X_BIT4(f), nl = f == PW__Q4X_IQ4_NL;
+    const int32_t offset = nl ? (PW__VNNI ? -128 : 0) : PW__Q4X_OFFSET(f);
+    const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
     const __m256i m = _mm256_set1_epi8(0x0F);
     const __m256i one = _mm256_set1_epi16(1);
     const __m256i book = q4xa_book(PW__VNNI), book_abs = q4xa_book_abs(); /* IQ4_NL */
@@ -267,8 +279,7 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
 #pragma GCC unroll 4
         for (int r = 0; r < mr; ++r) {
             const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-            const __m256i c =
-                _mm256_set1_epi32((q5 ? -16 : nl ? (PW__VNNI ? -128 : 0) : -8) * xb->sum);
+            const __m256i c = _mm256_set1_epi32(offset * xb->sum);
             __m256i l = lo[r], u = hi[r];
             if (!PW__VNNI && !nl) {
                 l = _mm256_madd_epi16(l, one);
@@ -282,10 +293,17 @@ Q4XA_INLINE void q4xa_gemm_any(const uint8_t *rec, const uint8_t *const *x,
             u = _mm256_add_epi32(u, c);
             const __m256 xd = _mm256_set1_ps(xb->d);
             float *a0 = acc[r] + 8 * h, *a1 = acc[r] + 16 + 8 * h;
-            _mm256_store_ps(a0, _mm256_fmadd_ps(_mm256_cvtepi32_ps(l), _mm256_mul_ps(dl, xd),
-                                                _mm256_load_ps(a0)));
-            _mm256_store_ps(a1, _mm256_fmadd_ps(_mm256_cvtepi32_ps(u), _mm256_mul_ps(dh, xd),
-                                                _mm256_load_ps(a1)));
+            __m256 s0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(l), _mm256_mul_ps(dl, xd),
+                                        _mm256_load_ps(a0));
+            __m256 s1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(u), _mm256_mul_ps(dh, xd),
+                                        _mm256_load_ps(a1));
+            if (PW__Q4X_MIN(f)) {
+                const __m256 xm = _mm256_set1_ps(xb->dsum);
+                s0 = _mm256_fmadd_ps(pw__t32a_f16x8(mins + 16 * h), xm, s0);
+                s1 = _mm256_fmadd_ps(pw__t32a_f16x8(mins + 32 + 16 * h), xm, s1);
+            }
+            _mm256_store_ps(a0, s0);
+            _mm256_store_ps(a1, s1);
         }
     }
 }
@@ -301,6 +319,14 @@ Q4XA_INLINE void q5xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
 Q4XA_INLINE void iq4xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                   float acc[][PW__TILE32_NR], const int mr) {
     q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
+}
+Q4XA_INLINE void q41xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_1);
+}
+Q4XA_INLINE void q51xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xa_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_1);
 }
 
 #define Q4XA_FEATURES PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C)
@@ -345,3 +371,8 @@ Q4XA_FAMILY(q5xa, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, pw__block_
             pw__q5x_record_from_blocks, PW__Q5X_KERNEL, PW__Q5X_GEMM_KERNEL)
 Q4XA_FAMILY(iq4xa, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, pw__block_iq4_nl,
             pw__q4x_record_from_blocks, PW__IQ4X_KERNEL, PW__IQ4X_GEMM_KERNEL)
+/* Q4_1's and Q5_1's (q41x.h): Q4_0's and Q5_0's with no offset, then the rows' m. */
+Q4XA_FAMILY(q41xa, q4_1_q41x32k4, q4_1, PW_FORMAT_Q4_1, PW__Q41X_RECORD, pw__block_q4_1,
+            pw__q41x_record_from_blocks, PW__Q41X_KERNEL, PW__Q41X_GEMM_KERNEL)
+Q4XA_FAMILY(q51xa, q5_1_q51x32k4, q5_1, PW_FORMAT_Q5_1, PW__Q51X_RECORD, pw__block_q5_1,
+            pw__q51x_record_from_blocks, PW__Q51X_KERNEL, PW__Q51X_GEMM_KERNEL)
