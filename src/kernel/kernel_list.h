@@ -219,11 +219,13 @@ PW_KERNEL(tq2_0_rm_dotprod)
 /* NEON dotprod: row-major GEMV of the other 32-element formats (rm_q32_dotprod.c). */
 PW_KERNEL(q4_1_rm_dotprod)
 PW_KERNEL(q4_1_ibm_dotprod)
+PW_KERNEL(q4_1_ibm_gemm_dotprod)
 PW_KERNEL(q5_0_rm_dotprod)
 PW_KERNEL(q5_0_ibm_dotprod)
 PW_KERNEL(q5_0_ibm_gemm_dotprod)
 PW_KERNEL(q5_1_rm_dotprod)
 PW_KERNEL(q5_1_ibm_dotprod)
+PW_KERNEL(q5_1_ibm_gemm_dotprod)
 PW_KERNEL(iq4_nl_rm_dotprod)
 PW_KERNEL(iq4_nl_ibm_dotprod)
 PW_KERNEL(iq4_nl_ibm_gemm_dotprod)
@@ -411,6 +413,12 @@ PW_KERNEL(q5_1_q51x32k4_avx2)
 PW_KERNEL(q5_1_q51x32k4_gemm_avx2)
 PW_KERNEL(q5_1_q51x32k4_avxvnni)
 PW_KERNEL(q5_1_q51x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(q4_1_q41x32k4_dotprod)
+PW_KERNEL(q4_1_q41x32k4_gemm_dotprod)
+PW_KERNEL(q5_1_q51x32k4_dotprod)
+PW_KERNEL(q5_1_q51x32k4_gemm_dotprod)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4

@@ -45,7 +45,9 @@
  * loads, four shifts, a BSL and an SRI). Values 0..31: |dot| <= 32 * 31 * 128 + 16 * 32
  * * 128, exact in int32. IQ4_NL (the iq4x32k4 family, kernel/iq4x.h: Q4_0's record,
  * each nibble a codebook index) runs them too (iq4xn_block, iq4xn_gemm_block): a TBL
- * through the signed codebook per 16 bytes and nibble, no offset.
+ * through the signed codebook per 16 bytes and nibble, no offset. Q4_1 and Q5_1
+ * (q41x32k4, q51x32k4, kernel/q41x.h) run Q4_0's and Q5_0's with no offset, then
+ * acc += f32(m) * x.dsum per 4 rows (FMLA by a scalar), m the rows' fp16 minima.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q4xn_run, neoverse-v2: 46.29 cycles/iter, 0.080 cycles/weight byte,
@@ -84,6 +86,7 @@
 #include "format/blocks.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/iq4x.h"
+#include "kernel/q41x.h"
 #include "kernel/q4x.h"
 #include "kernel/q5x.h"
 
@@ -95,7 +98,7 @@
  * no offset). */
 #define Q4XN_VALUES(v, s, f, pl, lo, hi)                                                       \
     do {                                                                                       \
-        PW__T32N_VALUES(v, s, (f) == PW__Q4X_Q5_0, pl, (pl) + 64, lo, hi);                     \
+        PW__T32N_VALUES(v, s, PW__Q4X_BIT4(f), pl, (pl) + 64, lo, hi);                     \
         if ((f) == PW__Q4X_IQ4_NL) {                                                           \
             const int8x16_t book_ = vld1q_s8(pw__iq4nl_values);                                \
             (lo) = vreinterpretq_u8_s8(vqtbl1q_s8(book_, (lo)));                               \
@@ -103,9 +106,10 @@
         }                                                                                      \
     } while (0)
 
-/* The offset a block of format f adds, -8 or -16 times the activations' sum. */
+/* The offset a block of format f adds: -8 (Q4_0) or -16 (Q5_0) times the activations'
+ * sum, or none. */
 Q4XN_INLINE int32_t q4xn_offset(int f, const pw__q8_32 *xb) {
-    return (f == PW__Q4X_Q5_0 ? -16 : f == PW__Q4X_IQ4_NL ? 0 : -8) * xb->sum;
+    return PW__Q4X_OFFSET(f) * xb->sum;
 }
 
 Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8],
@@ -127,9 +131,12 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
     PW__T32N_STEPS(Q4XN_STEP)
 #undef Q4XN_STEP
     const float xd = xb->d;
-    for (int q = 0; q < 8; ++q)
+    const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
+    for (int q = 0; q < 8; ++q) {
         acc[q] = pw__t32n_scale_add(acc[q], dot[q],
                                     pw__t32n_f16x4(rec + PW__Q4X_SCALES + 8 * q), xd);
+        if (PW__Q4X_MIN(f)) acc[q] = vfmaq_n_f32(acc[q], pw__t32n_f16x4(mins + 8 * q), xb->dsum);
+    }
 }
 
 Q4XN_INLINE void q4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
@@ -141,6 +148,12 @@ Q4XN_INLINE void q5xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t 
 Q4XN_INLINE void iq4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
     q4xn_block_any(rec, xbp, acc, PW__Q4X_IQ4_NL);
 }
+Q4XN_INLINE void q41xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    q4xn_block_any(rec, xbp, acc, PW__Q4X_Q4_1);
+}
+Q4XN_INLINE void q51xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
+    q4xn_block_any(rec, xbp, acc, PW__Q4X_Q5_1);
+}
 
 /* GEMM record function (tile32_neon.h): quarter j of each step (rows 4j .. 4j+3 low,
  * 16+4j .. 16+4j+3 high) unpacked once for the panel's mr rows. */
@@ -148,14 +161,16 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
                                float acc[][PW__TILE32_NR], const int mr, const int f) {
     int8x16_t a0[PW__T32NG_MR], a1[PW__T32NG_MR];
     int32_t c[PW__T32NG_MR];
-    float xd[PW__T32NG_MR];
+    float xd[PW__T32NG_MR], xm[PW__T32NG_MR];
     for (int r = 0; r < mr; ++r) {
         const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
         a0[r] = vld1q_s8(xb->qs);
         a1[r] = vld1q_s8(xb->qs + 16);
         c[r] = q4xn_offset(f, xb);
         xd[r] = xb->d;
+        xm[r] = xb->dsum;
     }
+    const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
         for (int r = 0; r < mr; ++r) lo[r] = hi[r] = vdupq_n_s32(c[r]);
@@ -175,10 +190,18 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
 #undef Q4XN_GSTEP
         const float32x4_t dl = pw__t32n_f16x4(rec + PW__Q4X_SCALES + 8 * j);
         const float32x4_t dh = pw__t32n_f16x4(rec + PW__Q4X_SCALES + 32 + 8 * j);
+        const float32x4_t ml = PW__Q4X_MIN(f) ? pw__t32n_f16x4(mins + 8 * j) : dl;
+        const float32x4_t mh = PW__Q4X_MIN(f) ? pw__t32n_f16x4(mins + 32 + 8 * j) : dh;
         for (int r = 0; r < mr; ++r) {
             float *pl = acc[r] + 4 * j, *ph = acc[r] + 16 + 4 * j;
-            vst1q_f32(pl, pw__t32n_scale_add(vld1q_f32(pl), lo[r], dl, xd[r]));
-            vst1q_f32(ph, pw__t32n_scale_add(vld1q_f32(ph), hi[r], dh, xd[r]));
+            float32x4_t sl = pw__t32n_scale_add(vld1q_f32(pl), lo[r], dl, xd[r]);
+            float32x4_t sh = pw__t32n_scale_add(vld1q_f32(ph), hi[r], dh, xd[r]);
+            if (PW__Q4X_MIN(f)) {
+                sl = vfmaq_n_f32(sl, ml, xm[r]);
+                sh = vfmaq_n_f32(sh, mh, xm[r]);
+            }
+            vst1q_f32(pl, sl);
+            vst1q_f32(ph, sh);
         }
     }
 }
@@ -194,6 +217,14 @@ Q4XN_INLINE void q5xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
 Q4XN_INLINE void iq4xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                   float acc[][PW__TILE32_NR], const int mr) {
     q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_IQ4_NL);
+}
+Q4XN_INLINE void q41xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_Q4_1);
+}
+Q4XN_INLINE void q51xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
+                                  float acc[][PW__TILE32_NR], const int mr) {
+    q4xn_gemm_any(rec, x, acc, mr, PW__Q4X_Q5_1);
 }
 
 #define Q4XN_FEATURES (PW_CPU_NEON | PW_CPU_DOTPROD)
@@ -239,3 +270,8 @@ Q4XN_FAMILY(q5xn, q5_0_q5x32k4, q5_0, PW_FORMAT_Q5_0, PW__Q5X_RECORD, pw__block_
             pw__q5x_record_from_blocks, PW__Q5X_KERNEL, PW__Q5X_GEMM_KERNEL)
 Q4XN_FAMILY(iq4xn, iq4_nl_iq4x32k4, iq4_nl, PW_FORMAT_IQ4_NL, PW__Q4X_RECORD, pw__block_iq4_nl,
             pw__q4x_record_from_blocks, PW__IQ4X_KERNEL, PW__IQ4X_GEMM_KERNEL)
+/* Q4_1's and Q5_1's (q41x.h): Q4_0's and Q5_0's with no offset, then the rows' m. */
+Q4XN_FAMILY(q41xn, q4_1_q41x32k4, q4_1, PW_FORMAT_Q4_1, PW__Q41X_RECORD, pw__block_q4_1,
+            pw__q41x_record_from_blocks, PW__Q41X_KERNEL, PW__Q41X_GEMM_KERNEL)
+Q4XN_FAMILY(q51xn, q5_1_q51x32k4, q5_1, PW_FORMAT_Q5_1, PW__Q51X_RECORD, pw__block_q5_1,
+            pw__q51x_record_from_blocks, PW__Q51X_KERNEL, PW__Q51X_GEMM_KERNEL)
