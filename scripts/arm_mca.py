@@ -185,6 +185,10 @@ LOOPS = [
          ["q5_0_q5x32k4_dotprod"], "GEMV", 64, 704),
     Loop("q4x_dotprod.c", "iq4xn_run", "record loop, 32 rows x 1 block",
          ["iq4_nl_iq4x32k4_dotprod"], "GEMV", 64, 576),
+    Loop("q4x_dotprod.c", "q41xn_run", "record loop, 32 rows x 1 block",
+         ["q4_1_q41x32k4_dotprod"], "GEMV", 64, 640),
+    Loop("q4x_dotprod.c", "q51xn_run", "record loop, 32 rows x 1 block",
+         ["q5_1_q51x32k4_dotprod"], "GEMV", 64, 768),
     Loop("q8x_dotprod.c", "q8xn_run", "record loop, 32 rows x 1 block",
          ["q8_0_q8x32k4_dotprod"], "GEMV", 64, 1088),
     # GEMM: a quarter of a record (8 rows: one q register a step and nibble / two
@@ -195,6 +199,10 @@ LOOPS = [
          ["q5_0_q5x32k4_gemm_dotprod", "q5_0_ibm_gemm_dotprod"], "GEMM", 64, 704 // 4),
     Loop("q4x_dotprod.c", "iq4xn_gemm_run", "record quarter, 8 rows x 4 X rows",
          ["iq4_nl_iq4x32k4_gemm_dotprod", "iq4_nl_ibm_gemm_dotprod"], "GEMM", 64, 576 // 4),
+    Loop("q4x_dotprod.c", "q41xn_gemm_run", "record quarter, 8 rows x 4 X rows",
+         ["q4_1_q41x32k4_gemm_dotprod", "q4_1_ibm_gemm_dotprod"], "GEMM", 64, 640 // 4),
+    Loop("q4x_dotprod.c", "q51xn_gemm_run", "record quarter, 8 rows x 4 X rows",
+         ["q5_1_q51x32k4_gemm_dotprod", "q5_1_ibm_gemm_dotprod"], "GEMM", 64, 768 // 4),
     Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x 4 X rows",
          ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 64, 1088 // 4),
     # K-quant 32-row tilings, GEMV: one sub-block of a record with one row of X (Q4_K:

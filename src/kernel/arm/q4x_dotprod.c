@@ -62,18 +62,34 @@
  *     9.2 B/cycle: 92% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   iq4xn_run, apple-m1: 78.36 cycles/iter, 0.136 cycles/weight byte,
  *     7.4 B/cycle: 41% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q41xn_run, neoverse-v2: 52.55 cycles/iter, 0.082 cycles/weight byte,
+ *     12.2 B/cycle: 122% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q41xn_run, apple-m1: 62.03 cycles/iter, 0.097 cycles/weight byte,
+ *     10.3 B/cycle: 57% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q51xn_run, neoverse-v2: 88.03 cycles/iter, 0.115 cycles/weight byte,
+ *     8.7 B/cycle: 87% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q51xn_run, apple-m1: 102.03 cycles/iter, 0.133 cycles/weight byte,
+ *     7.5 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.229 cycles/weight byte,
  *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.264 cycles/weight byte,
  *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q5xn_gemm_run, neoverse-v2: 41.54 cycles/iter, 0.236 cycles/weight byte,
- *     24.7 int8 MAC/cycle: 39% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5xn_gemm_run, neoverse-v2: 41.71 cycles/iter, 0.237 cycles/weight byte,
+ *     24.6 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q5xn_gemm_run, apple-m1: 48.37 cycles/iter, 0.275 cycles/weight byte,
  *     21.2 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   iq4xn_gemm_run, neoverse-v2: 37.03 cycles/iter, 0.257 cycles/weight byte,
  *     27.7 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   iq4xn_gemm_run, apple-m1: 43.37 cycles/iter, 0.301 cycles/weight byte,
  *     23.6 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q41xn_gemm_run, neoverse-v2: 36.78 cycles/iter, 0.230 cycles/weight byte,
+ *     27.8 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q41xn_gemm_run, apple-m1: 42.37 cycles/iter, 0.265 cycles/weight byte,
+ *     24.2 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q51xn_gemm_run, neoverse-v2: 43.79 cycles/iter, 0.228 cycles/weight byte,
+ *     23.4 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q51xn_gemm_run, apple-m1: 51.71 cycles/iter, 0.269 cycles/weight byte,
+ *     19.8 int8 MAC/cycle: 31% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
