@@ -37,7 +37,8 @@ extern int pw__x86_gemv_ymm;
  * AVX-512 Q4_0, Q8_0 and QC4W GEMVs prefetch PW__TILE32_PF_ZEN5 ahead
  * (tile32_prefetch.h), Q8_0 the Zen 4 way (q8x_avx512.c, PW__HW_ZEN5); the AVX-VNNI
  * Q4_K and Q6_K GEMVs take four steps' activations from one load (q4kx_avx2.c's
- * q4kxa_run, q6kx_avx2.c's q6kxa_run). */
+ * q4kxa_run, q6kx_avx2.c's q6kxa_run); the AVX-512 GEMVs of the q4x32k4 family and its
+ * siblings read rows of whole 256-value groups eight records at a time (q4x_avx512.c). */
 extern int pw__x86_zen5;
 
 #endif
