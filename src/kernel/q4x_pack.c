@@ -137,21 +137,38 @@ void pw__q51x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
     q4x_pack_any(d, w, o0, o1, dst, PW__Q4X_Q5_1);
 }
 
-/* Value k (0..31) of row r (0..31) in a record of format f, its offset included but not
- * its scale or minimum: the nibble as q4x.h lays it out, plus 16 times its bit 4 (q5x.h:
- * Q5_0, Q5_1), plus the format's offset (-8 Q4_0, -16 Q5_0); through the codebook
- * (IQ4_NL). */
-static int q4x_value(const uint8_t *rec, int r, int k, int f) {
-    const uint8_t byte = rec[64 * (k / 4) + 4 * (r % 16) + k % 4];
-    const int q = r < 16 ? byte & 15 : byte >> 4;
-    if (f == PW__Q4X_IQ4_NL) return pw__iq4nl_values[q];
-    const int h = PW__Q4X_BIT4(f)
-                      ? rec[PW__Q5X_BITS + 64 * (r / 16) + 4 * (r % 16) + k % 4] >> (k / 4) & 1
-                      : 0;
-    return q + 16 * h + PW__Q4X_OFFSET(f);
+/* The values of one record of format f, its offset not included: v[s][i] of row i / 4
+ * and v[8 + s][i] of row 16 + i / 4 at element 4s + i % 4: the nibble as q4x.h lays it
+ * out (byte i of step s) plus 16 times its bit 4 (q5x.h: Q5_0, Q5_1), or through the
+ * codebook (IQ4_NL). */
+static void q4x_record_values(const uint8_t *rec, int f, int8_t v[16][64]) {
+    const uint8_t *pl = rec + PW__Q5X_BITS, *ph = pl + 64; /* the planes (Q5_0, Q5_1) */
+    for (int s = 0; s < 8; ++s) {
+        const uint8_t *b = rec + 64 * s;
+        for (int i = 0; i < 64; ++i) {
+            int ql = b[i] & 15, qh = b[i] >> 4;
+            if (PW__Q4X_BIT4(f)) {
+                ql |= (pl[i] >> s & 1) << 4;
+                qh |= (ph[i] >> s & 1) << 4;
+            }
+            if (f == PW__Q4X_IQ4_NL) {
+                ql = pw__iq4nl_values[ql];
+                qh = pw__iq4nl_values[qh];
+            }
+            v[s][i] = (int8_t)ql;
+            v[8 + s][i] = (int8_t)qh;
+        }
+    }
 }
 
-/* The portable kernels of the families (f: PW__Q4X_*). */
+/* The portable kernels of the families (f: PW__Q4X_*), the readable reference of what
+ * the SIMD kernels compute. Compact dispatch also runs them where no SIMD kernel of the
+ * family is usable (the scalar level, Arm without dotprod), above the reference kernel,
+ * so they must not be slower than it: each record is decoded once for every row of X
+ * (q4x_record_values) and its dots taken over a step's 64 bytes in address order, a loop
+ * the compiler vectorizes; y holds the f32 sums between records, which take the same
+ * operations in the same order as one row at a time. The integer dot of row r with
+ * block b is sum_k value(r, k) * x.qs[k] + offset * x.sum. */
 static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                         int f) {
     const uint64_t record_bytes = PW__Q4X_RECORD_OF(f);
@@ -160,23 +177,36 @@ static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4X_NR) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q4X_NR) * d->tile_bytes;
         const int rows = o1 - t0 < PW__Q4X_NR ? (int)(o1 - t0) : PW__Q4X_NR;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            for (int r = 0; r < rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * record_bytes;
-                    int32_t idot = 0;
-                    for (int k = 0; k < 32; ++k) idot += q4x_value(rec, r, k, f) * x[b].qs[k];
-                    uint16_t h;
-                    memcpy(&h, rec + PW__Q4X_SCALES + 2 * r, 2);
-                    acc += pw__f16_to_f32(h) * x[b].d * (float)idot;
-                    if (PW__Q4X_MIN(f)) {
-                        memcpy(&h, rec + record_bytes - 64 + 2 * r, 2);
-                        acc += pw__f16_to_f32(h) * x[b].dsum;
+        for (int64_t i = i0; i < i1; ++i)
+            for (int r = 0; r < rows; ++r) c->y[i * c->ldy + t0 + r] = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t *rec = tile + (uint64_t)b * record_bytes;
+            int8_t v[16][64];
+            q4x_record_values(rec, f, v);
+            float dw[PW__Q4X_NR], mw[PW__Q4X_NR];
+            for (int r = 0; r < PW__Q4X_NR; ++r) {
+                uint16_t h;
+                memcpy(&h, rec + PW__Q4X_SCALES + 2 * r, 2);
+                dw[r] = pw__f16_to_f32(h);
+                memcpy(&h, rec + record_bytes - 64 + 2 * r, 2); /* m: Q4_1, Q5_1 */
+                mw[r] = PW__Q4X_MIN(f) ? pw__f16_to_f32(h) : 0.0f;
+            }
+            for (int64_t i = i0; i < i1; ++i) {
+                const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                int32_t lo[64] = {0}, hi[64] = {0};
+                for (int s = 0; s < 8; ++s)
+                    for (int j = 0; j < 64; ++j) {
+                        lo[j] += v[s][j] * x->qs[4 * s + (j & 3)];
+                        hi[j] += v[8 + s][j] * x->qs[4 * s + (j & 3)];
                     }
+                const int32_t off = PW__Q4X_OFFSET(f) * x->sum;
+                float *y = c->y + i * c->ldy + t0;
+                for (int r = 0; r < rows; ++r) {
+                    const int32_t *p = r < 16 ? lo + 4 * r : hi + 4 * (r - 16);
+                    const int32_t dot = off + p[0] + p[1] + p[2] + p[3];
+                    y[r] += dw[r] * x->d * (float)dot;
+                    if (PW__Q4X_MIN(f)) y[r] += mw[r] * x->dsum;
                 }
-                c->y[i * c->ldy + t0 + r] = acc;
             }
         }
     }
