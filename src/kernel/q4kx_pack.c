@@ -93,27 +93,39 @@ void pw__q5kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
     k4x_pack(d, w, o0, o1, dst, PW__Q5KX_RECORD, 1);
 }
 
-/* Value e (0..255) of row r (0..31) in a record without its scale: the nibble as
- * q4kx.h lays it out, plus 16 times its bit 4 where q5 (q5kx.h). */
-static int k4x_value(const uint8_t *rec, int r, int e, int q5) {
-    const uint8_t byte = rec[64 * (e / 4) + 4 * (r % 16) + e % 4];
-    int q = r < 16 ? byte & 15 : byte >> 4;
-    if (q5) {
-        const int s = e / 4;
-        q += 16 * (rec[PW__Q5KX_BITS + 128 * (s / 8) + 64 * (r / 16) + 4 * (r % 16) + e % 4] >>
-                       (s % 8) &
-                   1);
-    }
-    return q;
-}
-
 static float q4kx_f16(const uint8_t *p) {
     uint16_t h;
     memcpy(&h, p, 2);
     return pw__f16_to_f32(h);
 }
 
-/* The portable kernels of both families (q5: Q5_K's). */
+/* The values of one record without their scales: v[h][s][j] of row 16h + j / 4 at
+ * element 4s + j % 4, the nibble as q4kx.h lays it out (byte j of step s), plus 16 times
+ * its bit 4 where q5 (q5kx.h: bit s % 8 of byte j of plane h of sub-block s / 8). */
+static void k4x_record_values(const uint8_t *rec, int q5, int8_t v[2][64][64]) {
+    for (int s = 0; s < 64; ++s) {
+        const uint8_t *b = rec + 64 * s;
+        const uint8_t *pl = rec + PW__Q5KX_BITS + 128 * (s / 8), *ph = pl + 64;
+        for (int j = 0; j < 64; ++j) {
+            int ql = b[j] & 15, qh = b[j] >> 4;
+            if (q5) {
+                ql |= (pl[j] >> (s % 8) & 1) << 4;
+                qh |= (ph[j] >> (s % 8) & 1) << 4;
+            }
+            v[0][s][j] = (int8_t)ql;
+            v[1][s][j] = (int8_t)qh;
+        }
+    }
+}
+
+/* The portable kernels of both families (q5: Q5_K's): the readable reference of what the
+ * SIMD kernels compute, and what compact dispatch runs where none of the family is
+ * usable. Each record is decoded once for every row of X (k4x_record_values, the scales
+ * and mins too), its dots taken over a step's bytes in address order
+ * (pw__tile32_step_dots); y holds the f32 sums between records, which take the same
+ * operations in the same order as one row at a time. Per sub-block: the scale times the
+ * dot of the unsigned values and the min times the sub-block's activation sum, both
+ * exact in int32. */
 static void k4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                            uint64_t record_bytes, int q5) {
     const pw__pack_desc *d = c->pack_desc;
@@ -121,32 +133,37 @@ static void k4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q4KX_NR) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q4KX_NR) * d->tile_bytes;
         const int rows = o1 - t0 < PW__Q4KX_NR ? (int)(o1 - t0) : PW__Q4KX_NR;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            for (int r = 0; r < rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * record_bytes;
-                    uint8_t packed[PW__K_SCALE_SIZE];
-                    for (int k = 0; k < PW__K_SCALE_SIZE; ++k)
-                        packed[k] = rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * k + r % 16];
-                    /* per sub-block: the scale times the dot of unsigned nibbles, and the
-                     * min times the sub-block's activation sum, both exact in int32 */
-                    int32_t isum = 0, msum = 0;
-                    for (int j = 0; j < 8; ++j) {
-                        uint8_t sc, m;
-                        pw__k4_scale_min(j, packed, &sc, &m);
-                        int32_t dot = 0;
-                        for (int t = 0; t < 32; ++t)
-                            dot += k4x_value(rec, r, 32 * j + t, q5) * x[b].qs[32 * j + t];
-                        isum += sc * dot;
-                        msum += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+        for (int64_t i = i0; i < i1; ++i)
+            for (int r = 0; r < rows; ++r) c->y[i * c->ldy + t0 + r] = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t *rec = tile + (uint64_t)b * record_bytes;
+            int8_t v[2][64][64];
+            k4x_record_values(rec, q5, v);
+            uint8_t sc[PW__Q4KX_NR][8], mn[PW__Q4KX_NR][8];
+            float dw[PW__Q4KX_NR], dmw[PW__Q4KX_NR];
+            for (int r = 0; r < PW__Q4KX_NR; ++r) {
+                uint8_t packed[PW__K_SCALE_SIZE];
+                for (int k = 0; k < PW__K_SCALE_SIZE; ++k)
+                    packed[k] = rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * k + r % 16];
+                for (int j = 0; j < 8; ++j) pw__k4_scale_min(j, packed, &sc[r][j], &mn[r][j]);
+                dw[r] = q4kx_f16(rec + PW__Q4KX_D + 2 * r);
+                dmw[r] = q4kx_f16(rec + PW__Q4KX_DMIN + 2 * r);
+            }
+            for (int64_t i = i0; i < i1; ++i) {
+                const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                int32_t isum[PW__Q4KX_NR] = {0}, msum[PW__Q4KX_NR] = {0};
+                for (int j = 0; j < 8; ++j) {
+                    int32_t dot[PW__Q4KX_NR];
+                    pw__tile32_step_dots(v[0][8 * j], v[1][8 * j], 8, x->qs + 32 * j, dot);
+                    const int32_t bs = x->bsums[2 * j] + x->bsums[2 * j + 1];
+                    for (int r = 0; r < PW__Q4KX_NR; ++r) {
+                        isum[r] += sc[r][j] * dot[r];
+                        msum[r] += mn[r][j] * bs;
                     }
-                    const float t = (float)isum * q4kx_f16(rec + PW__Q4KX_D + 2 * r) -
-                                    (float)msum * q4kx_f16(rec + PW__Q4KX_DMIN + 2 * r);
-                    acc += t * x[b].d;
                 }
-                c->y[i * c->ldy + t0 + r] = acc;
+                float *y = c->y + i * c->ldy + t0;
+                for (int r = 0; r < rows; ++r)
+                    y[r] += ((float)isum[r] * dw[r] - (float)msum[r] * dmw[r]) * x->d;
             }
         }
     }

@@ -162,13 +162,12 @@ static void q4x_record_values(const uint8_t *rec, int f, int8_t v[16][64]) {
 }
 
 /* The portable kernels of the families (f: PW__Q4X_*), the readable reference of what
- * the SIMD kernels compute. Compact dispatch also runs them where no SIMD kernel of the
- * family is usable (the scalar level, Arm without dotprod), above the reference kernel,
- * so they must not be slower than it: each record is decoded once for every row of X
- * (q4x_record_values) and its dots taken over a step's 64 bytes in address order, a loop
- * the compiler vectorizes; y holds the f32 sums between records, which take the same
- * operations in the same order as one row at a time. The integer dot of row r with
- * block b is sum_k value(r, k) * x.qs[k] + offset * x.sum. */
+ * the SIMD kernels compute, and what compact dispatch runs where none of the family is
+ * usable: each record decoded once for every row of X (q4x_record_values), its dots
+ * over a step's bytes in address order (pw__tile32_step_dots); y holds the f32 sums
+ * between records, which take the same operations in the same order as one row at a
+ * time. The integer dot of row r with block b is sum_k value(r, k) * x.qs[k] + offset
+ * * x.sum. */
 static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1,
                         int f) {
     const uint64_t record_bytes = PW__Q4X_RECORD_OF(f);
@@ -193,18 +192,11 @@ static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
             }
             for (int64_t i = i0; i < i1; ++i) {
                 const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
-                int32_t lo[64] = {0}, hi[64] = {0};
-                for (int s = 0; s < 8; ++s)
-                    for (int j = 0; j < 64; ++j) {
-                        lo[j] += v[s][j] * x->qs[4 * s + (j & 3)];
-                        hi[j] += v[8 + s][j] * x->qs[4 * s + (j & 3)];
-                    }
-                const int32_t off = PW__Q4X_OFFSET(f) * x->sum;
+                int32_t dot[PW__Q4X_NR];
+                pw__tile32_step_dots(v[0], v[8], 8, x->qs, dot);
                 float *y = c->y + i * c->ldy + t0;
                 for (int r = 0; r < rows; ++r) {
-                    const int32_t *p = r < 16 ? lo + 4 * r : hi + 4 * (r - 16);
-                    const int32_t dot = off + p[0] + p[1] + p[2] + p[3];
-                    y[r] += dw[r] * x->d * (float)dot;
+                    y[r] += dw[r] * x->d * (float)(dot[r] + PW__Q4X_OFFSET(f) * x->sum);
                     if (PW__Q4X_MIN(f)) y[r] += mw[r] * x->dsum;
                 }
             }

@@ -59,37 +59,58 @@ void pw__q6kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
 }
 
 /* The 6-bit quant (0..63) of value e of row r in a record, as q6kx.h lays it out. */
-static int q6kx_quant(const uint8_t *rec, int r, int e) {
-    const int low4 = rec[q6kx_low_byte(r, e)] >> q6kx_low_shift(r) & 15;
-    const int high2 = rec[q6kx_high_byte(r, e)] >> q6kx_high_shift(r, e) & 3;
-    return low4 + 16 * high2;
+/* The 6-bit quants (0..63) of one record: v[h][4s + u][j] of row 16h + j / 4 at value
+ * 16s + 4u + j % 4, as q6kx.h lays them out: the low 4 bits in load u of sub-block s,
+ * the high 2 in its high load u / 2 (the upper nibble for even u). */
+static void q6kx_record_values(const uint8_t *rec, int8_t v[2][64][64]) {
+    for (int s = 0; s < 16; ++s)
+        for (int u = 0; u < 4; ++u) {
+            const uint8_t *lo = rec + PW__Q6KX_SUB * s + 64 * u;
+            const uint8_t *hi = rec + PW__Q6KX_SUB * s + PW__Q6KX_HIGH + 64 * (u / 2);
+            const int sh = u % 2 == 0 ? 4 : 0;
+            for (int j = 0; j < 64; ++j) {
+                v[0][4 * s + u][j] = (int8_t)((lo[j] & 15) + 16 * (hi[j] >> sh & 3));
+                v[1][4 * s + u][j] = (int8_t)((lo[j] >> 4) + 16 * (hi[j] >> (sh + 2) & 3));
+            }
+        }
 }
 
+/* The portable kernel: the readable reference of what the SIMD kernels compute, and what
+ * compact dispatch runs where none of the family is usable. Each record is decoded once
+ * for every row of X (q6kx_record_values), its dots taken over a step's bytes in address
+ * order (pw__tile32_step_dots); y holds the f32 sums between records, which take the
+ * same operations in the same order as one row at a time. Per sub-block: the scale times
+ * the dot of the unsigned quants, then the -32 offset once from the activation sums. */
 static void q6kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / 256;
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q6KX_NR) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q6KX_NR) * d->tile_bytes;
         const int rows = o1 - t0 < PW__Q6KX_NR ? (int)(o1 - t0) : PW__Q6KX_NR;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            for (int r = 0; r < rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * PW__Q6KX_RECORD;
-                    int32_t isum = 0;
-                    for (int s = 0; s < 16; ++s) {
-                        /* unsigned quants times the activations, then the -32 offset once */
-                        int32_t dot = -32 * x[b].bsums[s];
-                        for (int e = 16 * s; e < 16 * s + 16; ++e)
-                            dot += q6kx_quant(rec, r, e) * x[b].qs[e];
-                        isum += (int8_t)rec[PW__Q6KX_SCALES + 32 * s + r] * dot;
-                    }
-                    uint16_t h;
-                    memcpy(&h, rec + PW__Q6KX_D + 2 * r, 2);
-                    acc += pw__f16_to_f32(h) * x[b].d * (float)isum;
+        for (int64_t i = i0; i < i1; ++i)
+            for (int r = 0; r < rows; ++r) c->y[i * c->ldy + t0 + r] = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t *rec = tile + (uint64_t)b * PW__Q6KX_RECORD;
+            int8_t v[2][64][64];
+            q6kx_record_values(rec, v);
+            float dw[PW__Q6KX_NR];
+            for (int r = 0; r < PW__Q6KX_NR; ++r) {
+                uint16_t h;
+                memcpy(&h, rec + PW__Q6KX_D + 2 * r, 2);
+                dw[r] = pw__f16_to_f32(h);
+            }
+            for (int64_t i = i0; i < i1; ++i) {
+                const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                int32_t isum[PW__Q6KX_NR] = {0};
+                for (int s = 0; s < 16; ++s) {
+                    int32_t dot[PW__Q6KX_NR];
+                    pw__tile32_step_dots(v[0][4 * s], v[1][4 * s], 4, x->qs + 16 * s, dot);
+                    for (int r = 0; r < PW__Q6KX_NR; ++r)
+                        isum[r] += (int8_t)rec[PW__Q6KX_SCALES + 32 * s + r] *
+                                   (dot[r] - 32 * x->bsums[s]);
                 }
-                c->y[i * c->ldy + t0 + r] = acc;
+                float *y = c->y + i * c->ldy + t0;
+                for (int r = 0; r < rows; ++r) y[r] += dw[r] * x->d * (float)isum[r];
             }
         }
     }

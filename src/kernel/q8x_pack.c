@@ -48,26 +48,39 @@ void pw__q8x_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t 
     }
 }
 
+/* The portable kernel: the readable reference of what the SIMD kernels compute, and
+ * what compact dispatch runs where none of the family is usable. Each record is decoded
+ * once for every row of X (q = u XOR 0x80, so no offset term), its dots taken over a
+ * step's bytes in address order (pw__tile32_step_dots); y holds the f32 sums between
+ * records, which take the same operations in the same order as one row at a time. */
 static void q8x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / 32;
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q8X_NR) {
         const uint8_t *tile = c->packed + (uint64_t)(t0 / PW__Q8X_NR) * d->tile_bytes;
         const int rows = o1 - t0 < PW__Q8X_NR ? (int)(o1 - t0) : PW__Q8X_NR;
-        for (int64_t i = i0; i < i1; ++i) {
-            const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            for (int r = 0; r < rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * PW__Q8X_RECORD;
-                    /* unsigned u = q + 128 times the activations, then the offset once */
-                    int32_t idot = -128 * x[b].sum;
-                    for (int k = 0; k < 32; ++k) idot += rec[q8x_at(r, k)] * x[b].qs[k];
-                    uint16_t h;
-                    memcpy(&h, rec + PW__Q8X_SCALES + 2 * r, 2);
-                    acc += pw__f16_to_f32(h) * x[b].d * (float)idot;
+        for (int64_t i = i0; i < i1; ++i)
+            for (int r = 0; r < rows; ++r) c->y[i * c->ldy + t0 + r] = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t *rec = tile + (uint64_t)b * PW__Q8X_RECORD;
+            int8_t v[16][64]; /* steps of rows 0..15, then of rows 16..31 */
+            for (int s = 0; s < 8; ++s)
+                for (int j = 0; j < 64; ++j) {
+                    v[s][j] = (int8_t)(rec[PW__Q8X_STEP * s + j] ^ 0x80);
+                    v[8 + s][j] = (int8_t)(rec[PW__Q8X_STEP * s + 64 + j] ^ 0x80);
                 }
-                c->y[i * c->ldy + t0 + r] = acc;
+            float dw[PW__Q8X_NR];
+            for (int r = 0; r < PW__Q8X_NR; ++r) {
+                uint16_t h;
+                memcpy(&h, rec + PW__Q8X_SCALES + 2 * r, 2);
+                dw[r] = pw__f16_to_f32(h);
+            }
+            for (int64_t i = i0; i < i1; ++i) {
+                const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                int32_t dot[PW__Q8X_NR];
+                pw__tile32_step_dots(v[0], v[8], 8, x->qs, dot);
+                float *y = c->y + i * c->ldy + t0;
+                for (int r = 0; r < rows; ++r) y[r] += dw[r] * x->d * (float)dot[r];
             }
         }
     }
