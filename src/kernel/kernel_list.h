@@ -332,7 +332,7 @@ PW_KERNEL(qc4w_vl2048_n256k8s2_sme)
 #endif
 
 /* Q4_0 4-bit tiled family (kernel/q4x.h): the file's nibbles rearranged for SIMD GEMV.
- * The portable kernel is the family's reference (never preferred by dispatch). */
+ * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q4_0_q4x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_0_q4x32k4_avx512vnni)
@@ -348,7 +348,7 @@ PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
 #endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
- * The portable kernel is the family's reference (never preferred by dispatch). */
+ * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q4_k_q4kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
@@ -365,7 +365,7 @@ PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
 #endif
 
 /* Q5_0 tiled family (kernel/q5x.h): a q4x32k4 record of the low 4 bits, then bit 4 as
- * two planes. The portable kernel is the family's reference (never preferred). */
+ * two planes. The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q5_0_q5x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q5_0_q5x32k4_avx512vnni)
@@ -381,7 +381,7 @@ PW_KERNEL(q5_0_q5x32k4_gemm_dotprod)
 #endif
 
 /* IQ4_NL tiled family (kernel/iq4x.h): Q4_0's record, the nibbles through the codebook.
- * The portable kernel is the family's reference (never preferred). */
+ * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(iq4_nl_iq4x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(iq4_nl_iq4x32k4_avx512vnni)
@@ -397,7 +397,8 @@ PW_KERNEL(iq4_nl_iq4x32k4_gemm_dotprod)
 #endif
 
 /* Q4_1 and Q5_1 tiled families (kernel/q41x.h): a q4x32k4 or q5x32k4 record, then the
- * rows' m. The portable kernels are the families' references (never preferred). */
+ * rows' m. The portable kernels are the families' references (compact runs them where no SIMD
+ * one is usable). */
 PW_KERNEL(q4_1_q41x32k4_scalar)
 PW_KERNEL(q5_1_q51x32k4_scalar)
 #if defined(__x86_64__)
@@ -422,7 +423,7 @@ PW_KERNEL(q5_1_q51x32k4_gemm_dotprod)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4
- * as byte masks. The portable kernel is the family's reference (never preferred). */
+ * as byte masks. The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q5_k_q5kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q5_k_q5kx32k4_avx512vnni)
@@ -439,7 +440,7 @@ PW_KERNEL(q5_k_q5kx32k4_gemm_dotprod)
 #endif
 
 /* Q6_K tiled family (kernel/q6kx.h): the file's 4- and 2-bit quants rearranged for SIMD GEMV.
- * The portable kernel is the family's reference (never preferred by dispatch). */
+ * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q6_k_q6kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q6_k_q6kx32k4_avx512vnni)

@@ -2,9 +2,11 @@
  * Packers of the q4kx32k4 family (layout in q4kx.h) and of its 5-bit sibling
  * q5kx32k4 (q5kx.h: a q4kx32k4 record of Q5_K's low 4 bits, then the bit-4
  * masks), and their portable kernels: the readable reference of what the SIMD
- * kernels compute, so the packers are tested at every ISA level. Dispatch
- * never prefers a portable kernel (its priority is below the format's i8g
- * scalar kernel); tests force them by name.
+ * kernels compute, so the packers are tested at every ISA level. Their priority
+ * is below the format's i8g scalar kernel (the fastest policy's choice); the compact
+ * policy runs them where no SIMD kernel of the family is usable (the scalar level,
+ * Arm without dotprod), so they are written to be faster than the reference kernel
+ * there (pw__tile32_step_dots).
  */
 #include "base/internal.h"
 #include "format/blocks.h"

@@ -3,8 +3,10 @@
  * begin as its (q5x32k4 for Q5_0, q5x.h; iq4x32k4 for IQ4_NL, iq4x.h; q41x32k4 and
  * q51x32k4 for Q4_1 and Q5_1, q41x.h), and their
  * portable kernels: the readable reference of what the SIMD kernels compute, so the
- * packers are tested at every ISA level. Dispatch never prefers a portable kernel
- * (its priority is below the format's i8g scalar kernel); tests force them by name.
+ * packers are tested at every ISA level. Their priority is below the format's i8g
+ * scalar kernel (the fastest policy's choice); the compact policy runs them where no
+ * SIMD kernel of the family is usable (the scalar level, Arm without dotprod), so they
+ * are written to be faster than the reference kernel there (pw__tile32_step_dots).
  */
 #include "base/internal.h"
 #include "format/blocks.h"

@@ -1,8 +1,10 @@
 /*
  * Packer of the q6kx32k4 family (layout in q6kx.h) and its portable kernel:
  * the readable reference of what the SIMD kernels compute, so the packer is
- * tested at every ISA level. Dispatch never prefers the portable kernel (its
- * priority is below the i8g scalar kernel of Q6_K); tests force it by name.
+ * tested at every ISA level. Its priority is below the i8g scalar kernel of Q6_K
+ * (the fastest policy's choice); the compact policy runs it where no SIMD kernel of
+ * the family is usable (the scalar level, Arm without dotprod), so it is written to be
+ * faster than the reference kernel there (pw__tile32_step_dots).
  */
 #include "base/internal.h"
 #include "format/blocks.h"
