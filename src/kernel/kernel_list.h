@@ -365,7 +365,8 @@ PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
 #endif
 
 /* Q5_0 tiled family (kernel/q5x.h): a q4x32k4 record of the low 4 bits, then bit 4 as
- * two planes. The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
+ * two planes. The portable kernel is the family's reference (compact runs it where no
+ * SIMD one is usable). */
 PW_KERNEL(q5_0_q5x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q5_0_q5x32k4_avx512vnni)
@@ -423,7 +424,8 @@ PW_KERNEL(q5_1_q51x32k4_gemm_dotprod)
 #endif
 
 /* Q5_K tiled family (kernel/q5kx.h): a q4kx32k4 record of the low 4 bits, then bit 4
- * as byte masks. The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
+ * as byte masks. The portable kernel is the family's reference (compact runs it where
+ * no SIMD one is usable). */
 PW_KERNEL(q5_k_q5kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q5_k_q5kx32k4_avx512vnni)
