@@ -347,6 +347,11 @@ PW_KERNEL(q4_0_q4x32k4_dotprod)
 PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
 #endif
 
+/* Q3_K tiled family (kernel/q3kx.h): the file's 3-bit quants, whole in a nibble for three
+ * steps in four, rearranged for SIMD GEMV and GEMM. The portable kernel is the family's
+ * reference (never preferred by dispatch). */
+PW_KERNEL(q3_k_q3kx32k4_scalar)
+
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
  * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
 PW_KERNEL(q4_k_q4kx32k4_scalar)
