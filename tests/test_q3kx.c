@@ -10,7 +10,8 @@
  * (every quant and scale at either end) against the reference; and dispatch
  * through a pw_weight: GEMV takes the family's kernel of the context's level
  * where there is one, GEMM the i8g kernel under the fastest policy, each form
- * packed once.
+ * packed once; among the family's kernels alone, GEMV and GEMM take the
+ * level's; and each GEMM kernel over a weight whose activations take two passes.
  */
 // pw-test: tunes
 #include "kernel_oracle.h"
@@ -145,6 +146,8 @@ int main(void) {
     test_random_blocks(ctx);
     test_bounds(ctx);
     pw_test_tiling_dispatch(ctx, &q3kx);
+    pw_test_tiling_family_kernels(ctx, &q3kx);
+    pw_test_tiling_gemm_large(ctx, &q3kx);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

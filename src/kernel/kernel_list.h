@@ -351,6 +351,11 @@ PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
  * steps in four, rearranged for SIMD GEMV and GEMM. The portable kernel is the family's
  * reference (never preferred by dispatch). */
 PW_KERNEL(q3_k_q3kx32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(q3_k_q3kx32k4_avx512vnni)
+/* GEMM over the same bytes, ranked just below the i8g kernel. */
+PW_KERNEL(q3_k_q3kx32k4_gemm_avx512vnni)
+#endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
  * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
