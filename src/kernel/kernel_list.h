@@ -355,6 +355,11 @@ PW_KERNEL(q3_k_q3kx32k4_scalar)
 PW_KERNEL(q3_k_q3kx32k4_avx512vnni)
 /* GEMM over the same bytes, ranked just below the i8g kernel. */
 PW_KERNEL(q3_k_q3kx32k4_gemm_avx512vnni)
+/* The same bytes at 256 bits (in q6kx_avx2.c, built twice). */
+PW_KERNEL(q3_k_q3kx32k4_avx2)
+PW_KERNEL(q3_k_q3kx32k4_gemm_avx2)
+PW_KERNEL(q3_k_q3kx32k4_avxvnni)
+PW_KERNEL(q3_k_q3kx32k4_gemm_avxvnni)
 #endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.

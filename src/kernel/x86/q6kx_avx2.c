@@ -119,6 +119,7 @@
  *   wrong sums, 243-272 against 223-227 GOP/s).
  */
 #include "format/blocks.h"
+#include "kernel/q3kx.h"
 #include "kernel/q6kx.h"
 #include "kernel/x86/tile32_avx2.h"
 #include "kernel/tile32_kgemm.h"
@@ -150,23 +151,30 @@ Q6KXA_INLINE void q6kxa_join(const uint8_t *sub, int p, int h, __m256i qa[2], __
     q6kxa_join_v(v0, v1, g, qa, qb);
 }
 
-/* The int8 scales of sub-block s, rows 8q..8q+7, sign-extended to int32 lanes
- * (AVX-VNNI: one vpmovsxbd from memory). */
-Q6KXA_INLINE __m256i q6kxa_sc32(const uint8_t *rec, int s, int q) {
-    return _mm256_cvtepi8_epi32(
-        _mm_loadl_epi64((const __m128i *)(rec + PW__Q6KX_SCALES + 32 * s + 8 * q)));
+/* Eight int8 scales at p (of rows 8q..8q+7) sign-extended to int32 lanes (AVX-VNNI: one
+ * vpmovsxbd from memory). */
+Q6KXA_INLINE __m256i q6kxa_sc32_at(const void *p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
 }
 
 /* The same as int16 in both halves of each lane (AVX2, for vpmaddwd): the 8
  * bytes broadcast to every qword, each byte moved to the upper byte of its two
  * int16 and sign-extended by an arithmetic shift. */
-Q6KXA_INLINE __m256i q6kxa_sc16(const uint8_t *rec, int s, int q) {
+Q6KXA_INLINE __m256i q6kxa_sc16_at(const void *p) {
     int64_t b8;
-    memcpy(&b8, rec + PW__Q6KX_SCALES + 32 * s + 8 * q, 8);
+    memcpy(&b8, p, 8);
     const __m256i ctl = _mm256_setr_epi8(
         -128, 0, -128, 0, -128, 1, -128, 1, -128, 2, -128, 2, -128, 3, -128, 3,
         -128, 4, -128, 4, -128, 5, -128, 5, -128, 6, -128, 6, -128, 7, -128, 7);
     return _mm256_srai_epi16(_mm256_shuffle_epi8(_mm256_set1_epi64x(b8), ctl), 8);
+}
+
+/* The int8 scales of sub-block s, rows 8q..8q+7, in either form. */
+Q6KXA_INLINE __m256i q6kxa_sc32(const uint8_t *rec, int s, int q) {
+    return q6kxa_sc32_at(rec + PW__Q6KX_SCALES + 32 * s + 8 * q);
+}
+Q6KXA_INLINE __m256i q6kxa_sc16(const uint8_t *rec, int s, int q) {
+    return q6kxa_sc16_at(rec + PW__Q6KX_SCALES + 32 * s + 8 * q);
 }
 
 /* The int32 sums S of one record with one activation block (the file's comment),
@@ -521,18 +529,19 @@ static Q6KXA_OUTLINE void q6kxa_row2(const __m256i *jn0, const q6kxa_rec *rs,
 }
 #endif
 
-/* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. */
+/* One record (of rb bytes, a constant: Q6_K's or Q3_K's, whose decode makes the same
+ * q6kxa_rec) for mr (a constant) rows of X: yb[i][0..31] += their dots. */
 Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uint8_t *const *x,
-                              float *yb, const uint8_t *pf, const int mr) {
+                              float *yb, const uint8_t *pf, const int mr, const int rb) {
     (void)rec;
     /* the next record into L1, which the next decode reads: its lines spread over
      * the panel's rows (all 105 at once stalled on the line fill buffers) */
-    const int lines = (PW__Q6KX_RECORD / 64 + mr - 1) / mr;
+    const int lines = (rb / 64 + mr - 1) / mr;
     int i = 0;
 #if defined(PW_AVXVNNI)
     for (; i + 2 <= mr; i += 2) {
         if (pf)
-            for (int l = 64 * lines * i; l < 64 * lines * (i + 2) && l < PW__Q6KX_RECORD; l += 64)
+            for (int l = 64 * lines * i; l < 64 * lines * (i + 2) && l < rb; l += 64)
                 _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
         q6kxa_row2(rs->joined, rs, (const pw__q8_256 *)x[i], (const pw__q8_256 *)x[i + 1],
                    yb + 32 * i, yb + 32 * (i + 1));
@@ -540,30 +549,29 @@ Q6KXA_INLINE void q6kxa_panel(const uint8_t *rec, const q6kxa_rec *rs, const uin
 #endif
     for (; i < mr; ++i) {
         if (pf)
-            for (int l = 64 * lines * i; l < 64 * lines * (i + 1) && l < PW__Q6KX_RECORD; l += 64)
+            for (int l = 64 * lines * i; l < 64 * lines * (i + 1) && l < rb; l += 64)
                 _mm_prefetch((const char *)(pf + l), _MM_HINT_T0);
         q6kxa_row(rs->joined, rs, (const pw__q8_256 *)x[i], yb + 32 * i);
     }
 }
 
-/* A panel of any height 1..Q6KXA_MR, each height its own instance. */
-static void q6kxa_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,
-                            const uint8_t *pf, int mr) {
-    switch (mr) {
-#define Q6KXA_CASE(m_)                                                                  \
-    case m_:                                                                            \
-        if (m_ <= Q6KXA_MR) q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, m_);    \
-        break;
-        Q6KXA_CASE(1)
-        Q6KXA_CASE(2)
-        Q6KXA_CASE(3)
-        Q6KXA_CASE(4)
-        Q6KXA_CASE(5)
-        Q6KXA_CASE(6)
-#undef Q6KXA_CASE
-    default: break;
+/* A panel of any height 1..Q6KXA_MR over records of rb_ bytes, each height its own
+ * instance, named fn_. */
+#define Q6KXA_PANEL_ANY(fn_, rb_)                                                               \
+    static void fn_(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,    \
+                    const uint8_t *pf, int mr) {                                               \
+        switch (mr) {                                                                          \
+        case 1: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 1, rb_); break;             \
+        case 2: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 2, rb_); break;             \
+        case 3: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 3, rb_); break;             \
+        case 4: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 4, rb_); break;             \
+        case 5: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 5, rb_); break;             \
+        case 6: q6kxa_panel(rec, (const q6kxa_rec *)rs, x, yb, pf, 6, rb_); break;             \
+        default: break;                                                                        \
+        }                                                                                      \
     }
-}
+_Static_assert(Q6KXA_MR == 6, "Q6KXA_PANEL_ANY makes heights 1..6");
+Q6KXA_PANEL_ANY(q6kxa_panel_any, PW__Q6KX_RECORD)
 
 static void q6kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32k_run(c, o0, o1, i0, i1, PW__Q6KX_RECORD, Q6KXA_MR, q6kxa_decode, q6kxa_panel_any);
@@ -588,4 +596,204 @@ static void q6kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int
 
 const pw__kernel PW__AVX2_SYM(pw__k_q6_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
     "q6_k", PW_FORMAT_Q6_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q6kxa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
+
+/*
+ * ---- Q3_K: the q3kx32k4 family (kernel/q3kx.h) ----
+ *
+ * The same levels and loops over Q3_K's records, the bytes the AVX-512 kernels read.
+ * Half h of a sub-block's loads P_k (bytes 32h..32h + 31) holds rows 8h..8h + 7 (low
+ * nibbles) and 16 + 8h.. (high); step u < 3 is P_u, step 3 gathered from the loads' top
+ * bits, (P_0 >> 3 & 0x11) | (P_1 >> 2 & 0x22) | (P_2 >> 1 & 0x44) (8 ops, its bits 3 and
+ * 7 clear), then A = q & 7 (row 8h + lane), B = q >> 4 & 7 (row 16 + 8h + lane), the
+ * unsigned quants (0..7) of a dot against the activation bytes a_u, the -4 offset once
+ * per sub-block from x.bsums[s]:
+ *
+ *   AVX-VNNI  D = -4 bsums[s] + sum of 4 steps dpbusd(A, a_u) (B likewise),
+ *             S += D * (scale - 32) (vpmulld).
+ *   AVX2      vpmaddubsw pairs within 2 * 7 * 128 = 1792, the four steps summed in
+ *             int16 (7168) with -2 bsums[s] added to both halves of each lane
+ *             (|bsums| <= 2032: within 11232, exact), then vpmaddwd against the
+ *             scale in both halves: S += (w.lo + w.hi) * (scale - 32).
+ *
+ * |D| <= 16 * 4 * 127 = 8128, |S| <= 16 * 32 * 8128 < 2^23. The GEMV reads a record in
+ * address order, each sub-block's 4 sums kept (2 KiB, L1), then the scales (decoded for
+ * 32 rows at once, q3kxa_scales) and d. The GEMM's decode joins the record into the
+ * Q6_K GEMM's form (q6kxa_rec: w = q - 4 in [-4, 3], the scales in each level's form,
+ * corr), so q6kxa_panel runs it as it is: |D| there <= 16 * 255 * 4, the AVX2 two-step
+ * int16 sums within 2 * 2 * 255 * 4 = 4080.
+ */
+
+/* Step 3 of half a sub-block from its loads p0, p1, p2 (kernel/q3kx.h): bit k of each
+ * nibble's quant is bit 3 of that nibble of p_k; the 16-bit shifts move bits across a
+ * byte boundary only into positions the masks drop. */
+Q6KXA_INLINE __m256i q3kxa_step3(__m256i p0, __m256i p1, __m256i p2) {
+    return _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(p0, 3), _mm256_set1_epi8(0x11)),
+                        _mm256_and_si256(_mm256_srli_epi16(p1, 2), _mm256_set1_epi8(0x22))),
+        _mm256_and_si256(_mm256_srli_epi16(p2, 1), _mm256_set1_epi8(0x44)));
+}
+
+/* The 16 scales (stored value - 32, int8) of a record's 32 rows, from their packed bytes
+ * (q3kx.h: byte i of row r at 192 (r / 16) + 16 i + r % 16): out[256 (r / 16) + 16 j +
+ * r % 16] = scale j of row r. Quarter q (scales 4q .. 4q + 3) takes the low nibbles of
+ * bytes 0..3 (q = 0) or 4..7 (q = 1), their high nibbles (q = 2, 3), and bits 2q, 2q + 1
+ * of bytes 8..11 as bits 4-5 (pw__q3k_unpack_scales). */
+Q6KXA_INLINE void q3kxa_scales(const uint8_t *rec, int8_t *out) {
+    const __m256i m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30),
+                  c32 = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; ++h)
+        for (int v = 0; v < 2; ++v) {
+            const uint8_t *p = rec + PW__Q3KX_SCALES + 192 * h + 32 * v;
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)p),
+                          l1 = _mm256_loadu_si256((const __m256i *)(p + 64)),
+                          hb = _mm256_loadu_si256((const __m256i *)(p + 128));
+            const __m256i lo[4] = {l0, l1, _mm256_srli_epi16(l0, 4), _mm256_srli_epi16(l1, 4)};
+            const __m256i hi[4] = {_mm256_slli_epi16(hb, 4), _mm256_slli_epi16(hb, 2), hb,
+                                   _mm256_srli_epi16(hb, 2)};
+            for (int q = 0; q < 4; ++q) {
+                const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo[q], m0f),
+                                                   _mm256_and_si256(hi[q], m30));
+                _mm256_storeu_si256((__m256i *)(out + 256 * h + 64 * q + 32 * v),
+                                    _mm256_sub_epi8(sc, c32));
+            }
+        }
+}
+
+/* The scales of sub-block s, rows 8q..8q+7, in q3kxa_scales' out. */
+Q6KXA_INLINE const int8_t *q3kxa_sc_at(const int8_t *sc, int s, int q) {
+    return sc + 256 * (q / 2) + 16 * s + 8 * (q % 2);
+}
+
+/* Steps 0..3 of half h of a sub-block: the quants of rows 8h + lane in qa[u], of rows
+ * 16 + 8h + lane in qb[u]. */
+Q6KXA_INLINE void q3kxa_join(const uint8_t *sub, int h, __m256i qa[4], __m256i qb[4]) {
+    const __m256i m07 = _mm256_set1_epi8(0x07);
+    __m256i p[4];
+    for (int k = 0; k < 3; ++k) p[k] = _mm256_loadu_si256((const __m256i *)(sub + 64 * k + 32 * h));
+    p[3] = q3kxa_step3(p[0], p[1], p[2]);
+    for (int u = 0; u < 4; ++u) {
+        qa[u] = _mm256_and_si256(p[u], m07);
+        qb[u] = _mm256_and_si256(_mm256_srli_epi16(p[u], 4), m07);
+    }
+}
+
+/* GEMV record function (tile32_avx2.h): the file's comment above. */
+Q6KXA_INLINE void q3kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
+    const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    __m256i t[16][4]; /* [sub-block][rows 8q..8q+7]: D (AVX-VNNI) or the int16 sums (AVX2) */
+#pragma GCC unroll 1
+    for (int s = 0; s < 16; ++s) {
+        const uint8_t *sub = rec + PW__Q3KX_SUB * s;
+        if (pf) pw__tile32_prefetch_pf(sub, PW__Q3KX_SUB, pf);
+        const int8_t *xs = xb->qs + 16 * s;
+        __m256i a[4];
+        for (int u = 0; u < 4; ++u) a[u] = pw__t32a_bcast4(xs + 4 * u);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            __m256i qa[4], qb[4];
+            q3kxa_join(sub, h, qa, qb);
+            if (PW__VNNI) {
+                __m256i da = _mm256_set1_epi32(-4 * xb->bsums[s]), db = da;
+                for (int u = 0; u < 4; ++u) {
+                    da = pw__dpbusd(da, qa[u], a[u]);
+                    db = pw__dpbusd(db, qb[u], a[u]);
+                }
+                t[s][h] = da;
+                t[s][2 + h] = db;
+            } else {
+                const __m256i off = _mm256_set1_epi16((int16_t)(-2 * xb->bsums[s]));
+                __m256i wa = off, wb = off;
+                for (int u = 0; u < 4; ++u) {
+                    wa = _mm256_add_epi16(wa, _mm256_maddubs_epi16(qa[u], a[u]));
+                    wb = _mm256_add_epi16(wb, _mm256_maddubs_epi16(qb[u], a[u]));
+                }
+                t[s][h] = wa;
+                t[s][2 + h] = wb;
+            }
+        }
+    }
+    if (pf) pw__tile32_prefetch_pf(rec + PW__Q3KX_SCALES, PW__Q3KX_RECORD - PW__Q3KX_SCALES, pf);
+    _Alignas(32) int8_t sc[512];
+    q3kxa_scales(rec, sc);
+    __m256i sum[4];
+    for (int q = 0; q < 4; ++q) sum[q] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int s = 0; s < 16; ++s)
+        for (int q = 0; q < 4; ++q)
+            sum[q] = _mm256_add_epi32(
+                sum[q], PW__VNNI ? _mm256_mullo_epi32(t[s][q], q6kxa_sc32_at(q3kxa_sc_at(sc, s, q)))
+                                 : _mm256_madd_epi16(t[s][q], q6kxa_sc16_at(q3kxa_sc_at(sc, s, q))));
+    const __m256 xd = _mm256_set1_ps(xb->d);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+        acc[q] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[q]),
+                                 _mm256_mul_ps(pw__t32a_f16x8(rec + PW__Q3KX_D + 16 * q), xd),
+                                 acc[q]);
+}
+
+/* One stream, as Q4_K's GEMV (tile32_avx2.h); Zen 4 leaves it to its prefetcher. */
+static void q3kxa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32a_run(c, o0, o1, i0, i1, 256, PW__Q3KX_RECORD, sizeof(pw__q8_256), q3kxa_block, 1,
+                 PW__HW_ZEN4);
+}
+
+/* A Q3_K record joined into the Q6_K GEMM's form (q6kxa_rec, q6kxa_decode): w = q - 4. */
+static void q3kxa_decode(const uint8_t *rec, void *out) {
+    q6kxa_rec *rs = out;
+    __m256i *jn = rs->joined;
+    _Alignas(32) int8_t sc8[512];
+    q3kxa_scales(rec, sc8);
+    const __m256i c4 = _mm256_set1_epi8(4), one8 = _mm256_set1_epi8(1);
+    __m256i corr[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                       _mm256_setzero_si256()};
+    for (int s = 0; s < 16; ++s, jn += 16) {
+        __m256i w[4][4]; /* [q][step] */
+        for (int h = 0; h < 2; ++h) {
+            __m256i qa[4], qb[4];
+            q3kxa_join(rec + PW__Q3KX_SUB * s, h, qa, qb);
+            for (int u = 0; u < 4; ++u) {
+                w[h][u] = _mm256_sub_epi8(qa[u], c4);
+                w[2 + h][u] = _mm256_sub_epi8(qb[u], c4);
+            }
+        }
+        for (int q = 0; q < 4; ++q) {
+            /* sum of the 16 values q - 4 of each row: |.| <= 64, int16 exact */
+            __m256i ws = _mm256_setzero_si256();
+            for (int u = 0; u < 4; ++u) {
+                _mm256_store_si256(jn + 4 * q + u, w[q][u]);
+                ws = _mm256_add_epi16(ws, _mm256_maddubs_epi16(one8, w[q][u]));
+            }
+            const int8_t *p = q3kxa_sc_at(sc8, s, q);
+            if (PW__VNNI) {
+                const __m256i sc = q6kxa_sc32_at(p);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                ws = _mm256_madd_epi16(ws, _mm256_set1_epi16(1));
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_mullo_epi32(ws, sc));
+            } else {
+                const __m256i sc = q6kxa_sc16_at(p);
+                _mm256_store_si256((__m256i *)rs->sc[s][q], sc);
+                corr[q] = _mm256_add_epi32(corr[q], _mm256_madd_epi16(ws, sc));
+            }
+        }
+    }
+    for (int q = 0; q < 4; ++q) {
+        _mm256_store_si256((__m256i *)rs->corr[q],
+                           _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr[q], 7)));
+        _mm256_store_ps(rs->d + 8 * q, pw__t32a_f16x8(rec + PW__Q3KX_D + 16 * q));
+    }
+}
+
+Q6KXA_PANEL_ANY(q3kxa_panel_any, PW__Q3KX_RECORD)
+
+static void q3kxa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q6KXA_MR, q3kxa_decode, q3kxa_panel_any);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q3_k_q3kx32k4) =
+    PW__Q3KX_KERNEL(PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C),
+                    q3kxa_run, PW__AVX2_PRIO + 2);
+
+const pw__kernel PW__AVX2_SYM(pw__k_q3_k_q3kx32k4_gemm) = PW__Q3KX_GEMM_KERNEL(
+    PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q3kxa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
