@@ -361,6 +361,10 @@ PW_KERNEL(q3_k_q3kx32k4_gemm_avx2)
 PW_KERNEL(q3_k_q3kx32k4_avxvnni)
 PW_KERNEL(q3_k_q3kx32k4_gemm_avxvnni)
 #endif
+#if defined(__aarch64__)
+PW_KERNEL(q3_k_q3kx32k4_dotprod)
+PW_KERNEL(q3_k_q3kx32k4_gemm_dotprod)
+#endif
 
 /* Q4_K 4-bit tiled family (kernel/q4kx.h): the file's super-blocks rearranged for SIMD GEMV.
  * The portable kernel is the family's reference (compact runs it where no SIMD one is usable). */
