@@ -206,24 +206,29 @@ LOOPS = [
     Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x 4 X rows",
          ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 64, 1088 // 4),
     # K-quant 32-row tilings, GEMV: one sub-block of a record with one row of X (Q4_K:
-    # 8 steps x 4 q registers x 2 nibbles = 64 SDOT; Q6_K: 4 steps x 4 registers x 2
+    # 8 steps x 4 q registers x 2 nibbles = 64 SDOT; Q6_K and Q3_K: 4 steps x 4 registers x 2
     # groups = 32 SDOT) and its share of the record, scales included (Q4_K 4608 / 8,
-    # Q5_K 5632 / 8, Q6_K 6720 / 16); the scale work after the steps, once a record, is outside the loop
+    # Q5_K 5632 / 8, Q6_K 6720 / 16, Q3_K 3520 / 16); the scale work after the steps, once a
+    # record, is outside the loop
     Loop("q4kx_dotprod.c", "q4kxn_run", "sub-block loop, 32 rows x 32 k (the scale work once a record after it not counted)",
          ["q4_k_q4kx32k4_dotprod"], "GEMV", 64, 4608 // 8),
     Loop("q4kx_dotprod.c", "q5kxn_run", "sub-block loop, 32 rows x 32 k (the scale work once a record after it not counted)",
          ["q5_k_q5kx32k4_dotprod"], "GEMV", 64, 5632 // 8),
     Loop("q6kx_dotprod.c", "q6kxn_run", "sub-block loop, 32 rows x 16 k (the scale work once a record after it not counted)",
          ["q6_k_q6kx32k4_dotprod"], "GEMV", 32, 6720 // 16),
+    Loop("q3kx_dotprod.c", "q3kxn_run", "sub-block loop, 32 rows x 16 k (the scale work once a record after it not counted)",
+         ["q3_k_q3kx32k4_dotprod"], "GEMV", 32, 3520 // 16),
     # GEMM: one sub-block of a record quarter (8 rows) by 4 rows of X (Q4_K: 8 steps x 2
-    # nibbles x 4 = 64 SDOT; Q6_K: 4 steps x 2 groups x 4 = 32 SDOT) and its share of
-    # the record (Q4_K 4608 / 32, Q5_K 5632 / 32, Q6_K 6720 / 64)
+    # nibbles x 4 = 64 SDOT; Q6_K and Q3_K: 4 steps x 2 groups x 4 = 32 SDOT) and its share
+    # of the record (Q4_K 4608 / 32, Q5_K 5632 / 32, Q6_K 6720 / 64, Q3_K 3520 / 64)
     Loop("q4kx_dotprod.c", "q4kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
          ["q4_k_q4kx32k4_gemm_dotprod", "q4_k_ibm_gemm_dotprod"], "GEMM", 64, 4608 // 32),
     Loop("q4kx_dotprod.c", "q5kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
          ["q5_k_q5kx32k4_gemm_dotprod", "q5_k_ibm_gemm_dotprod"], "GEMM", 64, 5632 // 32),
     Loop("q6kx_dotprod.c", "q6kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
          ["q6_k_q6kx32k4_gemm_dotprod", "q6_k_ibm_gemm_dotprod"], "GEMM", 32, 6720 // 64),
+    Loop("q3kx_dotprod.c", "q3kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
+         ["q3_k_q3kx32k4_gemm_dotprod"], "GEMM", 32, 3520 // 64),
     # one 8-k chunk of 8 channels (32 B of nibbles) by 4 rows of X: 16 SDOT
     Loop("qc4w_gemm_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qc4w_n8k8s2_dotprod"], "GEMM", 16, 32),

@@ -38,6 +38,16 @@
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
+ *
+ * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
+ *   q3kxn_run, neoverse-v2: 24.53 cycles/iter, 0.112 cycles/weight byte,
+ *     9.0 B/cycle: 90% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q3kxn_run, apple-m1: 30.70 cycles/iter, 0.140 cycles/weight byte,
+ *     7.2 B/cycle: 40% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q3kxn_panel_any, neoverse-v2: 14.04 cycles/iter, 0.255 cycles/weight byte,
+ *     36.5 int8 MAC/cycle: 57% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q3kxn_panel_any, apple-m1: 23.03 cycles/iter, 0.419 cycles/weight byte,
+ *     22.2 int8 MAC/cycle: 35% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
  * SDOT chains and spills. Set before the includes so that every inlined helper shares
@@ -213,10 +223,13 @@ static void q3kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 }
 
 /* A panel of any height 1..Q3KXN_MR (the family has no input-block-major GEMM, so not
- * PW__T32N_KGEMM, which makes one). */
+ * PW__T32N_KGEMM, which makes one). Out of line, as PW__T32N_KGEMM's are (two loops call
+ * those): the loop's call through a constant pointer is not inlined into it, and
+ * scripts/arm_mca.py finds the function. */
 _Static_assert(Q3KXN_MR == 4, "q3kxn_panel_any makes heights 1..4");
-static void q3kxn_panel_any(const uint8_t *rec, const void *rs, const uint8_t *const *x, float *yb,
-                            const uint8_t *pf, int mr) {
+static __attribute__((noinline)) void q3kxn_panel_any(const uint8_t *rec, const void *rs,
+                                                      const uint8_t *const *x, float *yb,
+                                                      const uint8_t *pf, int mr) {
     (void)pf;
     switch (mr) {
     case 1: q3kxn_panel(rec, (const q3kxn_rec *)rs, x, yb, 1); break;
