@@ -49,8 +49,9 @@ void pw__q3kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
                     if (u < 3) {
                         rec[q3kx_byte(r, e, u)] |= (uint8_t)(q << q3kx_shift(r));
                     } else {
-                        for (int k = 0; k < 3; ++k)
-                            rec[q3kx_byte(r, e, k)] |= (uint8_t)((q >> k & 1) << (3 + q3kx_shift(r)));
+                        for (int k = 0; k < 3; ++k) /* bit k at bit 3 of the nibble of P_k */
+                            rec[q3kx_byte(r, e, k)] |=
+                                (uint8_t)((q >> k & 1) << (3 + q3kx_shift(r)));
                     }
                 }
                 for (int i = 0; i < 12; ++i)

@@ -75,7 +75,8 @@ Q3KXG_INLINE void q3kxg_panel(const uint8_t *rec, const q3kxg_rec *rs, const uin
     for (int i = 0; i < mr; ++i) {
         const pw__q8_256 *xb = (const pw__q8_256 *)x[i];
         const __m512i bs = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xb->bsums));
-        _mm512_store_si512(c[i], _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(bs, 2)));
+        _mm512_store_si512(c[i],
+                           _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(bs, 2)));
     }
     const __m512i m07 = _mm512_set1_epi8(0x07);
     __m512i sacc[Q3KXG_MR][2];

@@ -622,6 +622,13 @@ const pw__kernel PW__AVX2_SYM(pw__k_q6_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
  * Q6_K GEMM's form (q6kxa_rec: w = q - 4 in [-4, 3], the scales in each level's form,
  * corr), so q6kxa_panel runs it as it is: |D| there <= 16 * 255 * 4, the AVX2 two-step
  * int16 sums within 2 * 2 * 255 * 4 = 4080.
+ *
+ * packwise bench --formats Q3_K --shapes 11008x4096 --batch 1,128 --threads 1, an AMD
+ * EPYC VM (2 vCPUs shared with other jobs, one run each), row-major (--policy in_place)
+ * -> these kernels: avxvnni GEMV 33.0% -> 72.5% of the read, GEMM 14.4% -> 66.9% of the
+ * level's int8 peak; avx2 32.5% -> 64.3%, 16.8% -> 65.3%. Not tuned further (streams,
+ * the x16 activation loads, two rows per pass): the Q6_K kernels' measurements say
+ * where to look.
  */
 
 /* Step 3 of half a sub-block from its loads p0, p1, p2 (kernel/q3kx.h): bit k of each
@@ -720,10 +727,12 @@ Q6KXA_INLINE void q3kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
     for (int q = 0; q < 4; ++q) sum[q] = _mm256_setzero_si256();
 #pragma GCC unroll 2
     for (int s = 0; s < 16; ++s)
-        for (int q = 0; q < 4; ++q)
-            sum[q] = _mm256_add_epi32(
-                sum[q], PW__VNNI ? _mm256_mullo_epi32(t[s][q], q6kxa_sc32_at(q3kxa_sc_at(sc, s, q)))
-                                 : _mm256_madd_epi16(t[s][q], q6kxa_sc16_at(q3kxa_sc_at(sc, s, q))));
+        for (int q = 0; q < 4; ++q) {
+            const int8_t *p = q3kxa_sc_at(sc, s, q);
+            sum[q] = _mm256_add_epi32(sum[q], PW__VNNI
+                                                  ? _mm256_mullo_epi32(t[s][q], q6kxa_sc32_at(p))
+                                                  : _mm256_madd_epi16(t[s][q], q6kxa_sc16_at(p)));
+        }
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q)
