@@ -6,8 +6,9 @@
  * 128h + 32g + l), on a weight of 37 rows (one whole tile and a part tile) x
  * 3 blocks and on a narrowed, offset view of a wider one; the plan's
  * refusals; every kernel of the family (the GEMV and GEMM ones) on blocks of
- * random bytes against the reference; and dispatch through a pw_weight: GEMV
- * (n = 1) takes the family's AVX-512 kernel where the context can run it,
+ * random bytes and at the sums' bounds against the reference; and dispatch
+ * through a pw_weight: GEMV (n = 1) takes the family's AVX-512 kernel where
+ * the context can run it,
  * GEMM (n >= 2) keeps the i8g kernel, each form packed once. This file derives the layout; the
  * weights, the walk over the records and the plan and dispatch checks are
  * tiling_test.c's. Numerical results of the kernels are test_kernels.c's.
@@ -87,6 +88,7 @@ static const pw_test_tiling q6kx = {
     .plan = pw__q6kx_pack_plan,
     .pack = pw__q6kx_pack,
     .check_record = check_record,
+    .scales_at = 208,
     .kernel_stem = "q6_k_q6kx32k4",
     .i8g_stem = "q6_k_i8g16",
 };
@@ -117,6 +119,8 @@ int main(void) {
     pw_test_tiling_layout(ctx, &q6kx);
     pw_test_tiling_refusals(ctx, &q6kx);
     test_random_blocks(ctx);
+    /* quants 63 (the AVX2 two-step int16 sums reach 2 x 2 x 63 x 127 = 32004), scales -1 */
+    pw_test_tiling_at_bounds(ctx, &q6kx, 37, 3, 5, 1);
     pw_test_tiling_dispatch(ctx, &q6kx);
     pw_context_destroy(ctx);
     return pw_test_finish();

@@ -359,10 +359,10 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
     CHECK(bytes != NULL, "out of memory");
     for (int64_t k = 0; bytes != NULL && k < n; ++k) {
         uint8_t *blk = bytes + (size_t)k * bb;
-        for (size_t i = 2 * (size_t)scales; i < bb; ++i) blk[i] = (uint8_t)(pw_rng_next(r) >> 24);
+        for (size_t i = 0; i < bb; ++i) blk[i] = (uint8_t)(pw_rng_next(r) >> 24);
         for (int j = 0; j < scales; ++j) {
             const uint16_t h = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(r)));
-            memcpy(blk + 2 * j, &h, 2);
+            memcpy(blk + t->scales_at + 2 * j, &h, 2);
         }
     }
     return bytes;
@@ -380,8 +380,8 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
         for (int64_t k = 0; k < out * nb; ++k) {
             uint8_t *blk = bytes + (size_t)k * bb;
             memset(blk, 0xFF, bb);
-            memcpy(blk, &d, 2);
-            for (int j = 1; j < scales; ++j) memcpy(blk + 2 * j, &zero, 2);
+            memcpy(blk + t->scales_at, &d, 2);
+            for (int j = 1; j < scales; ++j) memcpy(blk + t->scales_at + 2 * j, &zero, 2);
         }
         for (int sign = -1; sign <= 1; sign += 2) {
             for (int64_t i = 0; i < n * in; ++i) x[i] = (float)sign;

@@ -48,6 +48,7 @@ typedef struct pw_test_tiling {
     int64_t block_elems;    /* elements per source block */
     uint64_t block_bytes;   /* bytes per source block */
     uint64_t record_bytes;  /* bytes of one tile's share of one source block */
+    size_t scales_at;       /* where a block's fp16 d (then dmin) lie: 0 unless set (Q6_K: 208) */
     /* the family's packer, in its view form (PW__VIEW_PACKER in kernel/kernel.h) */
     pw_status (*plan)(pw_context *ctx, pw_format format, int64_t out, int64_t in, pw__pack_desc *d);
     void (*pack)(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst);
@@ -133,8 +134,8 @@ void pw_test_tiling_vs_oracle_x(pw_context *ctx, const pw_test_tiling *t, const 
                                 const char *what);
 
 /*
- * n blocks of t's format of random bytes but for their first `scales` fp16 fields
- * (d, and dmin where 2), finite positive ones in [0.001, 0.011): the patterns a
+ * n blocks of t's format of random bytes but for their `scales` fp16 fields at
+ * t->scales_at (d, and dmin where 2), finite positive ones in [0.001, 0.011): the patterns a
  * quantizer rarely writes (every 6-bit scale and min, every high bit). The caller
  * frees the result.
  */
@@ -144,7 +145,7 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
 /*
  * Every kernel of t's family against the oracle at the sums' bounds: every byte of every
  * block 0xFF (each value and scale at its top) but d = 0.001 and, where scales is 2,
- * dmin = 0, against activations all +1 and all -1 (int8 +-127), on out rows x nb
+ * dmin = 0 (at t->scales_at), against activations all +1 and all -1 (int8 +-127), on out rows x nb
  * blocks, n = 1, 3 and n. Random data never reaches these sums (an int16 sum that
  * saturates there passes every random case).
  */
