@@ -478,6 +478,11 @@ PW_KERNEL(q6_k_q6kx32k4_dotprod)
 PW_KERNEL(q6_k_q6kx32k4_gemm_dotprod)
 #endif
 
+/* Q2_K tiled family (kernel/q2kx.h): the file's 2-bit quants, two k steps of 32 rows per
+ * 64-byte load, rearranged for SIMD GEMV and GEMM. The portable kernel is the family's
+ * reference (never preferred by dispatch). */
+PW_KERNEL(q2_k_q2kx32k4_scalar)
+
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never
  * preferred by dispatch). */
