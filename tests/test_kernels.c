@@ -268,7 +268,8 @@ static void check_keys(void) {
  * GEMV's stream count, the AVX-512 K-quant GEMMs' scale step in f32 or int32), checked
  * again with the flag flipped so that both paths run on any machine. */
 static void check_vendor_kernel(pw_context *ctx, const pw__kernel *k) {
-    if (strstr(k->info.name, "q3kx32k4") != NULL || strstr(k->info.name, "q4kx32k4") != NULL ||
+    if (strstr(k->info.name, "q2kx32k4") != NULL || strstr(k->info.name, "q3kx32k4") != NULL ||
+        strstr(k->info.name, "q4kx32k4") != NULL ||
         strstr(k->info.name, "q5kx32k4") != NULL || strstr(k->info.name, "q6kx32k4") != NULL)
         check_kernel(ctx, k);
 }
