@@ -492,6 +492,10 @@ PW_KERNEL(q2_k_q2kx32k4_gemm_avx2)
 PW_KERNEL(q2_k_q2kx32k4_avxvnni)
 PW_KERNEL(q2_k_q2kx32k4_gemm_avxvnni)
 #endif
+#if defined(__aarch64__)
+PW_KERNEL(q2_k_q2kx32k4_dotprod)
+PW_KERNEL(q2_k_q2kx32k4_gemm_dotprod)
+#endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never
