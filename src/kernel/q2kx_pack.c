@@ -1,8 +1,11 @@
 /*
  * Packer of the q2kx32k4 family (layout in q2kx.h) and its portable kernel:
  * the readable reference of what the SIMD kernels compute, so the packer is
- * tested at every ISA level. Dispatch never prefers the portable kernel (its
- * priority is below the i8g scalar kernel of Q2_K); tests force it by name.
+ * tested at every ISA level. Its priority is below the i8g scalar kernel of
+ * Q2_K (the fastest policy's choice) but above the reference kernel, so the
+ * compact policy runs it where no SIMD kernel of the family is usable (the
+ * scalar level, Arm without dotprod): it reads each record byte once for its
+ * two rows and two steps (q2kx_record_dots).
  */
 #include "base/internal.h"
 #include "format/blocks.h"
@@ -55,6 +58,35 @@ static float q2kx_f16(const uint8_t *p) {
     return pw__f16_to_f32(h);
 }
 
+/* A record's 32 rows at once with one activation block: isum[r] = sum_s sc_s * sum_e q
+ * x.qs[e] and msum[r] = sum_s m_s * x.bsums[s], both exact in int32. Each byte of a
+ * load is read once for its two rows and two steps (q2kx.h), so this kernel, which the
+ * compact policy runs where no SIMD kernel of the family is usable (it ranks above the
+ * reference kernel, which reads the file's bytes in place), is not slower than the
+ * reference kernel it displaces there. */
+static void q2kx_record_dots(const uint8_t *rec, const pw__q8_256 *x, int32_t isum[32],
+                             int32_t msum[32]) {
+    for (int r = 0; r < 32; ++r) isum[r] = msum[r] = 0;
+    for (int s = 0; s < 16; ++s) {
+        int32_t dot[32] = {0};
+        for (int k = 0; k < 2; ++k) {
+            const uint8_t *p = rec + PW__Q2KX_SUB * s + 64 * k;
+            const int8_t *a = x->qs + 16 * s + 4 * k; /* step k at a[j], step k + 2 at a[8 + j] */
+            for (int r = 0; r < 16; ++r)
+                for (int j = 0; j < 4; ++j) {
+                    const int v = p[4 * r + j];
+                    dot[r] += (v & 3) * a[j] + (v >> 2 & 3) * a[8 + j];
+                    dot[r + 16] += (v >> 4 & 3) * a[j] + (v >> 6) * a[8 + j];
+                }
+        }
+        const uint8_t *sm = rec + PW__Q2KX_SCALES + 32 * s;
+        for (int r = 0; r < 32; ++r) {
+            isum[r] += (sm[r] & 15) * dot[r];
+            msum[r] += (sm[r] >> 4) * x->bsums[s];
+        }
+    }
+}
+
 static void q2kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     const pw__pack_desc *d = c->pack_desc;
     const int64_t nb = d->in / 256;
@@ -63,27 +95,18 @@ static void q2kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
         const int rows = o1 - t0 < PW__Q2KX_NR ? (int)(o1 - t0) : PW__Q2KX_NR;
         for (int64_t i = i0; i < i1; ++i) {
             const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes);
-            for (int r = 0; r < rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const uint8_t *rec = tile + (uint64_t)b * PW__Q2KX_RECORD;
-                    /* per sub-block: the scale times the dot of unsigned quants, and the
-                     * min times the sub-block's activation sum, both exact in int32 */
-                    int32_t isum = 0, msum = 0;
-                    for (int s = 0; s < 16; ++s) {
-                        const int sm = rec[PW__Q2KX_SCALES + 32 * s + r];
-                        int32_t dot = 0;
-                        for (int e = 16 * s; e < 16 * s + 16; ++e)
-                            dot += (rec[q2kx_byte(r, e)] >> q2kx_shift(r, e) & 3) * x[b].qs[e];
-                        isum += (sm & 15) * dot;
-                        msum += (sm >> 4) * x[b].bsums[s];
-                    }
-                    const float t = (float)isum * q2kx_f16(rec + PW__Q2KX_D + 2 * r) -
-                                    (float)msum * q2kx_f16(rec + PW__Q2KX_DMIN + 2 * r);
-                    acc += t * x[b].d;
+            float acc[32] = {0};
+            for (int64_t b = 0; b < nb; ++b) {
+                const uint8_t *rec = tile + (uint64_t)b * PW__Q2KX_RECORD;
+                int32_t isum[32], msum[32];
+                q2kx_record_dots(rec, &x[b], isum, msum);
+                for (int r = 0; r < 32; ++r) {
+                    const float t = (float)isum[r] * q2kx_f16(rec + PW__Q2KX_D + 2 * r) -
+                                    (float)msum[r] * q2kx_f16(rec + PW__Q2KX_DMIN + 2 * r);
+                    acc[r] += t * x[b].d;
                 }
-                c->y[i * c->ldy + t0 + r] = acc;
             }
+            for (int r = 0; r < rows; ++r) c->y[i * c->ldy + t0 + r] = acc[r];
         }
     }
 }
