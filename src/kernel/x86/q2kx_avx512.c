@@ -40,6 +40,11 @@
  * record is read in address order (sub-blocks, then scales, d and dmin), each
  * sub-block prefetching its bytes further on (pw__tile32_prefetch_pf), as the
  * Q4_K and Q6_K GEMVs do.
+ *
+ * Measured: packwise bench --formats Q2_K --shapes 11008x4096 --batch 1 --threads 1,
+ * this project's 2-vCPU AMD EPYC VM shared with other jobs (load average 3-6), single
+ * runs: 0.375-0.380 ms, 83-91% of the read (the row-major AVX-VNNI kernel it replaces,
+ * timed with --kernel in the same session: 0.908 ms, 37%).
  */
 #include "format/blocks.h"
 #include "kernel/q2kx.h"

@@ -29,6 +29,11 @@
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their sums
  * are computed and not stored.
+ *
+ * Measured (the shared AMD EPYC VM, single runs, 1 thread): [11008, 4096] n = 128
+ * 21.2 ms, 60-62% of the int8 peak, where the row-major kernel compact ran before takes
+ * 116 ms (11%) and the i8g16 kernel (5.3x the bytes) 24.7 ms (53%); [4096, 4096] n = 2
+ * and 4: 0.247 and 0.351 ms against the row-major kernel's 0.644 and 1.273.
  */
 #include "format/blocks.h"
 #include "kernel/q2kx.h"
