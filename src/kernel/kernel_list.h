@@ -480,7 +480,8 @@ PW_KERNEL(q6_k_q6kx32k4_gemm_dotprod)
 
 /* Q2_K tiled family (kernel/q2kx.h): the file's 2-bit quants, two k steps of 32 rows per
  * 64-byte load, rearranged for SIMD GEMV and GEMM. The portable kernel is the family's
- * reference (never preferred by dispatch). */
+ * reference, ranked below the i8g scalar kernel and above the reference kernel (compact
+ * runs it where no SIMD kernel of the family is usable). */
 PW_KERNEL(q2_k_q2kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q2_k_q2kx32k4_avx512vnni)
