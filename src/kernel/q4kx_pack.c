@@ -95,12 +95,6 @@ void pw__q5kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
     k4x_pack(d, w, o0, o1, dst, PW__Q5KX_RECORD, 1);
 }
 
-static float q4kx_f16(const uint8_t *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return pw__f16_to_f32(h);
-}
-
 /* The values of one record without their scales: v[h][s][j] of row 16h + j / 4 at
  * element 4s + j % 4, the nibble as q4kx.h lays it out (byte j of step s), plus 16 times
  * its bit 4 where q5 (q5kx.h: bit s % 8 of byte j of plane h of sub-block s / 8). */
@@ -148,9 +142,9 @@ static void k4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
                 for (int k = 0; k < PW__K_SCALE_SIZE; ++k)
                     packed[k] = rec[PW__Q4KX_SCALES + 192 * (r / 16) + 16 * k + r % 16];
                 for (int j = 0; j < 8; ++j) pw__k4_scale_min(j, packed, &sc[r][j], &mn[r][j]);
-                dw[r] = q4kx_f16(rec + PW__Q4KX_D + 2 * r);
-                dmw[r] = q4kx_f16(rec + PW__Q4KX_DMIN + 2 * r);
             }
+            pw__tile32_f16_rows(rec + PW__Q4KX_D, dw);
+            pw__tile32_f16_rows(rec + PW__Q4KX_DMIN, dmw);
             for (int64_t i = i0; i < i1; ++i) {
                 const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t isum[PW__Q4KX_NR] = {0}, msum[PW__Q4KX_NR] = {0};

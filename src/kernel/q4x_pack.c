@@ -184,14 +184,9 @@ static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
             const uint8_t *rec = tile + (uint64_t)b * record_bytes;
             int8_t v[16][64];
             q4x_record_values(rec, f, v);
-            float dw[PW__Q4X_NR], mw[PW__Q4X_NR];
-            for (int r = 0; r < PW__Q4X_NR; ++r) {
-                uint16_t h;
-                memcpy(&h, rec + PW__Q4X_SCALES + 2 * r, 2);
-                dw[r] = pw__f16_to_f32(h);
-                memcpy(&h, rec + record_bytes - 64 + 2 * r, 2); /* m: Q4_1, Q5_1 */
-                mw[r] = PW__Q4X_MIN(f) ? pw__f16_to_f32(h) : 0.0f;
-            }
+            float dw[PW__Q4X_NR], mw[PW__Q4X_NR] = {0};
+            pw__tile32_f16_rows(rec + PW__Q4X_SCALES, dw);
+            if (PW__Q4X_MIN(f)) pw__tile32_f16_rows(rec + record_bytes - 64, mw);
             for (int64_t i = i0; i < i1; ++i) {
                 const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t dot[PW__Q4X_NR];

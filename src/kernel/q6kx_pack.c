@@ -96,11 +96,7 @@ static void q6kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
             int8_t v[2][64][64];
             q6kx_record_values(rec, v);
             float dw[PW__Q6KX_NR];
-            for (int r = 0; r < PW__Q6KX_NR; ++r) {
-                uint16_t h;
-                memcpy(&h, rec + PW__Q6KX_D + 2 * r, 2);
-                dw[r] = pw__f16_to_f32(h);
-            }
+            pw__tile32_f16_rows(rec + PW__Q6KX_D, dw);
             for (int64_t i = i0; i < i1; ++i) {
                 const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t isum[PW__Q6KX_NR] = {0};

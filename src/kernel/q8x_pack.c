@@ -71,11 +71,7 @@ static void q8x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
                     v[8 + s][j] = (int8_t)(rec[PW__Q8X_STEP * s + 64 + j] ^ 0x80);
                 }
             float dw[PW__Q8X_NR];
-            for (int r = 0; r < PW__Q8X_NR; ++r) {
-                uint16_t h;
-                memcpy(&h, rec + PW__Q8X_SCALES + 2 * r, 2);
-                dw[r] = pw__f16_to_f32(h);
-            }
+            pw__tile32_f16_rows(rec + PW__Q8X_SCALES, dw);
             for (int64_t i = i0; i < i1; ++i) {
                 const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t dot[PW__Q8X_NR];

@@ -13,6 +13,7 @@
 #ifndef PACKWISE_KERNEL_TILE32_H
 #define PACKWISE_KERNEL_TILE32_H
 
+#include "format/blocks.h"
 #include "kernel/kernel.h"
 
 #include <string.h>
@@ -100,6 +101,15 @@ static inline void pw__tile32_nibble_pair(uint32_t x, uint32_t y, uint32_t *lo, 
  * 64 bytes with the activation indexed by byte): compact dispatch runs the portable
  * kernels where no SIMD kernel of a family is usable (the scalar level, Arm without
  * dotprod), above the reference kernel, so they must not be slower than it. */
+/* The portable kernels' scales: the 32 rows' fp16 values at p (any alignment) as f32. */
+static inline void pw__tile32_f16_rows(const uint8_t *p, float out[32]) {
+    for (int r = 0; r < 32; ++r) {
+        uint16_t h;
+        memcpy(&h, p + 2 * r, 2);
+        out[r] = pw__f16_to_f32(h);
+    }
+}
+
 static inline void pw__tile32_step_dots(const int8_t *lo, const int8_t *hi, int steps,
                                         const int8_t *xq, int32_t dot[32]) {
     int32_t pl[16][4] = {{0}}, ph[16][4] = {{0}};
