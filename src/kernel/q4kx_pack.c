@@ -146,7 +146,8 @@ static void k4x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
             pw__tile32_f16_rows(rec + PW__Q4KX_D, dw);
             pw__tile32_f16_rows(rec + PW__Q4KX_DMIN, dmw);
             for (int64_t i = i0; i < i1; ++i) {
-                const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                const pw__q8_256 *x =
+                    (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t isum[PW__Q4KX_NR] = {0}, msum[PW__Q4KX_NR] = {0};
                 for (int j = 0; j < 8; ++j) {
                     int32_t dot[PW__Q4KX_NR];

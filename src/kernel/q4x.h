@@ -50,7 +50,8 @@ enum { PW__Q4X_Q4_0, PW__Q4X_Q5_0, PW__Q4X_IQ4_NL, PW__Q4X_Q4_1, PW__Q4X_Q5_1 };
 /* Whether they end in the rows' fp16 minimum m, 64 bytes (q41x.h: Q4_1, Q5_1). */
 #define PW__Q4X_MIN(f) ((f) == PW__Q4X_Q4_1 || (f) == PW__Q4X_Q5_1)
 /* The bytes of one record of format f. */
-#define PW__Q4X_RECORD_OF(f) (PW__Q4X_RECORD + (PW__Q4X_BIT4(f) ? 128 : 0) + (PW__Q4X_MIN(f) ? 64 : 0))
+#define PW__Q4X_RECORD_OF(f)                                                                 \
+    (PW__Q4X_RECORD + (PW__Q4X_BIT4(f) ? 128 : 0) + (PW__Q4X_MIN(f) ? 64 : 0))
 /* The offset of the value a nibble (with its bit 4) holds: Q4_0's -8, Q5_0's -16, none
  * for Q4_1 and Q5_1 (their minimum is a term of its own); IQ4_NL's is the codebook's. */
 #define PW__Q4X_OFFSET(f) ((f) == PW__Q4X_Q4_0 ? -8 : (f) == PW__Q4X_Q5_0 ? -16 : 0)

@@ -188,7 +188,8 @@ static void q4x_run_any(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0
             pw__tile32_f16_rows(rec + PW__Q4X_SCALES, dw);
             if (PW__Q4X_MIN(f)) pw__tile32_f16_rows(rec + record_bytes - 64, mw);
             for (int64_t i = i0; i < i1; ++i) {
-                const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                const pw__q8_32 *x =
+                    (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t dot[PW__Q4X_NR];
                 pw__tile32_step_dots(v[0], v[8], 8, x->qs, dot);
                 float *y = c->y + i * c->ldy + t0;
@@ -263,7 +264,8 @@ static void q4x_record_more(const uint8_t *src, uint8_t *rec, int f) {
     q4x_record_any(src, rec, bb, q4x_qs_at(f));
     for (int r = 0; r < 32; ++r) {
         if (PW__Q4X_BIT4(f)) q5x_planes(src + (size_t)r * bb + q4x_qh_at(f), r, rec);
-        if (PW__Q4X_MIN(f)) memcpy(rec + PW__Q4X_RECORD_OF(f) - 64 + 2 * r, src + (size_t)r * bb + 2, 2);
+        if (PW__Q4X_MIN(f))
+            memcpy(rec + PW__Q4X_RECORD_OF(f) - 64 + 2 * r, src + (size_t)r * bb + 2, 2);
     }
 }
 

@@ -98,7 +98,8 @@ static void q6kx_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
             float dw[PW__Q6KX_NR];
             pw__tile32_f16_rows(rec + PW__Q6KX_D, dw);
             for (int64_t i = i0; i < i1; ++i) {
-                const pw__q8_256 *x = (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                const pw__q8_256 *x =
+                    (const pw__q8_256 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t isum[PW__Q6KX_NR] = {0};
                 for (int s = 0; s < 16; ++s) {
                     int32_t dot[PW__Q6KX_NR];

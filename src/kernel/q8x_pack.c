@@ -73,7 +73,8 @@ static void q8x_run_scalar(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t
             float dw[PW__Q8X_NR];
             pw__tile32_f16_rows(rec + PW__Q8X_SCALES, dw);
             for (int64_t i = i0; i < i1; ++i) {
-                const pw__q8_32 *x = (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
+                const pw__q8_32 *x =
+                    (const pw__q8_32 *)(c->xq + (uint64_t)i * c->xq_row_bytes) + b;
                 int32_t dot[PW__Q8X_NR];
                 pw__tile32_step_dots(v[0], v[8], 8, x->qs, dot);
                 float *y = c->y + i * c->ldy + t0;
