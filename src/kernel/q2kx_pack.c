@@ -11,6 +11,7 @@
 #include "format/blocks.h"
 #include "kernel/q2kx.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static const pw__tile32_family q2kx_family = {
@@ -49,6 +50,38 @@ void pw__q2kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
                 memcpy(rec + PW__Q2KX_DMIN + 2 * r, &blk.dmin, 2);
             }
         }
+    }
+}
+
+/* Record-making (q2kx.h) from the 32 blocks of a column, with blocks.h's names: qs dword
+ * 8h + D (D = 0..7) holds at bits 2g of its byte j the quant of value 128h + 32g + 4D + j,
+ * sub-block 8h + 2g + D / 4, step D % 4; steps u and u + 2 (u = D % 2) of rows r and
+ * r + 16 make bits 0-1, 2-3, 4-5, 6-7 of lane r of load P_u. */
+void pw__q2kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q2_K);
+    for (int r = 0; r < 16; ++r) {
+        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        for (int h = 0; h < 2; ++h) {
+            uint32_t x[8], y[8];
+            memcpy(x, a + offsetof(pw__block_q2_K, qs) + 32 * h, 32);
+            memcpy(y, b + offsetof(pw__block_q2_K, qs) + 32 * h, 32);
+            for (int g = 0; g < 4; ++g) {
+                for (int D = 0; D < 8; D += D % 2 ? 3 : 1) { /* D = 0, 1, 4, 5 */
+                    const uint32_t m = 0x03030303u;
+                    const uint32_t v = (x[D] >> 2 * g & m) | (x[D + 2] >> 2 * g & m) << 2 |
+                                       (y[D] >> 2 * g & m) << 4 | (y[D + 2] >> 2 * g & m) << 6;
+                    const int s = 8 * h + 2 * g + D / 4;
+                    memcpy(rec + PW__Q2KX_SUB * s + 64 * (D % 2) + 4 * r, &v, 4);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 32; ++r) {
+        const uint8_t *blk = src + r * bb;
+        for (int s = 0; s < 16; ++s)
+            rec[PW__Q2KX_SCALES + 32 * s + r] = blk[offsetof(pw__block_q2_K, scales) + s];
+        memcpy(rec + PW__Q2KX_D + 2 * r, blk + offsetof(pw__block_q2_K, d), 2);
+        memcpy(rec + PW__Q2KX_DMIN + 2 * r, blk + offsetof(pw__block_q2_K, dmin), 2);
     }
 }
 

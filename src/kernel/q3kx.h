@@ -74,4 +74,10 @@ void pw__q3kx_pack(const pw__pack_desc *desc, const pw_view *w, int64_t o0, int6
                    uint8_t *dst);
 PW__VIEW_PACKER(pw__q3kx_pack_plan, pw__q3kx_pack)
 
+/* One record of the family made from the 32 blocks of a tile's rows at one block
+ * column, row r's at src + r * (block bytes), as the packer lays them out: the
+ * input-block-major GEMM kernels' fill (kernel/tile32.h, pw__tile32_fill_ibm).
+ * Portable C on 32-bit words; rec 4-byte aligned. */
+void pw__q3kx_record_from_blocks(const uint8_t *src, uint8_t *rec);
+
 #endif

@@ -14,6 +14,7 @@
 #include "format/blocks.h"
 #include "kernel/q3kx.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static const pw__tile32_family q3kx_family = {
@@ -65,6 +66,51 @@ void pw__q3kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
                 memcpy(rec + PW__Q3KX_D + 2 * r, &blk.d, 2);
             }
         }
+    }
+}
+
+/* Record-making (q3kx.h) from the 32 blocks of a column, with blocks.h's names: qs dword
+ * 8h + D (D = 0..7) holds at bits 2g of its byte j the low2 of value 128h + 32g + 4D + j
+ * (sub-block 8h + 2g + D / 4, step D % 4), hmask dword D at bit 4h + g of byte j its high
+ * bit; steps 0..2 of rows r and r + 16 fill the nibbles of lane r of P_0..P_2, bit k of
+ * step 3 their top bits. */
+void pw__q3kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q3_K);
+    const uint32_t m2 = 0x03030303u, m1 = 0x01010101u;
+    for (int r = 0; r < 16; ++r) {
+        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        uint32_t ha[8], hb[8];
+        memcpy(ha, a + offsetof(pw__block_q3_K, hmask), 32);
+        memcpy(hb, b + offsetof(pw__block_q3_K, hmask), 32);
+        for (int h = 0; h < 2; ++h) {
+            uint32_t x[8], y[8];
+            memcpy(x, a + offsetof(pw__block_q3_K, qs) + 32 * h, 32);
+            memcpy(y, b + offsetof(pw__block_q3_K, qs) + 32 * h, 32);
+            for (int g = 0; g < 4; ++g) {
+                uint32_t qa[8], qb[8]; /* the 3-bit quants, one a byte */
+                for (int D = 0; D < 8; ++D) {
+                    qa[D] = (x[D] >> 2 * g & m2) | (ha[D] >> (4 * h + g) & m1) << 2;
+                    qb[D] = (y[D] >> 2 * g & m2) | (hb[D] >> (4 * h + g) & m1) << 2;
+                }
+                for (int half = 0; half < 2; ++half) {
+                    const uint32_t *pa = qa + 4 * half, *pb = qb + 4 * half;
+                    const int s = 8 * h + 2 * g + half;
+                    for (int k = 0; k < 3; ++k) {
+                        const uint32_t lo = pa[k] | (pa[3] >> k & m1) << 3;
+                        const uint32_t hi = pb[k] | (pb[3] >> k & m1) << 3;
+                        const uint32_t v = lo | hi << 4;
+                        memcpy(rec + PW__Q3KX_SUB * s + 64 * k + 4 * r, &v, 4);
+                    }
+                }
+            }
+        }
+    }
+    for (int r = 0; r < 32; ++r) {
+        const uint8_t *blk = src + r * bb;
+        for (int i = 0; i < 12; ++i)
+            rec[PW__Q3KX_SCALES + 192 * (r / 16) + 16 * i + r % 16] =
+                blk[offsetof(pw__block_q3_K, scales) + i];
+        memcpy(rec + PW__Q3KX_D + 2 * r, blk + offsetof(pw__block_q3_K, d), 2);
     }
 }
 
