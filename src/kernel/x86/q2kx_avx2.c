@@ -313,3 +313,16 @@ const pw__kernel PW__AVX2_SYM(pw__k_q2_k_q2kx32k4) =
 const pw__kernel PW__AVX2_SYM(pw__k_q2_k_q2kx32k4_gemm) = PW__Q2KX_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q2kxa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q2KXA_MR);
+
+/* GEMM over input-block-major Q2_K bytes as they are: the loop above over records made
+ * one at a time from a column's blocks (pw__q2kx_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(q2kxa_fill_ibm, pw__block_q2_K, PW__Q2KX_RECORD, pw__q2kx_record_from_blocks)
+
+static void q2kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q2KX_RECORD, Q2KXA_MR, q2kxa_decode, q2kxa_panel_any,
+                      q2kxa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q2_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q2_k", PW_FORMAT_Q2_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q2kxa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q2KXA_MR);

@@ -164,3 +164,17 @@ static void q2kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 const pw__kernel pw__k_q2_k_q2kx32k4_gemm_avx512vnni = PW__Q2KX_GEMM_KERNEL(
     "avx512vnni", Q2KXG_FEATURES, q2kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q2KXG_MR);
+
+/* GEMM over input-block-major Q2_K bytes as they are: the loop above over records made
+ * one at a time in an L1 buffer from the 32 blocks of a tile's column
+ * (pw__t32k_run_fill; pw__q2kx_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(q2kxg_fill_ibm, pw__block_q2_K, PW__Q2KX_RECORD, pw__q2kx_record_from_blocks)
+
+static void q2kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q2KX_RECORD, Q2KXG_MR, q2kxg_decode, q2kxg_panel_any,
+                      q2kxg_fill_ibm);
+}
+
+const pw__kernel pw__k_q2_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q2_k", PW_FORMAT_Q2_K, Q8_256, "avx512vnni", Q2KXG_FEATURES, q2kxg_ibm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q2KXG_MR);

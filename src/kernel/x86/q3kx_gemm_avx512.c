@@ -141,3 +141,17 @@ static void q3kxg_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
 
 const pw__kernel pw__k_q3_k_q3kx32k4_gemm_avx512vnni = PW__Q3KX_GEMM_KERNEL(
     "avx512vnni", Q3KXG_FEATURES, q3kxg_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q3KXG_MR);
+
+/* GEMM over input-block-major Q3_K bytes as they are: the loop above over records made
+ * one at a time in an L1 buffer from the 32 blocks of a tile's column
+ * (pw__t32k_run_fill; pw__q3kx_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(q3kxg_fill_ibm, pw__block_q3_K, PW__Q3KX_RECORD, pw__q3kx_record_from_blocks)
+
+static void q3kxg_ibm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q3KXG_MR, q3kxg_decode, q3kxg_panel_any,
+                      q3kxg_fill_ibm);
+}
+
+const pw__kernel pw__k_q3_k_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "q3_k", PW_FORMAT_Q3_K, Q8_256, "avx512vnni", Q3KXG_FEATURES, q3kxg_ibm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, Q3KXG_MR);

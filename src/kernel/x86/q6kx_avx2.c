@@ -806,3 +806,16 @@ const pw__kernel PW__AVX2_SYM(pw__k_q3_k_q3kx32k4) =
 const pw__kernel PW__AVX2_SYM(pw__k_q3_k_q3kx32k4_gemm) = PW__Q3KX_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q3kxa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
+
+/* GEMM over input-block-major Q3_K bytes as they are: the loop above over records made
+ * one at a time from a column's blocks (pw__q3kx_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(q3kxa_fill_ibm, pw__block_q3_K, PW__Q3KX_RECORD, pw__q3kx_record_from_blocks)
+
+static void q3kxa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q6KXA_MR, q3kxa_decode, q3kxa_panel_any,
+                      q3kxa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_q3_k_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "q3_k", PW_FORMAT_Q3_K, Q8_256, PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), q3kxa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, Q6KXA_MR);
