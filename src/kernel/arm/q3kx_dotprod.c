@@ -222,9 +222,8 @@ static void q3kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
     pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q3KX_RECORD, sizeof(pw__q8_256), q3kxn_block);
 }
 
-/* A panel of any height 1..Q3KXN_MR (the family has no input-block-major GEMM, so not
- * PW__T32N_KGEMM, which makes one). Out of line, as PW__T32N_KGEMM's are (two loops call
- * those): the loop's call through a constant pointer is not inlined into it, and
+/* A panel of any height 1..Q3KXN_MR, for both GEMM loops below. Out of line, as
+ * PW__T32N_KGEMM's are (two loops call those): the loop's call through a constant pointer is not inlined into it, and
  * scripts/arm_mca.py finds the function. */
 _Static_assert(Q3KXN_MR == 4, "q3kxn_panel_any makes heights 1..4");
 static __attribute__((noinline)) void q3kxn_panel_any(const uint8_t *rec, const void *rs,
@@ -252,3 +251,17 @@ const pw__kernel pw__k_q3_k_q3kx32k4_dotprod =
 const pw__kernel pw__k_q3_k_q3kx32k4_gemm_dotprod =
     PW__Q3KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_gemm_run,
                          PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q3KXN_MR);
+
+/* GEMM over input-block-major Q3_K bytes as they are: the loop above over records made
+ * one at a time from a column's blocks (pw__q3kx_record_from_blocks). */
+PW__TILE32_IBM_FILL(q3kxn_fill_ibm, pw__block_q3_K, PW__Q3KX_RECORD, pw__q3kx_record_from_blocks)
+
+static void q3kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
+                               int64_t i1) {
+    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q3KXN_MR, q3kxn_gemm_decode, q3kxn_panel_any,
+                      q3kxn_fill_ibm);
+}
+
+const pw__kernel pw__k_q3_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
+    "q3_k", PW_FORMAT_Q3_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_ibm_gemm_run,
+    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q3KXN_MR);
