@@ -231,9 +231,9 @@ LOOPS = [
     Loop("q6kx_dotprod.c", "q6kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
          ["q6_k_q6kx32k4_gemm_dotprod", "q6_k_ibm_gemm_dotprod"], "GEMM", 32, 6720 // 64),
     Loop("q3kx_dotprod.c", "q3kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
-         ["q3_k_q3kx32k4_gemm_dotprod"], "GEMM", 32, 3520 // 64),
-    Loop("q2kx_dotprod.c", "q2kxn_gemm_run", "sub-block of a quarter, 8 rows x 4 X rows",
-         ["q2_k_q2kx32k4_gemm_dotprod"], "GEMM", 32, 2688 // 64),
+         ["q3_k_q3kx32k4_gemm_dotprod", "q3_k_ibm_gemm_dotprod"], "GEMM", 32, 3520 // 64),
+    Loop("q2kx_dotprod.c", "q2kxn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
+         ["q2_k_q2kx32k4_gemm_dotprod", "q2_k_ibm_gemm_dotprod"], "GEMM", 32, 2688 // 64),
     # one 8-k chunk of 8 channels (32 B of nibbles) by 4 rows of X: 16 SDOT
     Loop("qc4w_gemm_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qc4w_n8k8s2_dotprod"], "GEMM", 16, 32),

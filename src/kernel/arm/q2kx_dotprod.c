@@ -45,10 +45,10 @@
  *     7.0 B/cycle: 70% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q2kxn_run, apple-m1: 29.36 cycles/iter, 0.175 cycles/weight byte,
  *     5.7 B/cycle: 32% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q2kxn_gemm_run, neoverse-v2: 15.02 cycles/iter, 0.358 cycles/weight byte,
- *     34.1 int8 MAC/cycle: 53% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q2kxn_gemm_run, apple-m1: 20.03 cycles/iter, 0.477 cycles/weight byte,
- *     25.6 int8 MAC/cycle: 40% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q2kxn_panel_any, neoverse-v2: 15.28 cycles/iter, 0.364 cycles/weight byte,
+ *     33.5 int8 MAC/cycle: 52% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q2kxn_panel_any, apple-m1: 20.36 cycles/iter, 0.485 cycles/weight byte,
+ *     25.1 int8 MAC/cycle: 39% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
  * SDOT chains and spills. Set before the includes so that every inlined helper shares
