@@ -79,6 +79,7 @@ static const pw_test_tiling q2kx = {
     .plan = pw__q2kx_pack_plan,
     .pack = pw__q2kx_pack,
     .check_record = check_record,
+    .scales_at = D,
     .kernel_stem = "q2_k_q2kx32k4",
     .i8g_stem = "q2_k_i8g16",
 };
@@ -93,17 +94,7 @@ static const pw_test_tiling q2kx = {
 static void test_random_blocks(pw_context *ctx) {
     enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {13};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    CHECK(bytes != NULL, "out of memory");
-    if (bytes == NULL) return;
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 0; i < D; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        for (int f = 0; f < 2; ++f) {
-            const uint16_t h = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-            memcpy(blk + D + 2 * f, &h, 2);
-        }
-    }
+    uint8_t *bytes = pw_test_tiling_random_blocks(&q2kx, OUT * NB, 2, &r);
     pw_test_tiling_vs_oracle(ctx, &q2kx, bytes, OUT, NB, N, &r, "random blocks");
     free(bytes);
 }

@@ -80,6 +80,7 @@ static const pw_test_tiling q3kx = {
     .plan = pw__q3kx_pack_plan,
     .pack = pw__q3kx_pack,
     .check_record = check_record,
+    .scales_at = 108,
     .kernel_stem = "q3_k_q3kx32k4",
     .i8g_stem = "q3_k_i8g16",
 };
@@ -94,15 +95,7 @@ static const pw_test_tiling q3kx = {
 static void test_random_blocks(pw_context *ctx) {
     enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {12};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    CHECK(bytes != NULL, "out of memory");
-    if (bytes == NULL) return;
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 0; i < 108; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        const uint16_t d = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-        memcpy(blk + 108, &d, 2);
-    }
+    uint8_t *bytes = pw_test_tiling_random_blocks(&q3kx, OUT * NB, 1, &r);
     pw_test_tiling_vs_oracle(ctx, &q3kx, bytes, OUT, NB, N, &r, "random blocks");
     free(bytes);
 }

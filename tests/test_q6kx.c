@@ -103,13 +103,7 @@ static const pw_test_tiling q6kx = {
 static void test_random_blocks(pw_context *ctx) {
     enum { OUT = 45, NB = 3, N = 13 };
     pw_rng r = {12};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 0; i < 208; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        const uint16_t d = pw__f32_to_f16((float)(0.0001 + 0.001 * pw_rng_uniform(&r)));
-        memcpy(blk + 208, &d, 2);
-    }
+    uint8_t *bytes = pw_test_tiling_random_blocks(&q6kx, OUT * NB, 1, &r);
     pw_test_tiling_vs_oracle(ctx, &q6kx, bytes, OUT, NB, N, &r, "random blocks");
     free(bytes);
 }
