@@ -139,66 +139,13 @@ static void test_bounds(pw_context *ctx) {
     free(bytes);
 }
 
-/*
- * pw__q2kx_record_from_blocks (the input-block-major GEMM kernels' fill) against the packer: on a
- * weight of 45 rows (a whole tile and a part one) x 2 blocks of random bytes (finite d and dmin),
- * each record made from the 32 blocks of a tile's column (zero blocks past `out`, as
- * the fill hands them) into a buffer of 0x5A bytes must equal the packed record byte for
- * byte (so the maker writes every byte).
- */
-static void test_record_from_blocks(pw_context *ctx) {
-    enum { OUT = 45, NB = 2 };
-    pw_rng r = {29};
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    CHECK(bytes != NULL, "out of memory");
-    if (bytes == NULL) return;
-    for (int k = 0; k < OUT * NB; ++k) {
-        uint8_t *blk = bytes + (size_t)k * BLOCK;
-        for (int i = 0; i < BLOCK; ++i) blk[i] = (uint8_t)(pw_rng_next(&r) >> 24);
-        for (int f = 0; f < 2; ++f) {
-            const uint16_t h = pw__f32_to_f16((float)(0.001 + 0.01 * pw_rng_uniform(&r)));
-            memcpy(blk + D + 2 * f, &h, 2);
-        }
-    }
-    pw_view v;
-    const int64_t shape[2] = {OUT, NB * 256};
-    CHECK_OK(pw_view_init(ctx, &v, PW_FORMAT_Q2_K, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes,
-                          (uint64_t)(OUT * NB * BLOCK)),
-             ctx);
-    pw__pack_desc d;
-    CHECK_OK(pw__q2kx_pack_plan(ctx, PW_FORMAT_Q2_K, OUT, NB * 256, &d), ctx);
-    uint8_t *packed = malloc((size_t)d.bytes);
-    CHECK(packed != NULL, "out of memory");
-    if (packed != NULL) {
-        pw__q2kx_pack(&d, &v, 0, OUT, packed);
-        static uint8_t src[TILE * BLOCK], rec[RECORD] __attribute__((aligned(64)));
-        for (int tile = 0; tile * TILE < OUT; ++tile) {
-            for (int b = 0; b < NB; ++b) {
-                memset(src, 0, sizeof src);
-                for (int row = 0; row < TILE && tile * TILE + row < OUT; ++row)
-                    memcpy(src + (size_t)row * BLOCK,
-                           bytes + ((size_t)(tile * TILE + row) * NB + (size_t)b) * BLOCK, BLOCK);
-                memset(rec, 0x5A, sizeof rec);
-                pw__q2kx_record_from_blocks(src, rec);
-                const uint8_t *want = packed + (uint64_t)tile * d.tile_bytes + (uint64_t)b * RECORD;
-                int first = -1;
-                for (int i = 0; i < RECORD && first < 0; ++i)
-                    if (rec[i] != want[i]) first = i;
-                CHECK(first < 0, "pw__q2kx_record_from_blocks: tile %d block %d: byte %d is 0x%02x, the packer's 0x%02x",
-                      tile, b, first, first < 0 ? 0 : rec[first], first < 0 ? 0 : want[first]);
-            }
-        }
-    }
-    free(packed);
-    free(bytes);
-}
-
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q2kx);
     pw_test_tiling_refusals(ctx, &q2kx);
     test_random_blocks(ctx);
-    test_record_from_blocks(ctx);
+    pw_test_tiling_record_maker(ctx, &q2kx, 2, pw__q2kx_record_from_blocks,
+                                "pw__q2kx_record_from_blocks");
     test_bounds(ctx);
     pw_test_tiling_dispatch(ctx, &q2kx);
     pw_test_tiling_family_kernels(ctx, &q2kx);

@@ -119,6 +119,9 @@ int main(void) {
     for (int i = 0; i < 2; ++i) {
         const pw_test_tiling *t = &families[i];
         pw_test_tiling_layout(ctx, t);
+        pw_test_tiling_record_maker(ctx, t, 2,
+                                    i ? pw__q51x_record_from_blocks : pw__q41x_record_from_blocks,
+                                    i ? "pw__q51x_record_from_blocks" : "pw__q41x_record_from_blocks");
         pw_test_tiling_refusals(ctx, t);
         pw_test_tiling_dispatch(ctx, t);
         pw_test_tiling_family_kernels(ctx, t);

@@ -94,6 +94,8 @@ static void test_random_scales(pw_context *ctx) {
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q4kx);
+    pw_test_tiling_record_maker(ctx, &q4kx, 2, pw__q4kx_record_from_blocks,
+                                "pw__q4kx_record_from_blocks");
     pw_test_tiling_refusals(ctx, &q4kx);
     test_random_scales(ctx);
     pw_test_tiling_dispatch(ctx, &q4kx);

@@ -93,6 +93,8 @@ static void test_random_bytes(pw_context *ctx) {
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q5x);
+    pw_test_tiling_record_maker(ctx, &q5x, 1, pw__q5x_record_from_blocks,
+                                "pw__q5x_record_from_blocks");
     pw_test_tiling_refusals(ctx, &q5x);
     pw_test_tiling_dispatch(ctx, &q5x);
     pw_test_tiling_family_kernels(ctx, &q5x);

@@ -111,6 +111,8 @@ static void test_random_blocks(pw_context *ctx) {
 int main(void) {
     pw_context *ctx = pw_test_context();
     pw_test_tiling_layout(ctx, &q6kx);
+    pw_test_tiling_record_maker(ctx, &q6kx, 1, pw__q6kx_record_from_blocks,
+                                "pw__q6kx_record_from_blocks");
     pw_test_tiling_refusals(ctx, &q6kx);
     test_random_blocks(ctx);
     /* quants 63 (the AVX2 two-step int16 sums reach 2 x 2 x 63 x 127 = 32004), scales -1 */

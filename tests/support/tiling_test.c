@@ -391,3 +391,44 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
     free(x);
     free(bytes);
 }
+
+void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
+                                 void (*make)(const uint8_t *src, uint8_t *rec), const char *name) {
+    enum { OUT = 45, NB = 2 };
+    const size_t bb = (size_t)t->block_bytes, rb = (size_t)t->record_bytes;
+    pw_rng r = {29};
+    uint8_t *bytes = pw_test_tiling_random_blocks(t, OUT * NB, scales, &r);
+    uint8_t *src = calloc((size_t)t->nr, bb), *rec = aligned_alloc(64, (rb + 63) / 64 * 64);
+    pw_view v;
+    const int64_t shape[2] = {OUT, NB * t->block_elems};
+    CHECK_OK(pw_view_init(ctx, &v, t->format, 2, shape, PW_LAYOUT_ROW_MAJOR, bytes,
+                          (uint64_t)(OUT * NB) * bb),
+             ctx);
+    pw__pack_desc d;
+    CHECK_OK(t->plan(ctx, t->format, OUT, shape[1], &d), ctx);
+    uint8_t *packed = malloc((size_t)d.bytes);
+    CHECK(packed != NULL && src != NULL && rec != NULL, "out of memory");
+    if (packed != NULL && src != NULL && rec != NULL) {
+        t->pack(&d, &v, 0, OUT, packed);
+        for (int tile = 0; tile * t->nr < OUT; ++tile) {
+            for (int b = 0; b < NB; ++b) {
+                memset(src, 0, (size_t)t->nr * bb);
+                for (int row = 0; row < t->nr && tile * t->nr + row < OUT; ++row)
+                    memcpy(src + (size_t)row * bb,
+                           bytes + ((size_t)(tile * t->nr + row) * NB + (size_t)b) * bb, bb);
+                memset(rec, 0x5A, rb);
+                make(src, rec);
+                const uint8_t *want = packed + (uint64_t)tile * d.tile_bytes + (uint64_t)b * rb;
+                size_t first = rb;
+                for (size_t i = 0; i < rb && first == rb; ++i)
+                    if (rec[i] != want[i]) first = i;
+                CHECK(first == rb, "%s: tile %d block %d: byte %zu is 0x%02x, the packer's 0x%02x",
+                      name, tile, b, first, first < rb ? rec[first] : 0, first < rb ? want[first] : 0);
+            }
+        }
+    }
+    free(packed);
+    free(rec);
+    free(src);
+    free(bytes);
+}

@@ -152,4 +152,16 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
 void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
                               int n, int scales);
 
+/*
+ * A family's record maker (the input-block-major GEMM kernels' fill, kernel/tile32.h:
+ * make(src, rec) from the 32 blocks of a tile's column, row r's at src + r * block
+ * bytes) against its packer: on a weight of 45 rows (a whole tile and a part one) x 2
+ * blocks of random bytes (pw_test_tiling_random_blocks, `scales` fp16 fields), each
+ * record made from a column's blocks (zero blocks past `out`, as the fill hands them)
+ * into a buffer of 0x5A bytes must equal the packed record byte for byte (so the maker
+ * writes every byte).
+ */
+void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
+                                 void (*make)(const uint8_t *src, uint8_t *rec), const char *name);
+
 #endif
