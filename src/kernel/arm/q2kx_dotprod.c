@@ -235,43 +235,21 @@ Q2KXN_INLINE void q2kxn_panel(const uint8_t *rec, const q2kxn_rec *rs, const uin
     }
 }
 
-/* A panel of any height 1..Q2KXN_MR, for both GEMM loops below; out of line (as
- * q3kxn_panel_any), so that the two loops share it and scripts/arm_mca.py finds it. */
-static __attribute__((noinline)) void q2kxn_panel_any(const uint8_t *rec, const void *rs,
-                                                      const uint8_t *const *x, float *yb,
-                                                      const uint8_t *pf, int mr) {
-    (void)pf;
-    switch (mr) {
-    case 1: q2kxn_panel(rec, (const q2kxn_rec *)rs, x, yb, 1); break;
-    case 2: q2kxn_panel(rec, (const q2kxn_rec *)rs, x, yb, 2); break;
-    case 3: q2kxn_panel(rec, (const q2kxn_rec *)rs, x, yb, 3); break;
-    case 4: q2kxn_panel(rec, (const q2kxn_rec *)rs, x, yb, 4); break;
-    default: break;
-    }
-}
+/* The GEMMs over the packed records and over input-block-major Q2_K bytes as they are
+ * (records made one at a time from a column's blocks, pw__q2kx_record_from_blocks):
+ * a panel of any height 1..Q2KXN_MR, out of line (two loops call it; scripts/arm_mca.py
+ * finds it), and the two runs. */
+PW__T32N_KGEMM(q2kxn, q2kxn_panel, q2kxn_rec, q2kxn_decode, Q2KXN_MR, PW__Q2KX_RECORD,
+               pw__block_q2_K, pw__q2kx_record_from_blocks)
 
-static void q2kxn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run(c, o0, o1, i0, i1, PW__Q2KX_RECORD, Q2KXN_MR, q2kxn_decode, q2kxn_panel_any);
-}
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
- * below q2_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the other families'. */
+/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
+ * below q2_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q6_K's. */
 const pw__kernel pw__k_q2_k_q2kx32k4_dotprod =
     PW__Q2KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_run, PW__PRIO_DOTPROD + 2);
 
 const pw__kernel pw__k_q2_k_q2kx32k4_gemm_dotprod =
     PW__Q2KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_gemm_run,
                          PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q2KXN_MR);
-
-/* GEMM over input-block-major Q2_K bytes as they are: the loop above over records made
- * one at a time from a column's blocks (pw__q2kx_record_from_blocks). */
-PW__TILE32_IBM_FILL(q2kxn_fill_ibm, pw__block_q2_K, PW__Q2KX_RECORD, pw__q2kx_record_from_blocks)
-
-static void q2kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                               int64_t i1) {
-    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q2KX_RECORD, Q2KXN_MR, q2kxn_decode, q2kxn_panel_any,
-                      q2kxn_fill_ibm);
-}
 
 const pw__kernel pw__k_q2_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q2_k", PW_FORMAT_Q2_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_ibm_gemm_run,

@@ -222,28 +222,14 @@ static void q3kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, 
     pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q3KX_RECORD, sizeof(pw__q8_256), q3kxn_block);
 }
 
-/* A panel of any height 1..Q3KXN_MR, for both GEMM loops below. Out of line, as
- * PW__T32N_KGEMM's are (two loops call those): the loop's call through a constant pointer is not inlined into it, and
- * scripts/arm_mca.py finds the function. */
-_Static_assert(Q3KXN_MR == 4, "q3kxn_panel_any makes heights 1..4");
-static __attribute__((noinline)) void q3kxn_panel_any(const uint8_t *rec, const void *rs,
-                                                      const uint8_t *const *x, float *yb,
-                                                      const uint8_t *pf, int mr) {
-    (void)pf;
-    switch (mr) {
-    case 1: q3kxn_panel(rec, (const q3kxn_rec *)rs, x, yb, 1); break;
-    case 2: q3kxn_panel(rec, (const q3kxn_rec *)rs, x, yb, 2); break;
-    case 3: q3kxn_panel(rec, (const q3kxn_rec *)rs, x, yb, 3); break;
-    case 4: q3kxn_panel(rec, (const q3kxn_rec *)rs, x, yb, 4); break;
-    default: break;
-    }
-}
+/* The GEMMs over the packed records and over input-block-major Q3_K bytes as they are
+ * (records made one at a time from a column's blocks, pw__q3kx_record_from_blocks):
+ * a panel of any height 1..Q3KXN_MR, out of line (two loops call it; scripts/arm_mca.py
+ * finds it), and the two runs. */
+PW__T32N_KGEMM(q3kxn, q3kxn_panel, q3kxn_rec, q3kxn_gemm_decode, Q3KXN_MR, PW__Q3KX_RECORD,
+               pw__block_q3_K, pw__q3kx_record_from_blocks)
 
-static void q3kxn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32k_run(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q3KXN_MR, q3kxn_gemm_decode, q3kxn_panel_any);
-}
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
+/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
  * below q3_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q6_K's. */
 const pw__kernel pw__k_q3_k_q3kx32k4_dotprod =
     PW__Q3KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_run, PW__PRIO_DOTPROD + 2);
@@ -251,16 +237,6 @@ const pw__kernel pw__k_q3_k_q3kx32k4_dotprod =
 const pw__kernel pw__k_q3_k_q3kx32k4_gemm_dotprod =
     PW__Q3KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_gemm_run,
                          PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q3KXN_MR);
-
-/* GEMM over input-block-major Q3_K bytes as they are: the loop above over records made
- * one at a time from a column's blocks (pw__q3kx_record_from_blocks). */
-PW__TILE32_IBM_FILL(q3kxn_fill_ibm, pw__block_q3_K, PW__Q3KX_RECORD, pw__q3kx_record_from_blocks)
-
-static void q3kxn_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
-                               int64_t i1) {
-    pw__t32k_run_fill(c, o0, o1, i0, i1, PW__Q3KX_RECORD, Q3KXN_MR, q3kxn_gemm_decode, q3kxn_panel_any,
-                      q3kxn_fill_ibm);
-}
 
 const pw__kernel pw__k_q3_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
     "q3_k", PW_FORMAT_Q3_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_ibm_gemm_run,
