@@ -10,8 +10,11 @@
  *   level; the products at n = 1 and n = 32 agree with the reference kernel
  *   within the int8 activations' error (3% of the largest output: a block in
  *   the wrong place is off by the whole of it);
- * - fastest holds more where a faster GEMM form exists (Q4_0, Q4_K, Q6_K:
- *   the int8-expanded i8g form besides the GEMV form), and reports it;
+ * - fastest holds more only where a higher-ranked GEMM form exists: on x86's
+ *   SIMD levels the packed family's GEMM ranks above the int8-expanded i8g
+ *   form (kernel/kernel.h, PW__PRIO_I8G_X86), so fastest holds compact's one
+ *   form; at the scalar level and on Arm it holds the i8g form (Q4_0, Q4_K,
+ *   Q6_K: more than compact's bound), and reports it;
  * - in_place holds nothing and reads the file's bytes;
  * - a weight packed from a file's mapping hands the source's pages back: the
  *   process maps none of the tensor's whole pages once it is prepared
@@ -167,7 +170,16 @@ static void block_formats(pw_context *ctx, const char *path, const float *x) {
         const pw_weight_info pf = pw_test_weight_info(hf);
         CHECK(pf.packed_bytes >= pc.packed_bytes, "%s: fastest %llu < compact %llu bytes", v.name,
               (unsigned long long)pf.packed_bytes, (unsigned long long)pc.packed_bytes);
-        if (v.format != PW_FORMAT_Q8_0)
+        const pw_isa isa = pw_context_isa(ctx);
+        if (isa == PW_ISA_AVX2 || isa == PW_ISA_AVXVNNI || isa == PW_ISA_AVX512)
+            CHECK(pf.forms == pc.forms && pf.packed_bytes == pc.packed_bytes &&
+                      strcmp(pf.kernel_gemm, pc.kernel_gemm) == 0 &&
+                      strcmp(pf.kernel_gemv, pc.kernel_gemv) == 0,
+                  "%s: fastest holds %d forms, %llu bytes (%s, %s); compact %d, %llu (%s, %s)",
+                  v.name, (int)pf.forms, (unsigned long long)pf.packed_bytes, pf.kernel_gemv,
+                  pf.kernel_gemm, (int)pc.forms, (unsigned long long)pc.packed_bytes,
+                  pc.kernel_gemv, pc.kernel_gemm);
+        else if (v.format != PW_FORMAT_Q8_0)
             CHECK(pf.packed_bytes > pw__compact_budget(bytes),
                   "%s: fastest holds %llu bytes, no more than compact's bound", v.name,
                   (unsigned long long)pf.packed_bytes);

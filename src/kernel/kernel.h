@@ -161,6 +161,21 @@ typedef struct pw__kernel {
 #define PW__PRIO_I8MM 40
 #define PW__PRIO_SME 50
 #define PW__PRIO_GEMM 5
+/* The x86 i8g GEMM kernels (kernel/i8g.h: every weight expanded to int8, 2.2-6.3x the
+ * file's bytes) rank below the packed families' GEMMs of their level (PW__PRIO_GEMM - 1),
+ * so that `fastest` holds no form that is both larger and no faster. AMD EPYC Zen 5 VM, 1
+ * thread, packwise bench --policy compact,fastest (the family's GEMM against i8g, GFLOP/s,
+ * one run each, load average 2-4 from other work): [4096, 4096] n = 4 / 16, avx512vnni
+ * Q4_0 416 / 589 against 205 / 448, Q8_0 290 / 437 against 181 / 426, Q2_K 297 / 483
+ * against 142 / 350, Q4_K 381 / 566 against 174 / 417, Q6_K 322 / 490 against 189 / 402;
+ * avx2 Q4_0 201 / 236 against 77 / 161, Q4_K 246 / 279 against 92 / 144, Q6_K 140 / 200
+ * against 116 / 161; [11008, 4096] n = 128, eleven formats, avxvnni 221-328 against
+ * 178-236 (every format faster), avx2 132-253 against 145-227 (nine faster; Q8_0 151 / 145,
+ * IQ4_NL 132 / 138 level), avx512vnni level within the run's noise (Q4_0 446-515 against
+ * 471, Q4_K 501-563 against 435-472, Q6_K 415-481 against 439-491). Not measured on Intel
+ * cores. The i8g kernels still serve what no family packs (TQ1_0, TQ2_0), and on Arm the
+ * dotprod and i8mm i8g GEMMs keep their rank (no Arm hardware has timed them). */
+#define PW__PRIO_I8G_X86 (PW__PRIO_GEMM - 2)
 
 /*
  * Kernel keys, spelled by this one macro only (never by hand): the operation,

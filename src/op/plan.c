@@ -6,7 +6,8 @@
  * view in another order), or a packer's private form. Priorities rank
  * kernels (kernel/kernel.h); the policy decides which forms may be held:
  *
- *   FASTEST   per class, the highest priority, whatever it reads
+ *   FASTEST   per class, the highest priority, whatever it reads (ties: the
+ *             fewer bytes added, a form the other class holds adding none)
  *   IN_PLACE  per class, the highest priority reading the source as it is
  *             (the reference kernel where none does)
  *   COMPACT   one form for every class: the source, or one copy or packed
@@ -167,20 +168,28 @@ pw_status pw__plan_make(pw_context *ctx, pw_weight *w, pw_memory_policy policy, 
     const int n = collect(ctx, w, cs);
     int pick = -1;
     if (policy == PW_MEMORY_FASTEST || policy == PW_MEMORY_IN_PLACE) {
+        int held = -1; /* the form the first class chose: no more bytes for the second */
         for (int c = 0; c < 2; ++c) {
             if (!wants(serves, c)) continue;
             int best = -1;
             for (int j = 0; j < n; ++j) {
                 if (cs[j].best[c] == NULL) continue;
                 if (policy == PW_MEMORY_IN_PLACE && cs[j].form.kind != PW__FORM_SOURCE) continue;
-                if (best < 0 || better(cs[j].best[c], cs[best].best[c]) ||
-                    (cs[j].best[c]->priority == cs[best].best[c]->priority &&
-                     cs[j].form.bytes < cs[best].form.bytes))
+                if (best < 0 || better(cs[j].best[c], cs[best].best[c])) {
+                    best = j;
+                    continue;
+                }
+                /* a tie: the fewer bytes to add, then the form already held */
+                const uint64_t add_j = j == held ? 0 : cs[j].form.bytes;
+                const uint64_t add_best = best == held ? 0 : cs[best].form.bytes;
+                if (cs[j].best[c]->priority == cs[best].best[c]->priority &&
+                    (add_j < add_best || (add_j == add_best && j == held)))
                     best = j;
             }
             if (best >= 0) {
                 p->k[c] = cs[best].best[c];
                 p->form[c] = plan_form(p, &cs[best].form);
+                held = best;
             }
         }
     } else {

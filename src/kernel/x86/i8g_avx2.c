@@ -308,7 +308,7 @@ static void q6_k_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
         .run = id##_run,                                                                           \
         .pack_plan = pw__i8g_pack_plan_desc,                                                       \
         .pack = pw__i8g_pack_desc,                                                                 \
-        .priority = PW__AVX2_PRIO + PW__PRIO_GEMM,                                                 \
+        .priority = PW__AVX2_PRIO + PW__PRIO_I8G_X86,                                              \
         .min_n = 2};
 
 PW__I8G_AVX2(q4_0, PW_FORMAT_Q4_0, 32, Q8_32, Q4_0_MR)

@@ -413,7 +413,7 @@ static void run_g16(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, in
         .run = run_g##G,                                                                    \
         .pack_plan = pw__i8g_pack_plan_desc,                                                   \
         .pack = pw__i8g_pack_desc,                                                             \
-        .priority = PW__PRIO_AVX512 + PW__PRIO_GEMM,                                        \
+        .priority = PW__PRIO_AVX512 + PW__PRIO_I8G_X86,                                     \
         .min_n = 2};
 
 PW__I8G_VNNI(q4_0, PW_FORMAT_Q4_0, 32, Q8_32)
