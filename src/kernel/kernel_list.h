@@ -506,6 +506,12 @@ PW_KERNEL(q2_k_q2kx32k4_dotprod)
 PW_KERNEL(q2_k_q2kx32k4_gemm_dotprod)
 #endif
 
+/* TQ2_0 tiled family (kernel/tq2x.h): the file's 2-bit trits laid out as q2kx32k4's quants,
+ * then the 32 rows' d. The portable kernel is the family's reference, ranked below the i8g
+ * scalar kernel and above the reference kernel (compact runs it where no SIMD kernel of the
+ * family is usable). */
+PW_KERNEL(tq2_0_tq2x32k4_scalar)
+
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never
  * preferred by dispatch). */

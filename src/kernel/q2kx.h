@@ -79,4 +79,12 @@ PW__VIEW_PACKER(pw__q2kx_pack_plan, pw__q2kx_pack)
  * Portable C on 32-bit words; rec 4-byte aligned. */
 void pw__q2kx_record_from_blocks(const uint8_t *src, uint8_t *rec);
 
+/* The quant bytes [0, 2048) of a record, shared with tq2x32k4 (kernel/tq2x.h: TQ2_0's
+ * qs lie as Q2_K's, 2 bits per value at bits 2 ((e % 128) / 32) of qs[32 (e / 128) +
+ * e % 32]). pw__q2kx_place_quants ORs row r's 256 quants, from its block's 64 qs bytes,
+ * into a zeroed record (the packers); pw__q2kx_record_quants writes all 2048 bytes
+ * from the 32 rows' qs, row r's at qs + r * bb (the record makers). */
+void pw__q2kx_place_quants(const uint8_t qs[64], int r, uint8_t *rec);
+void pw__q2kx_record_quants(const uint8_t *qs, size_t bb, uint8_t *rec);
+
 #endif

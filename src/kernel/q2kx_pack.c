@@ -30,6 +30,13 @@ static size_t q2kx_byte(int r, int e) {
 }
 static int q2kx_shift(int r, int e) { return (e % 16 < 8 ? 0 : 2) + (r < 16 ? 0 : 4); }
 
+void pw__q2kx_place_quants(const uint8_t qs[64], int r, uint8_t *rec) {
+    for (int e = 0; e < 256; ++e) {
+        const int q = qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3;
+        rec[q2kx_byte(r, e)] |= (uint8_t)(q << q2kx_shift(r, e));
+    }
+}
+
 void pw__q2kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t o1, uint8_t *dst) {
     const int64_t nb = d->in / 256;
     for (int64_t t0 = o0; t0 < o1; t0 += PW__Q2KX_NR) {
@@ -41,10 +48,7 @@ void pw__q2kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
                 pw__block_q2_K blk;
                 memcpy(&blk, pw_view_block_ptr(w, t0 + r, b), sizeof blk);
                 uint8_t *rec = tile + (uint64_t)b * PW__Q2KX_RECORD;
-                for (int e = 0; e < 256; ++e) {
-                    const int q = blk.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3;
-                    rec[q2kx_byte(r, e)] |= (uint8_t)(q << q2kx_shift(r, e));
-                }
+                pw__q2kx_place_quants(blk.qs, r, rec);
                 for (int s = 0; s < 16; ++s) rec[PW__Q2KX_SCALES + 32 * s + r] = blk.scales[s];
                 memcpy(rec + PW__Q2KX_D + 2 * r, &blk.d, 2);
                 memcpy(rec + PW__Q2KX_DMIN + 2 * r, &blk.dmin, 2);
@@ -57,14 +61,13 @@ void pw__q2kx_pack(const pw__pack_desc *d, const pw_view *w, int64_t o0, int64_t
  * 8h + D (D = 0..7) holds at bits 2g of its byte j the quant of value 128h + 32g + 4D + j,
  * sub-block 8h + 2g + D / 4, step D % 4; steps u and u + 2 (u = D % 2) of rows r and
  * r + 16 make bits 0-1, 2-3, 4-5, 6-7 of lane r of load P_u. */
-void pw__q2kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
-    const size_t bb = sizeof(pw__block_q2_K);
+void pw__q2kx_record_quants(const uint8_t *qs, size_t bb, uint8_t *rec) {
     for (int r = 0; r < 16; ++r) {
-        const uint8_t *a = src + r * bb, *b = src + (r + 16) * bb;
+        const uint8_t *a = qs + r * bb, *b = qs + (r + 16) * bb;
         for (int h = 0; h < 2; ++h) {
             uint32_t x[8], y[8];
-            memcpy(x, a + offsetof(pw__block_q2_K, qs) + 32 * h, 32);
-            memcpy(y, b + offsetof(pw__block_q2_K, qs) + 32 * h, 32);
+            memcpy(x, a + 32 * h, 32);
+            memcpy(y, b + 32 * h, 32);
             for (int g = 0; g < 4; ++g) {
                 for (int D = 0; D < 8; D += D % 2 ? 3 : 1) { /* D = 0, 1, 4, 5 */
                     const uint32_t m = 0x03030303u;
@@ -76,6 +79,11 @@ void pw__q2kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
             }
         }
     }
+}
+
+void pw__q2kx_record_from_blocks(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_q2_K);
+    pw__q2kx_record_quants(src + offsetof(pw__block_q2_K, qs), bb, rec);
     for (int r = 0; r < 32; ++r) {
         const uint8_t *blk = src + r * bb;
         for (int s = 0; s < 16; ++s)

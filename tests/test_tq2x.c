@@ -1,0 +1,144 @@
+/*
+ * The tq2x32k4 family (kernel/tq2x.h): the packer's bytes against the layout
+ * the header documents, derived here on its own from the TQ2_0 definition
+ * (qs walked forward: bits 2g of qs[32h + l] are the trit of value
+ * 128h + 32g + l, then d), on a weight of 37 rows (one whole tile and a part
+ * tile) x 3 blocks and on a narrowed, offset view of a wider one; the plan's
+ * refusals; every kernel of the family (GEMV and GEMM) on blocks of random bytes
+ * (trits 3 too, which ggml never writes but the format decodes as 2 d) and at the
+ * sums' bounds against the reference; the record maker against the packer; and
+ * dispatch through a pw_weight: GEMV takes the family's kernel of the context's
+ * level where there is one, GEMM the i8g kernel under the fastest policy, each
+ * form packed once; among the family's kernels alone, GEMV and GEMM take the
+ * level's; and each GEMM kernel over a weight whose activations take two passes.
+ */
+// pw-test: tunes
+#include "kernel_oracle.h"
+#include "pw_test.h"
+#include "tiling_test.h"
+
+#include "format/blocks.h"
+#include "kernel/tq2x.h"
+
+#include <stdint.h>
+
+enum { TILE = 32, RECORD = 2112, BLOCK = 66, D = 64 };
+
+/* The 2-bit trits (0..3) of one TQ2_0 block, from the format's definition, its qs
+ * walked forward. */
+static void tq2_0_trits(const uint8_t *blk, int q[256]) {
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < 32; ++l)
+            for (int g = 0; g < 4; ++g) q[128 * h + 32 * g + l] = blk[32 * h + l] >> (2 * g) & 3;
+}
+
+/* The trit of value e of row r (0..31) as tq2x.h lays it out: sub-block s, step u,
+ * lane j; step u in load u % 2 of the sub-block, in its low 2 bits for u < 2, the next
+ * 2 for u >= 2; rows 16..31 the high nibble. */
+static int layout_trit(const uint8_t *rec, int r, int e) {
+    const int s = e / 16, u = e % 16 / 4, j = e % 4;
+    const uint8_t byte = rec[128 * s + 64 * (u & 1) + 4 * (r % 16) + j];
+    const int nibble = r < 16 ? byte & 15 : byte >> 4;
+    return u < 2 ? nibble & 3 : nibble >> 2;
+}
+
+/* Every byte of row r's share of a record against source block src (zeros past out). */
+static void check_record(const pw_test_tiling_record *item) {
+    const uint8_t *rec = item->rec, *src = item->src;
+    const int r = item->r;
+    int q[256] = {0};
+    if (src) tq2_0_trits(src, q);
+    for (int e = 0; e < 256; ++e) {
+        const int got = layout_trit(rec, r, e);
+        if (got != q[e] && pw_test_tiling_report(item))
+            CHECK(0, "%s: row %lld block %lld value %d: trit %d, want %d", item->what,
+                  (long long)item->row, (long long)item->block, e, got, q[e]);
+    }
+    /* d (bytes 64-65) at 2048 + 2r */
+    for (int k = 0; k < 2; ++k) pw_test_tiling_byte(item, (size_t)(2048 + 2 * r + k), D + k, "d byte", k);
+}
+
+static const pw_test_tiling tq2x = {
+    .format = PW_FORMAT_TQ2_0,
+    .other = PW_FORMAT_TQ1_0,
+    .family = "tq2x32k4",
+    .nr = TILE,
+    .kr = 4,
+    .group = 256,
+    .block_elems = 256,
+    .block_bytes = BLOCK,
+    .record_bytes = RECORD,
+    .plan = pw__tq2x_pack_plan,
+    .pack = pw__tq2x_pack,
+    .check_record = check_record,
+    .scales_at = D,
+    .kernel_stem = "tq2_0_tq2x32k4",
+    .i8g_stem = "tq2_0_i8g32",
+};
+
+/*
+ * Blocks of random bytes (every trit pattern, 3 included) with finite positive d:
+ * every kernel of the family the context can run against the oracle, on 45 rows (a
+ * whole and a part tile) x 3 blocks, n = 1, 3 and 13 (the GEMM kernels' panels split
+ * 13 rows).
+ */
+static void test_random_blocks(pw_context *ctx) {
+    enum { OUT = 45, NB = 3, N = 13 };
+    pw_rng r = {23};
+    uint8_t *bytes = pw_test_tiling_random_blocks(&tq2x, OUT * NB, 1, &r);
+    pw_test_tiling_vs_oracle(ctx, &tq2x, bytes, OUT, NB, N, &r, "random blocks");
+    free(bytes);
+}
+
+/*
+ * At the sums' bounds: every trit at 3 (qs bytes 0xFF: the largest dot, 256 * 3 * 127,
+ * and the largest lane of the AVX-512 kernels' whole-byte sum, 51 a byte), at 2 (0xAA,
+ * the largest trit ggml writes) and at 0 (0x00: the dot zero, the -1 term alone), d =
+ * 0.001, against activations all +1 and all -1 (int8 +-127), on 37 rows x 3 blocks,
+ * n = 1, 3 and 5. Random data never reaches these sums (an int16 sum that saturates
+ * there passes every random case).
+ */
+static void test_bounds(pw_context *ctx) {
+    enum { OUT = 37, NB = 3, N = 5 };
+    const int64_t in = NB * 256;
+    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
+    float *x = malloc(sizeof(float) * (size_t)(N * in));
+    CHECK(bytes != NULL && x != NULL, "out of memory");
+    if (bytes != NULL && x != NULL) {
+        static const struct {
+            uint8_t qs;
+            const char *what;
+        } cases[] = {{0xFF, "at the bounds (trits 3)"},
+                     {0xAA, "at the bounds (trits 2)"},
+                     {0x00, "at the bounds (trits 0)"}};
+        const uint16_t d = pw__f32_to_f16(0.001f);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+            for (int k = 0; k < OUT * NB; ++k) {
+                uint8_t *blk = bytes + (size_t)k * BLOCK;
+                memset(blk, cases[c].qs, D);
+                memcpy(blk + D, &d, 2);
+            }
+            for (int sign = -1; sign <= 1; sign += 2) {
+                for (int64_t i = 0; i < N * in; ++i) x[i] = (float)sign;
+                pw_test_tiling_vs_oracle_x(ctx, &tq2x, bytes, OUT, NB, N, x, cases[c].what);
+            }
+        }
+    }
+    free(x);
+    free(bytes);
+}
+
+int main(void) {
+    pw_context *ctx = pw_test_context();
+    pw_test_tiling_layout(ctx, &tq2x);
+    pw_test_tiling_refusals(ctx, &tq2x);
+    test_random_blocks(ctx);
+    pw_test_tiling_record_maker(ctx, &tq2x, 1, pw__tq2x_record_from_blocks,
+                                "pw__tq2x_record_from_blocks");
+    test_bounds(ctx);
+    pw_test_tiling_dispatch(ctx, &tq2x);
+    pw_test_tiling_family_kernels(ctx, &tq2x);
+    pw_test_tiling_gemm_large(ctx, &tq2x);
+    pw_context_destroy(ctx);
+    return pw_test_finish();
+}
