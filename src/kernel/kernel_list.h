@@ -511,6 +511,11 @@ PW_KERNEL(q2_k_q2kx32k4_gemm_dotprod)
  * scalar kernel and above the reference kernel (compact runs it where no SIMD kernel of the
  * family is usable). */
 PW_KERNEL(tq2_0_tq2x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(tq2_0_tq2x32k4_avx512vnni)
+/* GEMM over the same bytes, ranked just below the i8g kernel. */
+PW_KERNEL(tq2_0_tq2x32k4_gemm_avx512vnni)
+#endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never

@@ -53,6 +53,7 @@
 #include "kernel/tile32.h"
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,8 +66,11 @@ typedef void (*pw__t32g_block_fn)(const uint8_t *rec, const uint8_t *const *x,
 
 /* The end of a record function: acc[r][0..15] += f32(lo[r]) * d[0..15] * x_r.d and
  * acc[r][16..31] += f32(hi[r]) * d[16..31] * x_r.d for the panel's mr rows, d the
- * record's 32 fp16 scales; where m is not NULL (the record's 32 fp16 minima: Q4_1,
- * Q5_1), then acc[r] += f32(m) * x_r.dsum. */
+ * record's 32 fp16 scales, x_r a pw__q8_32 or (m NULL) pw__q8_256 block (x_r.d their
+ * first field alike); where m is not NULL (the record's 32 fp16 minima: Q4_1, Q5_1),
+ * then acc[r] += f32(m) * x_r.dsum. */
+_Static_assert(offsetof(pw__q8_32, d) == 0 && offsetof(pw__q8_256, d) == 0,
+               "an activation block's d is its first field");
 static inline __attribute__((always_inline)) void
 pw__t32g_scale_min_add(const uint8_t *d, const uint8_t *m, const uint8_t *const *x,
                        const __m512i *lo, const __m512i *hi, float acc[][PW__TILE32_NR],
@@ -77,14 +81,15 @@ pw__t32g_scale_min_add(const uint8_t *d, const uint8_t *m, const uint8_t *const 
     const __m512 mh = m ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)m + 1)) : dh;
 #pragma GCC unroll 10
     for (int r = 0; r < mr; ++r) {
-        const pw__q8_32 *xb = (const pw__q8_32 *)x[r];
-        const __m512 xd = _mm512_set1_ps(xb->d);
+        float d1;
+        memcpy(&d1, x[r], sizeof d1);
+        const __m512 xd = _mm512_set1_ps(d1);
         __m512 al = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo[r]), _mm512_mul_ps(dl, xd),
                                     _mm512_load_ps(acc[r]));
         __m512 ah = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi[r]), _mm512_mul_ps(dh, xd),
                                     _mm512_load_ps(acc[r] + 16));
         if (m) {
-            const __m512 xm = _mm512_set1_ps(xb->dsum);
+            const __m512 xm = _mm512_set1_ps(((const pw__q8_32 *)x[r])->dsum);
             al = _mm512_fmadd_ps(ml, xm, al);
             ah = _mm512_fmadd_ps(mh, xm, ah);
         }
