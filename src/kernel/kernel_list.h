@@ -515,6 +515,11 @@ PW_KERNEL(tq2_0_tq2x32k4_scalar)
 PW_KERNEL(tq2_0_tq2x32k4_avx512vnni)
 /* GEMM over the same bytes, ranked just below the i8g kernel. */
 PW_KERNEL(tq2_0_tq2x32k4_gemm_avx512vnni)
+/* The same bytes at 256 bits (tq2x_avx2.c, built twice). */
+PW_KERNEL(tq2_0_tq2x32k4_avx2)
+PW_KERNEL(tq2_0_tq2x32k4_gemm_avx2)
+PW_KERNEL(tq2_0_tq2x32k4_avxvnni)
+PW_KERNEL(tq2_0_tq2x32k4_gemm_avxvnni)
 #endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
