@@ -258,6 +258,7 @@ PW_KERNEL(q4_k_ibm_gemm_dotprod)
 PW_KERNEL(q6_k_ibm_dotprod)
 PW_KERNEL(q6_k_ibm_gemm_dotprod)
 PW_KERNEL(tq2_0_ibm_dotprod)
+PW_KERNEL(tq2_0_ibm_gemm_dotprod)
 
 /* NEON dotprod: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_dotprod)
@@ -520,6 +521,10 @@ PW_KERNEL(tq2_0_tq2x32k4_avx2)
 PW_KERNEL(tq2_0_tq2x32k4_gemm_avx2)
 PW_KERNEL(tq2_0_tq2x32k4_avxvnni)
 PW_KERNEL(tq2_0_tq2x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(tq2_0_tq2x32k4_dotprod)
+PW_KERNEL(tq2_0_tq2x32k4_gemm_dotprod)
 #endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM

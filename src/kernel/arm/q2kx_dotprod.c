@@ -13,7 +13,8 @@
  * and 16 + 4j + l (bits 4-7: group 4 + j): group q is rows 4q .. 4q+3. Sub-block
  * s's 16 activation bytes are one q register a, whose lane u step u of the
  * sub-block takes (indexed SDOT). Per sub-block and register j, with P = P_0, P' =
- * P_1 (q2kx.h's bits), the quants (0..3) of the four steps:
+ * P_1 (q2kx.h's bits), the quants (0..3) of the four steps (pw__q2kxn_quants,
+ * arm/q2kx_neon.h, which TQ2_0's kernels share):
  *
  *   group j:      step 0  P & 3,        step 1  P' & 3,
  *                 step 2  (P >> 2) & 3, step 3  (P' >> 2) & 3
@@ -58,6 +59,7 @@
 #endif
 
 #include "format/blocks.h"
+#include "kernel/arm/q2kx_neon.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q2kx.h"
 
@@ -89,21 +91,6 @@ Q2KXN_INLINE void q2kxn_scales(const uint8_t *rec, int s, int h, int32x4_t sc[4]
     }
 }
 
-/* The quants of register j of sub-block sb: w[u] step u of group j, w[4 + u] of group
- * 4 + j (the file's comment). */
-Q2KXN_INLINE void q2kxn_quants(const uint8_t *sb, int j, int8x16_t w[8]) {
-    const uint8x16_t m03 = vdupq_n_u8(0x03);
-    const uint8x16_t p0 = vld1q_u8(sb + 16 * j), p1 = vld1q_u8(sb + 64 + 16 * j);
-    w[0] = vreinterpretq_s8_u8(vandq_u8(p0, m03));
-    w[1] = vreinterpretq_s8_u8(vandq_u8(p1, m03));
-    w[2] = vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(p0, 2), m03));
-    w[3] = vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(p1, 2), m03));
-    w[4] = vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(p0, 4), m03));
-    w[5] = vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(p1, 4), m03));
-    w[6] = vreinterpretq_s8_u8(vshrq_n_u8(p0, 6));
-    w[7] = vreinterpretq_s8_u8(vshrq_n_u8(p1, 6));
-}
-
 /* acc + (f32(S) * d - f32(M) * dmin) * xd. */
 Q2KXN_INLINE float32x4_t q2kxn_out(float32x4_t acc, int32x4_t S, int32x4_t M, float32x4_t d,
                                    float32x4_t dmin, float xd) {
@@ -122,7 +109,7 @@ Q2KXN_INLINE void q2kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
         for (int j = 0; j < 4; ++j) {
             int8x16_t w[8];
-            q2kxn_quants(sb, j, w);
+            pw__q2kxn_quants(sb, j, w);
             int32x4_t lo = vdupq_n_s32(0), hi = lo;
             lo = vdotq_laneq_s32(lo, w[0], a, 0);
             hi = vdotq_laneq_s32(hi, w[4], a, 0);
@@ -199,7 +186,7 @@ Q2KXN_INLINE void q2kxn_panel(const uint8_t *rec, const q2kxn_rec *rs, const uin
                 lo[i] = hi[i] = vdupq_n_s32(0);
             }
             int8x16_t w[8];
-            q2kxn_quants(sb, j, w);
+            pw__q2kxn_quants(sb, j, w);
             for (int i = 0; i < mr; ++i) {
                 lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 0);
                 hi[i] = vdotq_laneq_s32(hi[i], w[4], a[i], 0);
