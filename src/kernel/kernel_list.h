@@ -97,6 +97,7 @@ PW_KERNEL(q6_k_ibm_avx2)
 PW_KERNEL(q6_k_ibm_gemm_avx2)
 PW_KERNEL(tq1_0_ibm_avx2)
 PW_KERNEL(tq2_0_ibm_avx2)
+PW_KERNEL(tq2_0_ibm_gemm_avx2)
 
 /* AVX2: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_avx2)
@@ -152,6 +153,7 @@ PW_KERNEL(q6_k_ibm_avxvnni)
 PW_KERNEL(q6_k_ibm_gemm_avxvnni)
 PW_KERNEL(tq1_0_ibm_avxvnni)
 PW_KERNEL(tq2_0_ibm_avxvnni)
+PW_KERNEL(tq2_0_ibm_gemm_avxvnni)
 PW_KERNEL(q4_0_i8g32_avxvnni)
 PW_KERNEL(q4_1_i8g32_avxvnni)
 PW_KERNEL(q5_0_i8g32_avxvnni)
@@ -191,6 +193,7 @@ PW_KERNEL(q6_k_ibm_gemm_avx512vnni)
 PW_KERNEL(q2_k_ibm_gemm_avx512vnni)
 PW_KERNEL(q3_k_ibm_gemm_avx512vnni)
 PW_KERNEL(tq2_0_ibm_avx512vnni)
+PW_KERNEL(tq2_0_ibm_gemm_avx512vnni)
 
 /* AVX-512 VNNI: i8g GEMM. */
 PW_KERNEL(q4_0_i8g32_avx512vnni)

@@ -209,3 +209,17 @@ const pw__kernel PW__AVX2_SYM(pw__k_tq2_0_tq2x32k4) =
 const pw__kernel PW__AVX2_SYM(pw__k_tq2_0_tq2x32k4_gemm) = PW__TQ2X_GEMM_KERNEL(
     PW__AVX2_ISA, PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), tq2xa_gemm_run,
     PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);
+
+/* GEMM over input-block-major TQ2_0 bytes as they are: the loop above over records made
+ * from a column's blocks (pw__tq2x_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(tq2xa_fill_ibm, pw__block_tq2_0, PW__TQ2X_RECORD, pw__tq2x_record_from_blocks)
+
+static void tq2xa_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32ag_run_fill(c, o0, o1, i0, i1, PW__QK_K, PW__TQ2X_RECORD, sizeof(pw__q8_256),
+                       tq2xa_gemm_block, tq2xa_fill_ibm);
+}
+
+const pw__kernel PW__AVX2_SYM(pw__k_tq2_0_ibm_gemm) = PW__TILE32_IBM_GEMM_KERNEL(
+    "tq2_0", PW_FORMAT_TQ2_0, Q8_256, PW__AVX2_ISA,
+    PW__AVX2_FEATURES(PW_CPU_AVX2 | PW_CPU_FMA | PW_CPU_F16C), tq2xa_ibm_gemm_run,
+    PW__AVX2_PRIO + PW__PRIO_GEMM - 1, PW__T32AG_MR);

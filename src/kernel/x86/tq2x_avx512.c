@@ -125,3 +125,17 @@ static void tq2x_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 
 const pw__kernel pw__k_tq2_0_tq2x32k4_gemm_avx512vnni = PW__TQ2X_GEMM_KERNEL(
     "avx512vnni", TQ2X_FEATURES, tq2x_gemm_run, PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
+
+/* GEMM over input-block-major TQ2_0 bytes as they are: the loop above over each tile's
+ * records of a pass made in an L1 scratch from the 32 blocks of each column
+ * (pw__t32g_run_fill; pw__tq2x_record_from_blocks, portable C). */
+PW__TILE32_IBM_FILL(tq2x_fill_ibm, pw__block_tq2_0, PW__TQ2X_RECORD, pw__tq2x_record_from_blocks)
+
+static void tq2x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32g_run_fill(c, o0, o1, i0, i1, PW__QK_K, PW__TQ2X_RECORD, sizeof(pw__q8_256),
+                      tq2x_gemm_block, tq2x_fill_ibm);
+}
+
+const pw__kernel pw__k_tq2_0_ibm_gemm_avx512vnni = PW__TILE32_IBM_GEMM_KERNEL(
+    "tq2_0", PW_FORMAT_TQ2_0, Q8_256, "avx512vnni", TQ2X_FEATURES, tq2x_ibm_gemm_run,
+    PW__PRIO_AVX512 + PW__PRIO_GEMM - 1, PW__T32G_MR);
