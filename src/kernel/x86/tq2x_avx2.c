@@ -68,13 +68,15 @@ TQ2XA_INLINE void tq2xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const __m256i m03 = _mm256_set1_epi8(0x03), m33 = _mm256_set1_epi8(0x33);
     const __m256i z = _mm256_setzero_si256(), neg = _mm256_set1_epi32(-xb->sum);
-    __m256i dot[4];
-    if (PW__VNNI) {
-        /* [h][k]: L and W of half h, the chain of load k */
-        __m256i l[2][2] = {{neg, z}, {neg, z}};
-        __m256i w[2][2] = {{_mm256_set1_epi32(-17 * xb->sum), z}, {_mm256_set1_epi32(-17 * xb->sum), z}};
+    /* AVX-VNNI: [h][k] L and W of half h, the chain of load k; AVX2: dot[g] */
+    __m256i l[2][2] = {{neg, z}, {neg, z}};
+    __m256i w[2][2] = {{_mm256_set1_epi32(-17 * xb->sum), z}, {_mm256_set1_epi32(-17 * xb->sum), z}};
+    __m256i dot[4] = {neg, neg, neg, neg};
+#pragma GCC unroll 1
+    for (int c = 0; c < 2; ++c) { /* AVX2: 8 sub-blocks, 32 steps, the int16 bound */
+        __m256i d16[4] = {z, z, z, z};
 #pragma GCC unroll 2
-        for (int s = 0; s < 16; ++s) {
+        for (int s = 8 * c; s < 8 * c + 8; ++s) {
             const uint8_t *sub = rec + PW__TQ2X_SUB * s;
             if (pf) pw__tile32_prefetch_pf(sub, PW__TQ2X_SUB, pf);
 #pragma GCC unroll 2
@@ -85,45 +87,29 @@ TQ2XA_INLINE void tq2xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
                 for (int u = 0; u < 4; ++u) {
                     const __m256i q = tq2xa_step(p0, p1, u);
                     const __m256i a = pw__t32a_bcast4(xb->qs + 16 * s + 4 * u);
-                    l[h][u % 2] = pw__dpbusd(l[h][u % 2], _mm256_and_si256(q, m03), a);
-                    w[h][u % 2] = pw__dpbusd(w[h][u % 2], _mm256_and_si256(q, m33), a);
-                }
-            }
-        }
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            dot[h] = _mm256_add_epi32(l[h][0], l[h][1]);
-            dot[2 + h] = _mm256_srai_epi32(
-                _mm256_sub_epi32(_mm256_add_epi32(w[h][0], w[h][1]), dot[h]), 4);
-        }
-    } else {
-        dot[0] = dot[1] = dot[2] = dot[3] = neg;
-#pragma GCC unroll 1
-        for (int c = 0; c < 2; ++c) { /* 8 sub-blocks, 32 steps: the int16 bound */
-            __m256i d16[4] = {z, z, z, z};
-#pragma GCC unroll 2
-            for (int s = 8 * c; s < 8 * c + 8; ++s) {
-                const uint8_t *sub = rec + PW__TQ2X_SUB * s;
-                if (pf) pw__tile32_prefetch_pf(sub, PW__TQ2X_SUB, pf);
-#pragma GCC unroll 2
-                for (int h = 0; h < 2; ++h) {
-                    const __m256i p0 = _mm256_loadu_si256((const __m256i *)(sub + 32 * h));
-                    const __m256i p1 = _mm256_loadu_si256((const __m256i *)(sub + 64 + 32 * h));
-#pragma GCC unroll 4
-                    for (int u = 0; u < 4; ++u) {
-                        const __m256i q = tq2xa_step(p0, p1, u);
-                        const __m256i a = pw__t32a_bcast4(xb->qs + 16 * s + 4 * u);
-                        const __m256i ta = _mm256_and_si256(q, m03);
+                    const __m256i ta = _mm256_and_si256(q, m03);
+                    if (PW__VNNI) {
+                        l[h][u % 2] = pw__dpbusd(l[h][u % 2], ta, a);
+                        w[h][u % 2] = pw__dpbusd(w[h][u % 2], _mm256_and_si256(q, m33), a);
+                    } else {
                         const __m256i tb = _mm256_and_si256(_mm256_srli_epi16(q, 4), m03);
                         d16[h] = _mm256_add_epi16(d16[h], _mm256_maddubs_epi16(ta, a));
                         d16[2 + h] = _mm256_add_epi16(d16[2 + h], _mm256_maddubs_epi16(tb, a));
                     }
                 }
             }
+        }
+        if (!PW__VNNI)
 #pragma GCC unroll 4
             for (int g = 0; g < 4; ++g) dot[g] = tq2xa_widen(dot[g], d16[g]);
-        }
     }
+    if (PW__VNNI)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            dot[h] = _mm256_add_epi32(l[h][0], l[h][1]);
+            dot[2 + h] = _mm256_srai_epi32(
+                _mm256_sub_epi32(_mm256_add_epi32(w[h][0], w[h][1]), dot[h]), 4);
+        }
     if (pf) pw__tile32_prefetch_pf(rec + PW__TQ2X_D, PW__TQ2X_RECORD - PW__TQ2X_D, pf);
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
