@@ -41,6 +41,8 @@
  * peak); AVX2 GEMV 1.05 -> 0.44 ms (29% -> 57-59%), n = 128 122 -> 69.7 ms (31% ->
  * 48%). The GEMV reads two streams (tile32_avx2.h): AVX-VNNI 0.55 ms (59%) with one,
  * AVX2 alike with one or two (about 60 vector ops a sub-block: compute-bound there).
+ * Two more runs at load 4-4.7 (same order): AVX-VNNI GEMV 55-58% (row-major 36%), GEMM
+ * 62-71% (24-28%); AVX2 GEMV 44-53% (34-39%), GEMM 52-60% (30-31%).
  */
 #include "format/blocks.h"
 #include "kernel/tq2x.h"
