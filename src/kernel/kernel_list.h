@@ -530,6 +530,10 @@ PW_KERNEL(tq2_0_tq2x32k4_dotprod)
 PW_KERNEL(tq2_0_tq2x32k4_gemm_dotprod)
 #endif
 
+/* TQ1_0 tiled family (kernel/tq1x.h): the file's trit bytes moved, one dword of 16 rows
+ * per 64-byte load, each of its trits a k step. The portable kernel ranks as Q2_K's. */
+PW_KERNEL(tq1_0_tq1x32k4_scalar)
+
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never
  * preferred by dispatch). */
