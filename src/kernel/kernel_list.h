@@ -191,6 +191,7 @@ PW_KERNEL(q5_k_ibm_gemm_avx512vnni)
 PW_KERNEL(q6_k_ibm_avx512vnni)
 PW_KERNEL(q6_k_ibm_gemm_avx512vnni)
 PW_KERNEL(q2_k_ibm_gemm_avx512vnni)
+PW_KERNEL(tq1_0_ibm_gemm_avx512vnni)
 PW_KERNEL(q3_k_ibm_gemm_avx512vnni)
 PW_KERNEL(tq2_0_ibm_avx512vnni)
 PW_KERNEL(tq2_0_ibm_gemm_avx512vnni)
@@ -533,6 +534,10 @@ PW_KERNEL(tq2_0_tq2x32k4_gemm_dotprod)
 /* TQ1_0 tiled family (kernel/tq1x.h): the file's trit bytes moved, one dword of 16 rows
  * per 64-byte load, each of its trits a k step. The portable kernel ranks as Q2_K's. */
 PW_KERNEL(tq1_0_tq1x32k4_scalar)
+#if defined(__x86_64__)
+PW_KERNEL(tq1_0_tq1x32k4_avx512vnni)
+PW_KERNEL(tq1_0_tq1x32k4_gemm_avx512vnni)
+#endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
  * (one form at the file's size). The portable kernel is the family's reference (never
