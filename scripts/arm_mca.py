@@ -224,6 +224,10 @@ LOOPS = [
     # TQ2_0 (q2kx's quant bytes, no scales): the same 32 SDOT, a sixteenth of the 2112-byte record
     Loop("tq2x_dotprod.c", "tq2xn_run", "sub-block loop, 32 rows x 16 k (the d work once a record after it not counted)",
          ["tq2_0_tq2x32k4_dotprod"], "GEMV", 32, 2112 // 16),
+    # TQ1_0: one dword of qs[0..32) of the 32 rows (128 B) with one row of X, 8 registers x 5
+    # trits = 40 SDOT (the 5 other dwords and d, once a record, outside the loop)
+    Loop("tq1x_dotprod.c", "tq1xn_run", "dword loop, 32 rows x 20 k (the other 5 dwords and d not counted)",
+         ["tq1_0_tq1x32k4_dotprod"], "GEMV", 40, 128),
     # GEMM: one sub-block of a record quarter (8 rows) by 4 rows of X (Q4_K: 8 steps x 2
     # nibbles x 4 = 64 SDOT; Q6_K and Q3_K: 4 steps x 2 groups x 4 = 32 SDOT) and its share
     # of the record (Q4_K 4608 / 32, Q5_K 5632 / 32, Q6_K 6720 / 64, Q3_K 3520 / 64)
@@ -239,6 +243,9 @@ LOOPS = [
          ["q2_k_q2kx32k4_gemm_dotprod", "q2_k_ibm_gemm_dotprod"], "GEMM", 32, 2688 // 64),
     Loop("tq2x_dotprod.c", "tq2xn_panel_any", "sub-block of a quarter, 8 rows x 4 X rows",
          ["tq2_0_tq2x32k4_gemm_dotprod", "tq2_0_ibm_gemm_dotprod"], "GEMM", 32, 2112 // 64),
+    # TQ1_0: one dword of one group (4 rows, 16 B) by 4 rows of X: 5 trits x 4 = 20 SDOT
+    Loop("tq1x_dotprod.c", "tq1xn_panel_any", "dword of a group, 4 rows x 20 k x 4 X rows",
+         ["tq1_0_tq1x32k4_gemm_dotprod", "tq1_0_ibm_gemm_dotprod"], "GEMM", 20, 16),
     # one 8-k chunk of 8 channels (32 B of nibbles) by 4 rows of X: 16 SDOT
     Loop("qc4w_gemm_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qc4w_n8k8s2_dotprod"], "GEMM", 16, 32),

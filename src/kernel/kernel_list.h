@@ -245,6 +245,7 @@ PW_KERNEL(iq4_nl_ibm_gemm_dotprod)
 PW_KERNEL(q2_k_rm_dotprod)
 PW_KERNEL(q2_k_ibm_dotprod)
 PW_KERNEL(q2_k_ibm_gemm_dotprod)
+PW_KERNEL(tq1_0_ibm_gemm_dotprod)
 PW_KERNEL(q3_k_rm_dotprod)
 PW_KERNEL(q3_k_ibm_dotprod)
 PW_KERNEL(q3_k_ibm_gemm_dotprod)
@@ -544,6 +545,10 @@ PW_KERNEL(tq1_0_tq1x32k4_avx2)
 PW_KERNEL(tq1_0_tq1x32k4_gemm_avx2)
 PW_KERNEL(tq1_0_tq1x32k4_avxvnni)
 PW_KERNEL(tq1_0_tq1x32k4_gemm_avxvnni)
+#endif
+#if defined(__aarch64__)
+PW_KERNEL(tq1_0_tq1x32k4_dotprod)
+PW_KERNEL(tq1_0_tq1x32k4_gemm_dotprod)
 #endif
 
 /* Q8_0 tiled family (kernel/q8x.h): the file's blocks rearranged for SIMD GEMV and GEMM
