@@ -28,6 +28,12 @@
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
  *
+ * By the estimate below the GEMV gains little on Arm, unlike x86: NEON compares give
+ * vectors, so the row-major tq1_0_rm_dotprod decodes nearly as cheaply (25.05 cycles
+ * per 256-value block on neoverse-v2, 0.098 cycles a value; this loop 57.28 per 640
+ * values, 0.090; apple-m1 0.125 and 0.119). Both are bound by about 5 vector ops per
+ * 16 values (the trit, the next trit's multiply, the dot).
+ *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   tq1xn_run, neoverse-v2: 57.28 cycles/iter, 0.447 cycles/weight byte,
  *     2.2 B/cycle: 22% of a core's streaming rate (10.0 B/cycle, assumed, no source)
