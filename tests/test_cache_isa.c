@@ -8,15 +8,14 @@
  * same weight made without any cache. At the level the file was made, under the same
  * policy, every form is served.
  *
- * Weights: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q2_K, TQ2_0, Q3_K, Q4_K, Q5_K and Q6_K at 96 x 768
- * (3 K-quant blocks, 24 Q4_0 blocks per row); files prepacked under compact and under
- * fastest at the native level; used at
- * native, at avxvnni and avx2 (x86) or neon (Arm), and at scalar, under compact and
+ * Weights: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q2_K, TQ1_0, TQ2_0, Q3_K, Q4_K, Q5_K
+ * and Q6_K at 96 x 768 (3 K-quant blocks, 24 Q4_0 blocks per row); files prepacked
+ * under compact and under fastest at the native level; used at native, at avxvnni and avx2 (x86) or neon (Arm), and at scalar, under compact and
  * fastest. On x86 also a file prepacked at avxvnni, which must serve avx2 whole: the
  * AVX2 and AVX-VNNI kernels read the same packed bytes (x86/avx2_level.h). Under compact,
  * a weight whose kernel at the lower level reads the 32-row family (q4x32k4, q8x32k4,
- * q41x32k4, q5x32k4, q51x32k4, iq4x32k4, q2kx32k4, tq2x32k4, q3kx32k4, q4kx32k4, q5kx32k4,
- * q6kx32k4: one packed form for every ISA) that its native kernel read must be served
+ * q41x32k4, q5x32k4, q51x32k4, iq4x32k4, q2kx32k4, tq1x32k4, tq2x32k4, q3kx32k4,
+ * q4kx32k4, q5kx32k4, q6kx32k4: one packed form for every ISA) that its native kernel read must be served
  * from the native file.
  */
 #include "pw_test.h"
@@ -24,11 +23,12 @@
 #include <math.h>
 #include <unistd.h>
 
-enum { OUT = 96, IN = 768, NW = 12 }; /* 96 rows: whole 32-row tiles, so compact packs too */
+enum { OUT = 96, IN = 768, NW = 13 }; /* 96 rows: whole 32-row tiles, so compact packs too */
 static const pw_format formats[NW] = {PW_FORMAT_Q4_0, PW_FORMAT_Q4_1, PW_FORMAT_Q5_0,
                                       PW_FORMAT_Q5_1, PW_FORMAT_IQ4_NL, PW_FORMAT_Q8_0,
-                                      PW_FORMAT_Q2_K, PW_FORMAT_TQ2_0, PW_FORMAT_Q3_K, PW_FORMAT_Q4_K,
-                                      PW_FORMAT_Q5_K, PW_FORMAT_Q6_K};
+                                      PW_FORMAT_Q2_K, PW_FORMAT_TQ1_0, PW_FORMAT_TQ2_0,
+                                      PW_FORMAT_Q3_K, PW_FORMAT_Q4_K, PW_FORMAT_Q5_K,
+                                      PW_FORMAT_Q6_K};
 
 typedef struct events {
     int adapters, caches;
