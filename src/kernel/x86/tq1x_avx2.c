@@ -10,26 +10,40 @@
  * tq1x_avxvnni.c). Activations are pw__q8_256 rows.
  *
  * A 64-byte load L(g, h) is two ymm: p = 0 rows 16h .. 16h + 7, p = 1 rows 16h + 8 ..
- * 16h + 15, the tile32_avx2.h sums acc[q], q = 2h + p. Per ymm v and trit k, with
- * a_k = bcast(x.qs[e0(g, k) .. + 3]):
+ * 16h + 15, the tile32_avx2.h sums acc[q], q = 2h + p.
  *
- *   t_k = min(v_k -sat 85, 1) + min(v_k -sat 170, 1)    ([v >= 86] + [v >= 171]: 5 ops;
- *         AVX2 has no compare into masks, and its signed compares need the bytes
- *         flipped first)
- *   v_{k+1} = v_k + v_k + v_k
- *   AVX-VNNI  D += dpbusd(t_k, a_k)                       (int32)
- *   AVX2      D += maddubs(t_k, a_k)                      (int16 pair sums: a pair is
- *             at most 2 * 2 * 128 = 512; D is widened (vpmaddwd by 1) after dwords
- *             0..6 and again after 7..12, so at most 35 products (the GEMM's 7 dwords
- *             x 5 trits) add up in one int16 lane: 35 * 512 = 17920, exact)
+ * GEMV: the trits by multiplication. vpmaddubsw of the bytes v with the words 3 (low
+ * byte 3, high 0) gives per 16-bit lane E = 3 b (b the even byte): its high byte is
+ * (3 b) >> 8, the trit, its low byte 3 b mod 256, the next trit's fixed point; with
+ * the words 3 << 8, O = 3 b' of the odd byte b' alike. The next trit is vpmaddubsw of E
+ * (O) with the words 3 again (its low byte times 3, the trit times 0): no masks and no
+ * compares. The trit bytes sit at the odd bytes of E and O, so they meet activations
+ * at the odd bytes, zeros at the even ones: xe = x.qs << 8 (16-bit: byte 2i + 1 is
+ * qs[2i]), xo = x.qs & 0xFF00, made once per record. Per ymm and trit k, with
+ * ae_k, ao_k = bcast(xe, xo [e0(g, k) .. + 3]):
+ *
+ *   E_0 = maddubs(v, 3), O_0 = maddubs(v, 3 << 8);  E_{k+1} = maddubs(E_k, 3), O alike
+ *   AVX-VNNI  D += dpbusd(E_k, ae_k) + dpbusd(O_k, ao_k)      (int32 per row)
+ *   AVX2      D += maddubs(E_k, ae_k) + maddubs(O_k, ao_k)    (int16: each lane t x,
+ *             at most 2 * 128 = 256, the low byte times 0; widened (vpmaddwd by 1)
+ *             after dwords 0..6 and again after 7..12: at most 35 trits add up in a
+ *             lane, 8960, exact)
  *   acc_q += f32(D - x.sum) * d * x.d       per record
+ *
+ * 4 ops per ymm and trit (AVX2: 6), against 8 (9) for the compare form the GEMM's
+ * decode uses below (tq1xa_trit: min(v -sat 85, 1) + min(v -sat 170, 1), then 2 adds
+ * for the next trit, then the dot): A/B on [11008, 4096] n = 1 (cold) and [512,
+ * 4096] n = 2 (warm, --kernel), two runs each, load 6: AVX-VNNI 1.01-1.04 -> 0.89-0.90
+ * ms cold, 0.092-0.102 -> 0.084-0.087 warm; AVX2 1.13 -> 1.01 cold, 0.113-0.114 ->
+ * 0.090-0.102 warm. (At 512 bits the compare form wins: tq1x_avx512.c.)
  *
  * GEMM (tile32_kgemm.h, one record for a panel of rows of X): decode makes each
  * record's trits once for every panel (the loop decodes a record once per row block of
  * up to 64 rows of X), 256 ymm of bytes 0..2 in the loop's scratch, [dword g][trit
  * k][q]; then one row of X at a time runs through them with its four sums in
  * registers, the trits read from L1 as memory operands: per trit k of a dword one
- * broadcast and four dots (AVX2: maddubs and an int16 add, widened as in the GEMV).
+ * broadcast and four dots (AVX2: maddubs, pairs at most 2 * 2 * 128 = 512, and an int16
+ * add, widened after 7 dwords: at most 35 trits a lane, 17920, exact).
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes are
  * computed and not stored.
@@ -78,8 +92,9 @@ TQ1XA_INLINE __m256i tq1xa_widen_add(__m256i s, __m256i d) {
 }
 
 /* Dwords [g0, g1) of a record with activation block xb into S[q] (rows 8q..8q+7). */
-TQ1XA_INLINE void tq1xa_dwords(const uint8_t *rec, const pw__q8_256 *xb, int pf, int g0, int g1,
-                               __m256i S[4]) {
+TQ1XA_INLINE void tq1xa_dwords(const uint8_t *rec, const int8_t *xe, const int8_t *xo, int pf,
+                               int g0, int g1, __m256i S[4]) {
+    const __m256i c30 = _mm256_set1_epi16(3), c03 = _mm256_set1_epi16(3 << 8);
     __m256i D[4][2];
     for (int q = 0; q < 4; ++q) D[q][0] = D[q][1] = _mm256_setzero_si256();
 #pragma GCC unroll 7
@@ -88,12 +103,17 @@ TQ1XA_INLINE void tq1xa_dwords(const uint8_t *rec, const pw__q8_256 *xb, int pf,
         if (pf) pw__tile32_prefetch_pf(grp, PW__TQ1X_GROUP, pf);
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(grp + 32 * q));
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(grp + 32 * q));
+            __m256i E = _mm256_maddubs_epi16(v, c30), O = _mm256_maddubs_epi16(v, c03);
 #pragma GCC unroll 5
             for (int k = 0; k < pw__tq1x_trits(g); ++k) {
-                const __m256i a = pw__t32a_bcast4(xb->qs + pw__tq1x_e0(g, k));
-                D[q][k & 1] = tq1xa_dot(D[q][k & 1], tq1xa_trit(v), a);
-                if (k + 1 < pw__tq1x_trits(g)) v = tq1xa_times3(v);
+                const int e0 = pw__tq1x_e0(g, k);
+                D[q][0] = tq1xa_dot(D[q][0], E, pw__t32a_bcast4(xe + e0));
+                D[q][1] = tq1xa_dot(D[q][1], O, pw__t32a_bcast4(xo + e0));
+                if (k + 1 < pw__tq1x_trits(g)) {
+                    E = _mm256_maddubs_epi16(E, c30);
+                    O = _mm256_maddubs_epi16(O, c30);
+                }
             }
         }
     }
@@ -103,11 +123,17 @@ TQ1XA_INLINE void tq1xa_dwords(const uint8_t *rec, const pw__q8_256 *xb, int pf,
 /* GEMV record function (tile32_avx2.h). */
 TQ1XA_INLINE void tq1xa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m256 acc[4]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
+    _Alignas(32) int8_t xe[256], xo[256];
+    for (int i = 0; i < 256; i += 32) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(xb->qs + i));
+        _mm256_store_si256((__m256i *)(xe + i), _mm256_slli_epi16(x, 8));
+        _mm256_store_si256((__m256i *)(xo + i), _mm256_and_si256(x, _mm256_set1_epi16((short)0xFF00)));
+    }
     const __m256i sum = _mm256_set1_epi32(xb->sum);
     __m256i S[4];
     for (int q = 0; q < 4; ++q) S[q] = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
-    tq1xa_dwords(rec, xb, pf, 0, 7, S);
-    tq1xa_dwords(rec, xb, pf, 7, PW__TQ1X_DWORDS, S);
+    tq1xa_dwords(rec, xe, xo, pf, 0, 7, S);
+    tq1xa_dwords(rec, xe, xo, pf, 7, PW__TQ1X_DWORDS, S);
     if (pf) pw__tile32_prefetch_pf(rec + PW__TQ1X_D, PW__TQ1X_RECORD - PW__TQ1X_D, pf);
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
