@@ -109,27 +109,8 @@ static void test_random_blocks(pw_context *ctx) {
  */
 static void test_bounds(pw_context *ctx) {
     enum { OUT = 37, NB = 3, N = 5 };
-    const int64_t in = NB * 256;
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    float *x = malloc(sizeof(float) * (size_t)(N * in));
-    CHECK(bytes != NULL && x != NULL, "out of memory");
-    if (bytes != NULL && x != NULL) {
-        const uint16_t d = pw__f32_to_f16(0.001f);
-        for (int fill = 0; fill <= 0xFF; fill += 0xFF) {
-            for (int k = 0; k < OUT * NB; ++k) {
-                uint8_t *blk = bytes + (size_t)k * BLOCK;
-                memset(blk, fill, 108);
-                memcpy(blk + 108, &d, 2);
-            }
-            for (int sign = -1; sign <= 1; sign += 2) {
-                for (int64_t i = 0; i < N * in; ++i) x[i] = (float)sign;
-                pw_test_tiling_vs_oracle_x(ctx, &q3kx, bytes, OUT, NB, N, x,
-                                           fill ? "at the bounds (0xFF)" : "at the bounds (0x00)");
-            }
-        }
-    }
-    free(x);
-    free(bytes);
+    pw_test_tiling_at_fill(ctx, &q3kx, OUT, NB, N, 1, 0xFF);
+    pw_test_tiling_at_fill(ctx, &q3kx, OUT, NB, N, 1, 0x00);
 }
 
 int main(void) {

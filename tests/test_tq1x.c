@@ -133,25 +133,8 @@ static void test_random_blocks(pw_context *ctx) {
  */
 static void test_bounds(pw_context *ctx) {
     enum { OUT = 37, NB = 3, N = 5 };
-    pw_test_tiling_at_bounds(ctx, &tq1x, OUT, NB, N, 1);
-    const int64_t in = NB * 256;
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    float *x = malloc(sizeof(float) * (size_t)(N * in));
-    CHECK(bytes != NULL && x != NULL, "out of memory");
-    if (bytes != NULL && x != NULL) {
-        const uint16_t d = pw__f32_to_f16(0.001f);
-        for (int k = 0; k < OUT * NB; ++k) {
-            memset(bytes + (size_t)k * BLOCK, 0, D);
-            memcpy(bytes + (size_t)k * BLOCK + D, &d, 2);
-        }
-        for (int sign = -1; sign <= 1; sign += 2) {
-            for (int64_t i = 0; i < N * in; ++i) x[i] = (float)sign;
-            pw_test_tiling_vs_oracle_x(ctx, &tq1x, bytes, OUT, NB, N, x,
-                                       "at the bounds (every trit 0)");
-        }
-    }
-    free(x);
-    free(bytes);
+    pw_test_tiling_at_fill(ctx, &tq1x, OUT, NB, N, 1, 0xFF);
+    pw_test_tiling_at_fill(ctx, &tq1x, OUT, NB, N, 1, 0x00);
 }
 
 int main(void) {

@@ -384,8 +384,8 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
     return bytes;
 }
 
-void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
-                              int n, int scales) {
+void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                            int n, int scales, uint8_t fill) {
     const size_t bb = (size_t)t->block_bytes;
     const int64_t in = nb * t->block_elems;
     uint8_t *bytes = malloc((size_t)(out * nb) * bb);
@@ -395,17 +395,24 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
         const uint16_t d = pw__f32_to_f16(0.001f), zero = 0;
         for (int64_t k = 0; k < out * nb; ++k) {
             uint8_t *blk = bytes + (size_t)k * bb;
-            memset(blk, 0xFF, bb);
+            memset(blk, fill, bb);
             memcpy(blk + t->scales_at, &d, 2);
             for (int j = 1; j < scales; ++j) memcpy(blk + t->scales_at + 2 * j, &zero, 2);
         }
+        char what[64];
+        snprintf(what, sizeof what, "at the bounds (0x%02X)", fill);
         for (int sign = -1; sign <= 1; sign += 2) {
             for (int64_t i = 0; i < n * in; ++i) x[i] = (float)sign;
-            pw_test_tiling_vs_oracle_x(ctx, t, bytes, out, nb, n, x, "at the bounds");
+            pw_test_tiling_vs_oracle_x(ctx, t, bytes, out, nb, n, x, what);
         }
     }
     free(x);
     free(bytes);
+}
+
+void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                              int n, int scales) {
+    pw_test_tiling_at_fill(ctx, t, out, nb, n, scales, 0xFF);
 }
 
 void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,

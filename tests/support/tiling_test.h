@@ -152,6 +152,11 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
 void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
                               int n, int scales);
 
+/* The same with every byte of every block `fill` (but d, and dmin where scales is 2):
+ * 0x00 puts the families whose values are signed (Q3_K, TQ1_0) at their other end. */
+void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                            int n, int scales, uint8_t fill);
+
 /*
  * A family's record maker (the input-block-major GEMM kernels' fill, kernel/tile32.h:
  * make(src, rec) from the 32 blocks of a tile's column, row r's at src + r * block
