@@ -49,12 +49,12 @@
  * computed and not stored.
  *
  * Measured (packwise bench --formats TQ1_0 --shapes 11008x4096 --batch 1,128 --threads 1
- * --policy compact,in_place, the shared 2-vCPU AMD EPYC Zen 5 VM, load 3-4, two runs;
- * before: the row-major kernel of the level in the same runs): AVX-VNNI GEMV 1.21-1.33
- * -> 1.00-1.01 ms (7.2-7.9 -> 9.4-9.5 GB/s), n = 128 158-166 -> 42-45 ms; AVX2 GEMV
- * 1.37-1.39 -> 1.12-1.13 ms (6.9 -> 8.5 GB/s), n = 128 174-181 -> 48 ms. The GEMV is
- * compute-bound: about 9 ops per 32 values at 256 bits (2 adds, the 5-op trit, the dot,
- * the broadcast).
+ * --policy compact,in_place, the shared 2-vCPU AMD EPYC Zen 5 VM, load 2-3, two runs;
+ * before: the row-major kernel of the level, in_place in the same runs): AVX-VNNI GEMV
+ * 1.24-1.37 -> 0.90-1.00 ms (17-21% -> 24% of the read), n = 128 160-185 -> 46-55 ms
+ * (15-16% -> 51-58% of the level's int8 peak); AVX2 GEMV 1.40-1.47 -> 0.99-1.14 ms
+ * (15-16% -> 21-22%), n = 128 181-194 -> 48-60 ms (16% -> 63%). The GEMV stays
+ * compute-bound at 256 bits (warm about as fast as cold, above).
  */
 #include "format/blocks.h"
 #include "kernel/tile32_kgemm.h"

@@ -19,13 +19,13 @@
  * of 16 rows): 2 adds, the 4-op trit, 1 dot product, 1 broadcast load: 7 vector ops
  * and 1 load, against about 10 for the row-major kernels' 32 values.
  *
- * Measured (packwise bench --formats TQ1_0 --shapes 11008x4096 --batch 1,128 --threads 1,
- * this project's shared 2-vCPU AMD EPYC Zen 5 VM, load 3-4): GEMV 0.48-0.55 ms, 17-20
- * GB/s, 44-47% of the read, where the row-major AVX-VNNI kernel compact ran before
- * takes 1.45 ms (6.6 GB/s, 17%); with the weight in L2 ([512, 4096] n = 2, the GEMV
- * kernel by --kernel) 0.045 ms, about 20 GB/s of weight a row of X: compute-bound at
- * the same rate warm and cold. GEMM n = 128: 30.1 ms, 48% of the int8 peak (row-major
- * 184 ms, 8.2%).
+ * Measured (packwise bench --formats TQ1_0 --shapes 11008x4096 --batch 1,128 --threads 1
+ * --policy compact,in_place, this project's shared 2-vCPU AMD EPYC Zen 5 VM, load 2-3,
+ * two runs; before: the row-major kernel compact ran, in_place in the same runs): GEMV
+ * 1.25-1.26 -> 0.51-0.57 ms, 17.5-18.1% -> 40-43% of the read (16.7-18.7 GB/s); with
+ * the weight in L2 ([512, 4096] n = 2, the GEMV kernel by --kernel) 0.045-0.048 ms,
+ * about 19 GB/s of weight a row of X: compute-bound, warm as cold. GEMM n = 128 162-197
+ * -> 18.7-18.8 ms, 7.1-8.0% -> 72-73% of the int8 peak.
  *
  * Integer range: |D_h| <= 256 * 2 * 127 = 65024 (tq1x.h). Rows past `out` in the last
  * tile are zero in the packed bytes; their lanes are computed and not stored.
