@@ -369,7 +369,7 @@ PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
 PW_KERNEL(q3_k_q3kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q3_k_q3kx32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(q3_k_q3kx32k4_gemm_avx512vnni)
 /* The same bytes at 256 bits (in q6kx_avx2.c, built twice). */
 PW_KERNEL(q3_k_q3kx32k4_avx2)
@@ -387,7 +387,7 @@ PW_KERNEL(q3_k_q3kx32k4_gemm_dotprod)
 PW_KERNEL(q4_k_q4kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q4_k_q4kx32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(q4_k_q4kx32k4_gemm_avx512vnni)
 PW_KERNEL(q4_k_q4kx32k4_avx2)
 PW_KERNEL(q4_k_q4kx32k4_gemm_avx2)
@@ -464,7 +464,7 @@ PW_KERNEL(q5_1_q51x32k4_gemm_dotprod)
 PW_KERNEL(q5_k_q5kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q5_k_q5kx32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(q5_k_q5kx32k4_gemm_avx512vnni)
 PW_KERNEL(q5_k_q5kx32k4_avx2)
 PW_KERNEL(q5_k_q5kx32k4_gemm_avx2)
@@ -481,7 +481,7 @@ PW_KERNEL(q5_k_q5kx32k4_gemm_dotprod)
 PW_KERNEL(q6_k_q6kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q6_k_q6kx32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(q6_k_q6kx32k4_gemm_avx512vnni)
 /* The same bytes at 256 bits (q6kx_avx2.c, built twice). */
 PW_KERNEL(q6_k_q6kx32k4_avx2)
@@ -501,7 +501,7 @@ PW_KERNEL(q6_k_q6kx32k4_gemm_dotprod)
 PW_KERNEL(q2_k_q2kx32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(q2_k_q2kx32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(q2_k_q2kx32k4_gemm_avx512vnni)
 /* The same bytes at 256 bits (q2kx_avx2.c, built twice). */
 PW_KERNEL(q2_k_q2kx32k4_avx2)
@@ -521,7 +521,7 @@ PW_KERNEL(q2_k_q2kx32k4_gemm_dotprod)
 PW_KERNEL(tq2_0_tq2x32k4_scalar)
 #if defined(__x86_64__)
 PW_KERNEL(tq2_0_tq2x32k4_avx512vnni)
-/* GEMM over the same bytes, ranked just below the i8g kernel. */
+/* GEMM over the same bytes, ranked above the i8g kernel (PW__PRIO_I8G_X86). */
 PW_KERNEL(tq2_0_tq2x32k4_gemm_avx512vnni)
 /* The same bytes at 256 bits (tq2x_avx2.c, built twice). */
 PW_KERNEL(tq2_0_tq2x32k4_avx2)
