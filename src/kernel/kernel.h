@@ -172,9 +172,13 @@ typedef struct pw__kernel {
  * against 116 / 161; [11008, 4096] n = 128, eleven formats, avxvnni 221-328 against
  * 178-236 (every format faster), avx2 132-253 against 145-227 (nine faster; Q8_0 151 / 145,
  * IQ4_NL 132 / 138 level), avx512vnni level within the run's noise (Q4_0 446-515 against
- * 471, Q4_K 501-563 against 435-472, Q6_K 415-481 against 439-491). Not measured on Intel
- * cores. The i8g kernels still serve what no family packs (TQ1_0, TQ2_0), and on Arm the
- * dotprod and i8mm i8g GEMMs keep their rank (no Arm hardware has timed them). */
+ * 471, Q4_K 501-563 against 435-472, Q6_K 415-481 against 439-491); TQ1_0 and TQ2_0
+ * ([4096, 4096], n = 4 / 128, after their families came): avx512vnni 464 / 618 and 702 /
+ * 654 against 162 / 410 and 178 / 404, avx2 158 / 234 and 204 / 218 against 92 / 214 and
+ * 89 / 224. Not measured on Intel cores. So on x86 the planner picks no i8g kernel for a
+ * block format with a packed family (all thirteen that have int8 kernels); they stay
+ * available by name (pw_weight_options.kernel). On Arm the dotprod and i8mm i8g GEMMs
+ * keep their rank (no Arm hardware has timed them). */
 #define PW__PRIO_I8G_X86 (PW__PRIO_GEMM - 2)
 
 /*
