@@ -48,6 +48,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q2kx.h"
+#include "kernel/x86/q2kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
 
 #define Q2KX_INLINE static inline __attribute__((always_inline))
@@ -56,21 +57,13 @@
  * tile32_avx512.h). */
 Q2KX_INLINE void q2kx_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    const __m512i m03 = _mm512_set1_epi8(0x03), m33 = _mm512_set1_epi8(0x33);
     __m512i xs[16], ys[16];
 #pragma GCC unroll 2
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__Q2KX_SUB * s;
         if (pf) pw__tile32_prefetch_pf(sub, PW__Q2KX_SUB, pf);
-        const __m512i p0 = _mm512_loadu_si512(sub), p1 = _mm512_loadu_si512(sub + 64);
-        const __m512i q[4] = {p0, p1, _mm512_srli_epi16(p0, 2), _mm512_srli_epi16(p1, 2)};
         __m512i l = _mm512_setzero_si512(), w = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) {
-            const __m512i a = pw__tile32_bcast4(xb->qs + 16 * s + 4 * u);
-            l = _mm512_dpbusd_epi32(l, _mm512_and_si512(q[u], m03), a);
-            w = _mm512_dpbusd_epi32(w, _mm512_and_si512(q[u], m33), a);
-        }
+        pw__q2kx_gemv_sub(sub, xb->qs + 16 * s, &l, &w, 1);
         xs[s] = l;
         ys[s] = _mm512_srai_epi32(_mm512_sub_epi32(w, l), 4);
     }

@@ -37,6 +37,7 @@
  */
 #include "format/blocks.h"
 #include "kernel/q2kx.h"
+#include "kernel/x86/q2kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/tile32_kgemm.h"
 
@@ -90,7 +91,6 @@ static void q2kxg_decode(const uint8_t *rec, void *out) {
  * add; f32 and d once per record), the choice on Intel cores (pw__t32k_scale_step). */
 Q2KXG_INLINE void q2kxg_panel(const uint8_t *rec, const q2kxg_rec *rs, const uint8_t *const *x,
                               float *yb, const uint8_t *pf, const int mr, const int F32) {
-    const __m512i m03 = _mm512_set1_epi8(0x03);
     __m512i sacc[Q2KXG_MR][2];
     __m512 facc[Q2KXG_MR][2];
 #pragma GCC unroll 8
@@ -106,22 +106,7 @@ Q2KXG_INLINE void q2kxg_panel(const uint8_t *rec, const q2kxg_rec *rs, const uin
         __m512i dt[Q2KXG_MR][2];
 #pragma GCC unroll 8
         for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_setzero_si512();
-        const __m512i p0 = _mm512_loadu_si512(sub), p1 = _mm512_loadu_si512(sub + 64);
-#pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) {
-            const __m512i p = u % 2 ? p1 : p0;
-            const __m512i q = u < 2 ? p : _mm512_srli_epi16(p, 2);
-            const __m512i a = _mm512_and_si512(q, m03);
-            const __m512i b = _mm512_and_si512(_mm512_srli_epi16(q, 4), m03);
-#pragma GCC unroll 8
-            for (int i = 0; i < mr; ++i) {
-                int32_t a4;
-                memcpy(&a4, x[i] + offsetof(pw__q8_256, qs) + 16 * s + 4 * u, 4);
-                const __m512i xa = _mm512_set1_epi32(a4);
-                dt[i][0] = _mm512_dpbusd_epi32(dt[i][0], a, xa);
-                dt[i][1] = _mm512_dpbusd_epi32(dt[i][1], b, xa);
-            }
-        }
+        pw__q2kx_gemm_sub(sub, x, offsetof(pw__q8_256, qs) + 16 * s, dt, mr);
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
             pw__t32k_scale_step(dt, h, rs->scd[s][h], rs->sc[s][h], facc, sacc, mr, F32);

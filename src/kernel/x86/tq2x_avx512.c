@@ -46,8 +46,11 @@
  */
 #include "format/blocks.h"
 #include "kernel/tq2x.h"
+#include "kernel/x86/q2kx_avx512.h"
 #include "kernel/x86/tile32_avx512.h"
 #include "kernel/x86/tile32_gemm_avx512.h"
+
+#include <stddef.h>
 
 #define TQ2X_INLINE static inline __attribute__((always_inline))
 
@@ -57,7 +60,6 @@
  * tile32_avx512.h). */
 TQ2X_INLINE void tq2x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m512 acc[2]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    const __m512i m03 = _mm512_set1_epi8(0x03), m33 = _mm512_set1_epi8(0x33);
     const __m512i z = _mm512_setzero_si512();
     __m512i l[4] = {_mm512_set1_epi32(-xb->sum), z, z, z};
     __m512i w[4] = {_mm512_set1_epi32(-17 * xb->sum), z, z, z};
@@ -65,14 +67,7 @@ TQ2X_INLINE void tq2x_block(const uint8_t *rec, const uint8_t *xbp, int pf, __m5
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sub = rec + PW__TQ2X_SUB * s;
         if (pf) pw__tile32_prefetch_pf(sub, PW__TQ2X_SUB, pf);
-        const __m512i p0 = _mm512_loadu_si512(sub), p1 = _mm512_loadu_si512(sub + 64);
-        const __m512i q[4] = {p0, p1, _mm512_srli_epi16(p0, 2), _mm512_srli_epi16(p1, 2)};
-#pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) {
-            const __m512i a = pw__tile32_bcast4(xb->qs + 16 * s + 4 * u);
-            l[u] = _mm512_dpbusd_epi32(l[u], _mm512_and_si512(q[u], m03), a);
-            w[u] = _mm512_dpbusd_epi32(w[u], _mm512_and_si512(q[u], m33), a);
-        }
+        pw__q2kx_gemv_sub(sub, xb->qs + 16 * s, l, w, 4);
     }
     if (pf) pw__tile32_prefetch_pf(rec + PW__TQ2X_D, PW__TQ2X_RECORD - PW__TQ2X_D, pf);
     const __m512i lo = _mm512_add_epi32(_mm512_add_epi32(l[0], l[1]), _mm512_add_epi32(l[2], l[3]));
@@ -95,28 +90,14 @@ const pw__kernel pw__k_tq2_0_tq2x32k4_avx512vnni =
  * function of tile32_gemm_avx512.h). */
 TQ2X_INLINE void tq2x_gemm_block(const uint8_t *rec, const uint8_t *const *x,
                                  float acc[][PW__TILE32_NR], const int mr) {
-    const __m512i m03 = _mm512_set1_epi8(0x03);
-    __m512i lo[PW__T32G_MR], hi[PW__T32G_MR];
+    __m512i dt[PW__T32G_MR][2], lo[PW__T32G_MR], hi[PW__T32G_MR];
 #pragma GCC unroll 10
-    for (int i = 0; i < mr; ++i) lo[i] = hi[i] = _mm512_set1_epi32(-((const pw__q8_256 *)x[i])->sum);
+    for (int i = 0; i < mr; ++i) dt[i][0] = dt[i][1] = _mm512_set1_epi32(-((const pw__q8_256 *)x[i])->sum);
 #pragma GCC unroll 1
-    for (int s = 0; s < 16; ++s) {
-        const uint8_t *sub = rec + PW__TQ2X_SUB * s;
-        const __m512i p0 = _mm512_loadu_si512(sub), p1 = _mm512_loadu_si512(sub + 64);
-#pragma GCC unroll 4
-        for (int u = 0; u < 4; ++u) {
-            const __m512i p = u % 2 ? p1 : p0;
-            const __m512i q = u < 2 ? p : _mm512_srli_epi16(p, 2);
-            const __m512i a = _mm512_and_si512(q, m03);
-            const __m512i b = _mm512_and_si512(_mm512_srli_epi16(q, 4), m03);
+    for (int s = 0; s < 16; ++s)
+        pw__q2kx_gemm_sub(rec + PW__TQ2X_SUB * s, x, offsetof(pw__q8_256, qs) + 16 * s, dt, mr);
 #pragma GCC unroll 10
-            for (int i = 0; i < mr; ++i) {
-                const __m512i xa = pw__tile32_bcast4(((const pw__q8_256 *)x[i])->qs + 16 * s + 4 * u);
-                lo[i] = _mm512_dpbusd_epi32(lo[i], a, xa);
-                hi[i] = _mm512_dpbusd_epi32(hi[i], b, xa);
-            }
-        }
-    }
+    for (int i = 0; i < mr; ++i) lo[i] = dt[i][0], hi[i] = dt[i][1];
     pw__t32g_scale_add(rec + PW__TQ2X_D, x, lo, hi, acc, mr);
 }
 
