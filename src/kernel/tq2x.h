@@ -75,5 +75,10 @@ PW__VIEW_PACKER(pw__tq2x_pack_plan, pw__tq2x_pack)
  * column, row r's at src + r * 66, as the packer lays them out: the input-block-major
  * GEMM kernels' fill (kernel/tile32.h, pw__tile32_fill_ibm). Portable C. */
 void pw__tq2x_record_from_blocks(const uint8_t *src, uint8_t *rec);
+#if defined(__x86_64__)
+/* The same bytes made with AVX-512 F/BW (x86/tq2x_avx512.c: the input-block-major GEMM's
+ * maker; callable where the CPU has AVX-512 F/BW/VL/VNNI, as that kernel). */
+void pw__tq2x_record_from_blocks_avx512(const uint8_t *src, uint8_t *rec);
+#endif
 
 #endif

@@ -415,6 +415,17 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
     pw_test_tiling_at_fill(ctx, t, out, nb, n, scales, 0xFF);
 }
 
+int pw_test_tiling_avx512(pw_context *ctx) {
+    const uint32_t need = PW_CPU_AVX512F | PW_CPU_AVX512BW | PW_CPU_AVX512VL | PW_CPU_AVX512VNNI;
+#if defined(__x86_64__)
+    return (pw_context_usable_features(ctx) & need) == need;
+#else
+    (void)ctx;
+    (void)need;
+    return 0;
+#endif
+}
+
 void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
                                  void (*make)(const uint8_t *src, uint8_t *rec), const char *name) {
     enum { OUT = 45, NB = 2 };

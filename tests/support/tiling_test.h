@@ -168,5 +168,8 @@ void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t ou
  */
 void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
                                  void (*make)(const uint8_t *src, uint8_t *rec), const char *name);
+/* Whether ctx runs the AVX-512 VNNI kernels (F, BW, VL and VNNI usable; 0 off x86-64):
+ * the condition for calling their ISA-specific makers (pw__*_record_from_blocks_avx512). */
+int pw_test_tiling_avx512(pw_context *ctx);
 
 #endif

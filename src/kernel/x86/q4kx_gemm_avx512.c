@@ -254,12 +254,8 @@ Q4KXG_INLINE void k4x_record_from_blocks(const uint8_t *src, uint8_t *rec, const
         _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
     for (int h = 0; h < 2; ++h) {
         const uint8_t *rows = src + (size_t)16 * h * bb;
-        __m512i z[4];
-        for (int g = 0; g < 4; ++g) z[g] = pw__t32f_rows4(rows, bb, g);
-        const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
-        const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
-        const __m512i col[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
-                                _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+        __m512i col[4];
+        pw__t32f_rows16(rows, bb, col);
         /* col[0]: the d and dmin words of each lane's rows together, then the lanes' d
          * (qwords 0, 2, 4, 6) before their dmin */
         const __m512i dd = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),

@@ -24,15 +24,31 @@ PW__T32F_INLINE __m512i pw__t32f_rows4(const uint8_t *p, size_t rs, int g) {
     return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p + (size_t)(g + 12) * rs)), 3);
 }
 
+/* The in-lane 4 x 4 dword transposes of four registers: col[c] lane L = dword c of
+ * z[0..3]'s lane L, in that order. */
+PW__T32F_INLINE void pw__t32f_transpose4(const __m512i z[4], __m512i col[4]) {
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    col[0] = _mm512_unpacklo_epi64(t0, t2);
+    col[1] = _mm512_unpackhi_epi64(t0, t2);
+    col[2] = _mm512_unpacklo_epi64(t1, t3);
+    col[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+/* The 16 bytes at p of 16 rows (rows rs bytes apart) as four registers: col[c] lane r =
+ * dword c of row r (pw__t32f_rows4, then pw__t32f_transpose4). */
+PW__T32F_INLINE void pw__t32f_rows16(const uint8_t *p, size_t rs, __m512i col[4]) {
+    __m512i z[4];
+    for (int g = 0; g < 4; ++g) z[g] = pw__t32f_rows4(p, rs, g);
+    pw__t32f_transpose4(z, col);
+}
+
 /* Columns 0..3 of four registers' 4 x 4 dword matrices (one per 128-bit lane), stored
  * as the 64 bytes at dst, dst + step, dst + 2 step, dst + 3 step (64-byte aligned). */
 PW__T32F_INLINE void pw__t32f_transpose4_store(const __m512i z[4], uint8_t *dst, size_t step) {
-    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
-    _mm512_store_si512((__m512i *)dst, _mm512_unpacklo_epi64(t0, t2));
-    _mm512_store_si512((__m512i *)(dst + step), _mm512_unpackhi_epi64(t0, t2));
-    _mm512_store_si512((__m512i *)(dst + 2 * step), _mm512_unpacklo_epi64(t1, t3));
-    _mm512_store_si512((__m512i *)(dst + 3 * step), _mm512_unpackhi_epi64(t1, t3));
+    __m512i col[4];
+    pw__t32f_transpose4(z, col);
+    for (int c = 0; c < 4; ++c) _mm512_store_si512((__m512i *)(dst + c * step), col[c]);
 }
 
 /* 16 nibble-packed bytes at p of rows 0..15 (a) and 16..31 (b), rows rs bytes apart, as

@@ -110,8 +110,20 @@ const pw__kernel pw__k_tq2_0_tq2x32k4_gemm_avx512vnni = PW__TQ2X_GEMM_KERNEL(
 
 /* GEMM over input-block-major TQ2_0 bytes as they are: the loop above over each tile's
  * records of a pass made in an L1 scratch from the 32 blocks of each column
- * (pw__t32g_run_fill; pw__tq2x_record_from_blocks, portable C). */
-PW__TILE32_IBM_FILL(tq2x_fill_ibm, pw__block_tq2_0, PW__TQ2X_RECORD, pw__tq2x_record_from_blocks)
+ * (pw__t32g_run_fill), the quants as Q2_K's (pw__q2kx_quants_avx512, q2kx_avx512.h),
+ * d from each row's last dword (bytes 62..65: d in its high word). Measured as Q2_K's
+ * (q2kx_gemm_avx512.c, the same runs, --formats TQ2_0): in_place 20.6-21.4 ms (0.98-1.01x
+ * the packed GEMM's 20.8-21.0), where the portable maker took 24.4-29.6 ms (0.70-0.84x
+ * of 18.3-20.8). */
+void pw__tq2x_record_from_blocks_avx512(const uint8_t *src, uint8_t *rec) {
+    const size_t bb = sizeof(pw__block_tq2_0);
+    pw__q2kx_quants_avx512(src + offsetof(pw__block_tq2_0, qs), bb, rec);
+    _Static_assert(offsetof(pw__block_tq2_0, d) + 2 == sizeof(pw__block_tq2_0), "d ends a block");
+    pw__q2kx_f16_rows(src + offsetof(pw__block_tq2_0, d) - 2, bb, NULL, rec + PW__TQ2X_D);
+}
+
+PW__TILE32_IBM_FILL(tq2x_fill_ibm, pw__block_tq2_0, PW__TQ2X_RECORD,
+                    pw__tq2x_record_from_blocks_avx512)
 
 static void tq2x_ibm_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     pw__t32g_run_fill(c, o0, o1, i0, i1, PW__QK_K, PW__TQ2X_RECORD, sizeof(pw__q8_256),
