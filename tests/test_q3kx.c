@@ -120,6 +120,11 @@ int main(void) {
     test_random_blocks(ctx);
     pw_test_tiling_record_maker(ctx, &q3kx, 1, pw__q3kx_record_from_blocks,
                                 "pw__q3kx_record_from_blocks");
+#if defined(__x86_64__)
+    if (pw_test_tiling_avx512(ctx)) /* the input-block-major AVX-512 GEMM's maker */
+        pw_test_tiling_record_maker(ctx, &q3kx, 1, pw__q3kx_record_from_blocks_avx512,
+                                    "pw__q3kx_record_from_blocks_avx512");
+#endif
     test_bounds(ctx);
     pw_test_tiling_dispatch(ctx, &q3kx);
     pw_test_tiling_family_kernels(ctx, &q3kx);

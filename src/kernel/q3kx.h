@@ -79,5 +79,10 @@ PW__VIEW_PACKER(pw__q3kx_pack_plan, pw__q3kx_pack)
  * input-block-major GEMM kernels' fill (kernel/tile32.h, pw__tile32_fill_ibm).
  * Portable C on 32-bit words; rec 4-byte aligned. */
 void pw__q3kx_record_from_blocks(const uint8_t *src, uint8_t *rec);
+#if defined(__x86_64__)
+/* The same bytes made with AVX-512 F/BW (x86/q3kx_gemm_avx512.c: the input-block-major
+ * GEMM's maker; callable where the CPU has AVX-512 F/BW/VL/VNNI, as that kernel). */
+void pw__q3kx_record_from_blocks_avx512(const uint8_t *src, uint8_t *rec);
+#endif
 
 #endif
