@@ -95,37 +95,11 @@ static void test_random_blocks(pw_context *ctx) {
  * and the largest lane of the AVX-512 kernels' whole-byte sum, 51 a byte), at 2 (0xAA,
  * the largest trit ggml writes) and at 0 (0x00: the dot zero, the -1 term alone), d =
  * 0.001, against activations all +1 and all -1 (int8 +-127), on 37 rows x 3 blocks,
- * n = 1, 3 and 5. Random data never reaches these sums (an int16 sum that saturates
- * there passes every random case).
+ * n = 1, 3 and 5 (pw_test_tiling_at_fill).
  */
 static void test_bounds(pw_context *ctx) {
-    enum { OUT = 37, NB = 3, N = 5 };
-    const int64_t in = NB * 256;
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    float *x = malloc(sizeof(float) * (size_t)(N * in));
-    CHECK(bytes != NULL && x != NULL, "out of memory");
-    if (bytes != NULL && x != NULL) {
-        static const struct {
-            uint8_t qs;
-            const char *what;
-        } cases[] = {{0xFF, "at the bounds (trits 3)"},
-                     {0xAA, "at the bounds (trits 2)"},
-                     {0x00, "at the bounds (trits 0)"}};
-        const uint16_t d = pw__f32_to_f16(0.001f);
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-            for (int k = 0; k < OUT * NB; ++k) {
-                uint8_t *blk = bytes + (size_t)k * BLOCK;
-                memset(blk, cases[c].qs, D);
-                memcpy(blk + D, &d, 2);
-            }
-            for (int sign = -1; sign <= 1; sign += 2) {
-                for (int64_t i = 0; i < N * in; ++i) x[i] = (float)sign;
-                pw_test_tiling_vs_oracle_x(ctx, &tq2x, bytes, OUT, NB, N, x, cases[c].what);
-            }
-        }
-    }
-    free(x);
-    free(bytes);
+    static const uint8_t fills[] = {0xFF, 0xAA, 0x00};
+    for (size_t c = 0; c < sizeof fills; ++c) pw_test_tiling_at_fill(ctx, &tq2x, 37, 3, 5, 1, fills[c]);
 }
 
 int main(void) {
