@@ -71,4 +71,14 @@ static inline __attribute__((always_inline)) __m256i pw__dpbusd(__m256i acc, __m
 #endif
 }
 
+/* acc[i] + a[2i] * b[2i] + a[2i + 1] * b[2i + 1]   (int16 words, int32 sums): AVX-VNNI's
+ * vpdpwssd (no saturation), AVX2's vpmaddwd + vpaddd; the same lanes and values. */
+static inline __attribute__((always_inline)) __m256i pw__dpwssd(__m256i acc, __m256i a, __m256i b) {
+#if defined(PW_AVXVNNI)
+    return _mm256_dpwssd_avx_epi32(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
 #endif

@@ -16,14 +16,21 @@
  *
  *   A_u = q_u & 0x03 (rows 8h + lane),  B_u = (q_u >> 4) & 0x03 (rows 16 + 8h + lane)
  *
- * GEMV, per sub-block s and group, a_u = bcast(x.qs[16s + 4u .. +3]):
- *   AVX-VNNI  D = sum_u dpbusd(A_u, a_u)         (int32, |D| <= 16 * 3 * 127 = 6096)
- *   AVX2      D = sum_u maddubs(A_u, a_u)        (int16 pair sums: a pair is at most
+ * GEMV, per sub-block s and group, a_u = bcast(x.qs[16s + 4u .. +3]), and B taken as
+ * 16 B_u = q_u & 0x30 (one mask, no shift; |x.qs| <= 127):
+ *   AVX-VNNI  D_A = sum_u dpbusd(A_u, a_u)       (int32, |D_A| <= 16 * 3 * 127 = 6096)
+ *             D_B = (sum_u dpbusd(16 B_u, a_u)) >> 4   (exact: a multiple of 16)
+ *   AVX2      D_A = sum_u maddubs(A_u, a_u)      (int16 pair sums: a pair is at most
  *             2 * 3 * 128 = 768, the four steps 3072: exact, far from saturation)
- *   S += vpmaddwd(D, sc)     sc: the 4-bit scale in the low int16 of its lane and 0
- *             in the high one (AVX-VNNI: D fits int16), or in both (AVX2: the lane's
- *             two int16 pair sums each times the scale)
- *   M += vpmaddwd(m, bcast(bsums[s], 0))   m: the 4-bit min in the low int16
+ *             D_B = (maddubs(16 B_0, a_0) + maddubs(16 B_1, a_1)) >> 4 + (steps 2, 3) >> 4
+ *             (a two-step int16 sum of 16 B is at most 4 * 48 * 127 = 24384: exact)
+ *   S += dpwssd(D, sc)   sc: the 4-bit scale in the low int16 of its lane and 0 in the
+ *             high one (AVX-VNNI: D fits int16, its high word D's sign, times 0), or in
+ *             both (AVX2: the lane's two int16 pair sums each times the scale); dpwssd:
+ *             AVX-VNNI's vpdpwssd, AVX2's vpmaddwd + vpaddd (avx2_level.h)
+ *   M (AVX-VNNI) += dpwssd(m, bcast(bsums[s], 0))   m: the 4-bit min in the low int16
+ *   M (AVX2) += vpmaddwd((m[2t], m[2t + 1]), bcast(bsums[2t], bsums[2t + 1])) + vpaddd,
+ *             once per pair of sub-blocks (the pair a vpblendw of the two min vectors)
  *   acc += (f32(S) * d - f32(M) * dmin) * x.d       per record
  *   |S| <= 16 * 15 * 6096 < 2^21, |M| <= 16 * 15 * 2048 < 2^19.
  *
@@ -51,8 +58,10 @@
  * --kernel in the same session): AVX2 GEMV 0.902 -> 0.667 ms (38% -> 57% of the read),
  * n = 128 116 -> 61.5 ms (25% -> 50% of the level's int8 peak; i8g16 72.6 ms); AVX-VNNI
  * GEMV 0.908 -> 0.569 ms (40% -> 65%), n = 128 116 -> 51.6 ms (22% -> 49%; i8g16 85.7
- * ms). The GEMV does about 84 vector ops a sub-block (the unpacking of both rows, the
- * per-sub-block scale and min steps): as much compute- as memory-bound at 256 bits.
+ * ms). The GEMV does about 67 vector ops a sub-block at AVX-VNNI and 90 at AVX2 (loads
+ * and broadcasts counted; before the 16 B mask, vpdpwssd and AVX2's min pairs: 80 and
+ * 97): still more compute- than memory-bound at 256 bits. That change, measured A/B
+ * (old build, new build, interleaved; RESULTS_HERE
  */
 #include "format/blocks.h"
 #include "kernel/q2kx.h"
@@ -95,35 +104,65 @@ Q2KXA_INLINE void q2kxa_block(const uint8_t *rec, const uint8_t *xbp, int pf, __
     __m256i S[4], M[4];
     for (int g = 0; g < 4; ++g) S[g] = M[g] = _mm256_setzero_si256();
 #pragma GCC unroll 1
-    for (int s = 0; s < 16; ++s) {
-        const uint8_t *sub = rec + PW__Q2KX_SUB * s;
-        if (pf) pw__tile32_prefetch_pf(sub, PW__Q2KX_SUB, pf);
-        const int8_t *xs = xb->qs + 16 * s;
-        const __m256i bs = _mm256_set1_epi32((uint16_t)xb->bsums[s]);
+    for (int t = 0; t < 8; ++t) { /* sub-blocks 2t, 2t + 1 */
+        int32_t b2;
+        memcpy(&b2, xb->bsums + 2 * t, 4);
+        const __m256i bs2 = _mm256_set1_epi32(b2); /* AVX2's min pairs */
+        __m256i ml[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                         _mm256_setzero_si256()};
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            const __m256i p0 = _mm256_loadu_si256((const __m256i *)(sub + 32 * h));
-            const __m256i p1 = _mm256_loadu_si256((const __m256i *)(sub + 64 + 32 * h));
-            __m256i da = _mm256_setzero_si256(), db = da;
+        for (int s = 2 * t; s < 2 * t + 2; ++s) {
+            const uint8_t *sub = rec + PW__Q2KX_SUB * s;
+            if (pf) pw__tile32_prefetch_pf(sub, PW__Q2KX_SUB, pf);
+            const int8_t *xs = xb->qs + 16 * s;
+            const __m256i bs = _mm256_set1_epi32((uint16_t)xb->bsums[s]);
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; ++h) {
+                const __m256i p0 = _mm256_loadu_si256((const __m256i *)(sub + 32 * h));
+                const __m256i p1 = _mm256_loadu_si256((const __m256i *)(sub + 64 + 32 * h));
+                /* da: A's dots; db: 16 B's (AVX2: steps 0-1 in da, db, 2-3 in da2, db2) */
+                __m256i da = _mm256_setzero_si256(), db = da, da2 = da, db2 = da;
 #pragma GCC unroll 4
-            for (int u = 0; u < 4; ++u) {
-                __m256i a, b;
-                q2kxa_step(p0, p1, u, &a, &b);
-                const __m256i x = pw__t32a_bcast4(xs + 4 * u);
+                for (int u = 0; u < 4; ++u) {
+                    const __m256i x = pw__t32a_bcast4(xs + 4 * u);
+                    __m256i q = u % 2 ? p1 : p0;
+                    if (u >= 2) q = _mm256_srli_epi16(q, 2);
+                    const __m256i a = _mm256_and_si256(q, _mm256_set1_epi8(0x03));
+                    const __m256i b16 = _mm256_and_si256(q, _mm256_set1_epi8(0x30));
+                    if (PW__VNNI) {
+                        da = pw__dpbusd(da, a, x);
+                        db = pw__dpbusd(db, b16, x);
+                    } else if (u < 2) {
+                        da = _mm256_add_epi16(da, _mm256_maddubs_epi16(a, x));
+                        db = _mm256_add_epi16(db, _mm256_maddubs_epi16(b16, x));
+                    } else {
+                        da2 = _mm256_add_epi16(da2, _mm256_maddubs_epi16(a, x));
+                        db2 = _mm256_add_epi16(db2, _mm256_maddubs_epi16(b16, x));
+                    }
+                }
                 if (PW__VNNI) {
-                    da = pw__dpbusd(da, a, x);
-                    db = pw__dpbusd(db, b, x);
+                    db = _mm256_srai_epi32(db, 4);
                 } else {
-                    da = _mm256_add_epi16(da, _mm256_maddubs_epi16(a, x));
-                    db = _mm256_add_epi16(db, _mm256_maddubs_epi16(b, x));
+                    da = _mm256_add_epi16(da, da2);
+                    db = _mm256_add_epi16(_mm256_srai_epi16(db, 4), _mm256_srai_epi16(db2, 4));
+                }
+                const __m256i va = q2kxa_bytes(rec, s, h), vb = q2kxa_bytes(rec, s, 2 + h);
+                S[h] = pw__dpwssd(S[h], da, _mm256_and_si256(va, m0f));
+                S[2 + h] = pw__dpwssd(S[2 + h], db, _mm256_and_si256(vb, m0f));
+                if (PW__VNNI) {
+                    /* the min in the low int16 of each lane, bs's high int16 zero */
+                    M[h] = pw__dpwssd(M[h], _mm256_srli_epi16(va, 4), bs);
+                    M[2 + h] = pw__dpwssd(M[2 + h], _mm256_srli_epi16(vb, 4), bs);
+                } else if (s % 2 == 0) {
+                    ml[h] = _mm256_srli_epi16(va, 4); /* m[2t] in both int16 of each lane */
+                    ml[2 + h] = _mm256_srli_epi16(vb, 4);
+                } else { /* (m[2t], m[2t + 1]) . (bsums[2t], bsums[2t + 1]) */
+                    M[h] = pw__dpwssd(M[h], _mm256_blend_epi16(ml[h], _mm256_srli_epi16(va, 4), 0xAA),
+                                      bs2);
+                    M[2 + h] = pw__dpwssd(
+                        M[2 + h], _mm256_blend_epi16(ml[2 + h], _mm256_srli_epi16(vb, 4), 0xAA), bs2);
                 }
             }
-            const __m256i va = q2kxa_bytes(rec, s, h), vb = q2kxa_bytes(rec, s, 2 + h);
-            S[h] = _mm256_add_epi32(S[h], _mm256_madd_epi16(da, _mm256_and_si256(va, m0f)));
-            S[2 + h] = _mm256_add_epi32(S[2 + h], _mm256_madd_epi16(db, _mm256_and_si256(vb, m0f)));
-            /* the min in the low int16 of each lane (AVX2's high copy dropped by bs's zero) */
-            M[h] = _mm256_add_epi32(M[h], _mm256_madd_epi16(_mm256_srli_epi16(va, 4), bs));
-            M[2 + h] = _mm256_add_epi32(M[2 + h], _mm256_madd_epi16(_mm256_srli_epi16(vb, 4), bs));
         }
     }
     if (pf)
