@@ -118,13 +118,7 @@ static const pw_test_tiling tq1x = {
  * run against the oracle, on 45 rows (a whole and a part tile) x 3 blocks, n = 1, 3
  * and 13 (the GEMM kernels' panels split 13 rows).
  */
-static void test_random_blocks(pw_context *ctx) {
-    enum { OUT = 45, NB = 3, N = 13 };
-    pw_rng r = {17};
-    uint8_t *bytes = pw_test_tiling_random_blocks(&tq1x, OUT * NB, 1, &r);
-    pw_test_tiling_vs_oracle(ctx, &tq1x, bytes, OUT, NB, N, &r, "random blocks");
-    free(bytes);
-}
+static void test_random_blocks(pw_context *ctx) { pw_test_tiling_random(ctx, &tq1x, 1, 17); }
 
 /*
  * At the sums' bounds: every trit 2 (bytes 0xFF: sum t x.qs at 2 * 256 * 127) and every

@@ -410,6 +410,14 @@ void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t ou
     free(bytes);
 }
 
+void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales, uint64_t seed) {
+    enum { OUT = 45, NB = 3, N = 13 };
+    pw_rng r = {seed};
+    uint8_t *bytes = pw_test_tiling_random_blocks(t, OUT * NB, scales, &r);
+    pw_test_tiling_vs_oracle(ctx, t, bytes, OUT, NB, N, &r, "random blocks");
+    free(bytes);
+}
+
 void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
                               int n, int scales) {
     pw_test_tiling_at_fill(ctx, t, out, nb, n, scales, 0xFF);

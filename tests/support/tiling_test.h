@@ -157,6 +157,11 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
 void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
                             int n, int scales, uint8_t fill);
 
+/* Every kernel of t's family against the oracle on pw_test_tiling_random_blocks (rng
+ * seeded with seed, `scales` fp16 fields): 45 rows (a whole and a part tile) x 3
+ * blocks, n = 1, 3 and 13 (the GEMM kernels' panels split 13 rows). */
+void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales, uint64_t seed);
+
 /*
  * A family's record maker (the input-block-major GEMM kernels' fill, kernel/tile32.h:
  * make(src, rec) from the 32 blocks of a tile's column, row r's at src + r * block
