@@ -179,8 +179,25 @@ Q8XA_INLINE void q8xa_gemm_block(const uint8_t *rec, const uint8_t *const *x,
     }
 }
 
+/* GEMV: two streams. Zen 4 leaves them to the hardware prefetcher at both levels
+ * (tile32_prefetch.h), Zen 5 at AVX-VNNI only. On Zen 5 the AVX-VNNI GEMV read slower
+ * with the record's software prefetch (8 KiB ahead into L1) than the AVX2 one, whose
+ * record function computes slower: one build switched at run time (not in the tree),
+ * AMD EPYC Zen 5 VM (2 vCPUs, the other core busy with a build), PACKWISE_ISA=avxvnni
+ * packwise bench --formats Q8_0 --shapes 11008x4096,4096x4096 --batch 1 --threads 1,
+ * three rounds in turn, fraction of the read, [11008, 4096] / [4096, 4096]: software
+ * prefetch 85.5-91.5% / 85.4-87.3, hardware only 91.9-98.4 / 95.0-96.4; 2 threads
+ * 84.5-85.8 / 81.8-88.0 against 85.8-88.6 / 85.7-93.7. At avx2 hardware only was
+ * worse (78.8-88.4 / 80.7-94.3 against 91.7-98.0 / 93.0-94.5), so AVX2 keeps the
+ * prefetch. One stream (8 KiB ahead, or hardware only) and 2 KiB ahead
+ * (PW__TILE32_PF_ZEN5) were between the two (82.8-89.0). A decode step
+ * (PACKWISE_ISA=avxvnni packwise bench --step --formats Q8_0 --threads 1, the old and
+ * new builds in turn, two rounds): 8114 and 8095 us a layer before, 7704 and 7969 after
+ * (15.4 -> 15.7-16.2 tokens/s). The AVX-512 Q8_0 GEMV on Zen 5 reads the same way
+ * (q8x_avx512.c). */
 static void q8xa_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8xa_block, 2, PW__HW_ZEN4);
+    pw__t32a_run(c, o0, o1, i0, i1, 32, PW__Q8X_RECORD, sizeof(pw__q8_32), q8xa_block, 2,
+                 PW__HW_ZEN4 | (PW__VNNI ? PW__HW_ZEN5 : 0));
 }
 
 static void q8xa_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
