@@ -15,16 +15,18 @@
  * 24..31, four k values per int32 lane. Group g = rows 8g .. 8g+7 of the tile
  * is the low nibbles of half g (g = 0, 1) or the high nibbles of half g - 2.
  *
- * Scales (q4kxa_decode): the 12 packed bytes of 32 rows (byte i of rows 0..15
- * and of rows 16..31: 16 bytes each) make 12 ymm of one byte per row (two
- * broadcast loads and a blend each), from which ~40 byte operations give the
- * 6-bit scale and min of every row and sub-block. A scale of sub-block t for
- * group g is then one vpshufb of a broadcast load of 16 scale bytes: int32
- * lanes for vpmulld (AVX-VNNI GEMV), word pairs [sc, sc] for vpmaddwd (AVX2).
- * Mins: per pair of sub-blocks the words [m_2k, m_2k+1] of each row, for one
- * vpmaddwd against the activations' sums [b_2k, b_2k+1] (b_t = the sum of
- * sub-block t's 32 activations, from bsums): four vpmaddwd a group give
- * M = sum_t m_t b_t.
+ * Scales (q4kxa_decode): the 192 packed bytes of rows 16h .. 16h + 15 (byte i
+ * of the 16 rows in 16 consecutive bytes) are six plain 32-byte loads, load j
+ * holding byte 2j of each row in its low 128-bit lane and byte 2j + 1 in its
+ * high one, so that each of the ~22 byte operations per half gives the 6-bit
+ * scales or mins of two sub-blocks. A scale of sub-block t for group g is then
+ * one vpshufb of a broadcast load of its 16 scale bytes: int32 lanes for
+ * vpmulld (AVX-VNNI GEMV), word pairs [sc, sc] for vpmaddwd (AVX2). Mins: per
+ * pair of sub-blocks the words [m_2k, m_2k+1] of each row (a vpermq and a
+ * vpshufb a group), for one vpmaddwd (vpdpwssd at AVX-VNNI) against the
+ * activations' sums [b_2k, b_2k+1] (b_t = the sum of sub-block t's 32
+ * activations, from bsums): four a group give M = sum_t m_t b_t. The Q4_K GEMV
+ * sums them as they are made (no words in memory); the GEMM and Q5_K store them.
  *
  * Per sub-block t (8 steps) and group, with a_s = bcast(x.qs[4s .. 4s+3]):
  *
@@ -70,20 +72,43 @@
  *   avxvnni 53-62% (avx512vnni 51-64% of its own). The row-major kernels
  *   these replace measured GEMV 49% (avx2) / 53% (avxvnni), GEMM 16%.
  *
- * Why the cold GEMV sits at 0.80-0.85 of the read at both levels on Zen 5, not above
- * 0.85: the record function itself computes barely faster than one core reads memory.
- * A scratch harness (this file included, q4kxa_steps over 48 records in L2, best of
- * 2000 passes, rdtsc at 2.096 GHz; an AMD EPYC Zen 5 VM, load average 1-2): avxvnni
- * 161-163 ticks a record (4608 bytes: 60 GB/s), avx2 217-220 (44.6 GB/s), against
- * 40-42 GB/s that one core reads from memory there. Split by cutting the function
- * short: avxvnni the 64 steps alone 98-112 ticks (256 vpdpbusd, two a cycle, latency
- * 4: near their bound), q4kxa_decode +30, the scale products, mins and finish +34;
- * avx2 the steps 164 (15 vector operations a step, over four ALU pipes: its bound),
- * decode +36, the rest +20. Through the API ([256, 4096] in L2, 1 thread, best of
- * 2000 calls, the activations' quantization included) avxvnni 48.7 GB/s, avx2 40.7.
- * Tried and not kept: the VNNI steps over eight chains (even and odd steps apart, so
- * that the vpdpbusd latency hides within a sub-block): 166 ticks against 95-98, the
- * dots then spilled.
+ * Where the cold GEMV's time goes (AMD EPYC Zen 5 VM, 2 vCPUs, shared). The record
+ * function in L2 (a scratch harness, this file included, q4kxa_steps over 48 records,
+ * best of 2000 passes, rdtsc at 2.096 GHz) took avxvnni 161-163 ticks a record (4608
+ * bytes: 60 GB/s), avx2 217-220 (44.6 GB/s), against 40-45 GB/s that one core reads
+ * from memory: avxvnni the 64 steps alone 98-112 ticks (256 vpdpbusd, near their
+ * bound), decode +30, the scale products, mins and finish +34; avx2 the steps 164
+ * (14 ALU operations and 3 loads a step over four ALU pipes: its bound, which the layout
+ * fixes: vpmaddubsw saturates on the whole byte, so both nibbles need their own mask), decode
+ * +36, the rest +20. A scratch program timing pw_matmul_wt on a flushed [11008, 4096]
+ * weight (median of 31 calls) beside two reads of a buffer of the same bytes in the
+ * same process (the bench's 1_stream_l1_paced and records_l1 ways, each flushed
+ * first), in turn: the ceiling 42-46 GB/s, the record-shaped read 40-43, the GEMV
+ * avx2 36-38 and avxvnni 34-38. Cutting the record function short (the steps, then
+ * one sum of the dots; wrong results): avx2 31 -> 36 GB/s in one window, the
+ * record-shaped read's speed (its compute, not its reads, was the gap); avxvnni level
+ * (34.5-36.3 against 35.1-36.3) so long as the record's last 512 bytes were still
+ * loaded, 28 GB/s when they were only prefetched. The stream itself was tuned before
+ * (tile32_prefetch.h); in that program the GEMV, same window, 4 rounds, GB/s: avx2 8
+ * KiB ahead into L1 (shipped) 36.3-37.8, 12 KiB 36.6-37.6, 16 KiB 36.9-37.4, 24 KiB
+ * 31.8-36.0, 4 KiB 29.0-30.1, 6 KiB 32.7-34.1, into L2 29.0-36.8, 16 KiB into L2
+ * 35.6-39.5, the same and into L1 3 KiB on 34.1-36.0, no software prefetch 19.0-19.6,
+ * two streams 32.7-33.8, each line prefetched at its own step (not nine at a
+ * sub-block) 27.5-29.3; avxvnni the same order, none above the shipped one.
+ *
+ * So the record's tail was made cheaper: the scale bytes as six plain loads a half (12
+ * broadcast loads and 12 blends before), the mins' words by vpermq + vpshufb and summed
+ * in the decode (stored, reloaded and widened by vpmovzx before), d and dmin converted
+ * where they are used. Warm ([256, 4096], best of 2000-3000 calls, the call and the
+ * activations' quantization included, three rounds in turn): avx2 13.13-13.84 ->
+ * 12.45-13.15 us, avxvnni 11.05-12.09 -> 10.34-10.80. PACKWISE_ISA=avxvnni|avx2
+ * packwise bench --formats Q4_K,Q5_K,Q6_K --shapes 11008x4096 --batch 1 --threads 1,
+ * the two builds in turn, 5 rounds, fraction of the read: Q4_K avxvnni 80.5-85.9%
+ * (median 83.1) -> 86.8-93.7 (89.4), avx2 78.8-84.4 (80.0) -> 81.0-85.3 (83.1), and
+ * in 7 earlier rounds of the same avxvnni 80.2-85.5 -> 86.1-92.6, avx2 78.5-88.3 ->
+ * 81.8-88.0. Q5_K (its own min path kept) avxvnni 58.1-60.9 -> 55.4-59.2, avx2
+ * 58.8-67.0 -> 62.2-70.1: within the noise. The avx2 Q4_K GEMV stays near 0.80-0.85:
+ * its steps alone are 75% of the record's time, and that time is 0.9 of the read's.
  *
  * Rows past `out` in the last tile are zero in the packed bytes; their lanes
  * are computed and not stored.
@@ -112,7 +137,7 @@ typedef struct q4kxa_rec {
     int32_t sc[8][4][8];  /* AVX2 GEMM: sub-block t's words [sc, sc] */
     int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
     float d[4][8], dmin[4][8];
-    uint8_t scb[8][32];   /* sub-block t's 6-bit scale of row r */
+    uint8_t scb[2][8][16]; /* sub-block t's 6-bit scale of row 16 h + i: [h][t][i] */
     float scf[8][4][8];   /* AVX-VNNI GEMM: sc as f32, groups 2 and 3 over 16 */
 } q4kxa_rec;
 _Static_assert(sizeof(q4kxa_rec) <= PW__T32K_SCRATCH, "q4kxa_rec fits the loop's scratch");
@@ -124,7 +149,7 @@ _Static_assert(sizeof(q4kxa_rec) <= PW__T32K_SCRATCH, "q4kxa_rec fits the loop's
  * (vpmovzx, unpacks, lane extracts) took two to three. */
 Q4KXA_INLINE __m256i q4kxa_scale(const q4kxa_rec *rs, int t, int g) {
     const __m256i src =
-        _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(rs->scb[t] + 16 * (g / 2))));
+        _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)rs->scb[g / 2][t]));
     const char z = (char)0x80, o = (char)(8 * (g % 2)); /* z: vpshufb writes 0 */
     const __m256i ctl =
         PW__VNNI ? _mm256_setr_epi8(o, z, z, z, o + 1, z, z, z, o + 2, z, z, z, o + 3, z, z, z,
@@ -135,47 +160,63 @@ Q4KXA_INLINE __m256i q4kxa_scale(const q4kxa_rec *rs, int t, int g) {
     return _mm256_shuffle_epi8(src, ctl);
 }
 
-/* Decode record rec's scales (as bytes), mins, d and dmin into rs. */
-Q4KXA_INLINE void q4kxa_decode(const uint8_t *rec, q4kxa_rec *rs) {
-    const uint8_t *p = rec + PW__Q4KX_SCALES;
-    __m256i b[12]; /* byte i of rows 0..31: byte r of the ymm is row r; two broadcast
-                    * loads and a blend, no shuffle */
-    for (int i = 0; i < 12; ++i)
-        b[i] = _mm256_blend_epi32(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * i))),
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 192 + 16 * i))),
-            0xF0);
+/* Decode record rec's scales (as bytes), mins, d and dmin into rs; or (the GEMV: pairs
+ * not NULL, q4kxa_pairs') its scales into rs and, in place of the mins, mdot[g] = sum_t
+ * m_t b_t of group g's rows (q4kxa_min_dot's sums, without the words in memory). */
+Q4KXA_INLINE void q4kxa_decode_to(const uint8_t *rec, q4kxa_rec *rs, const int32_t *pairs,
+                                  __m256i mdot[4]) {
     const __m256i m63 = _mm256_set1_epi8(63), m0f = _mm256_set1_epi8(0x0F),
                   m30 = _mm256_set1_epi8(0x30);
-    __m256i mn[8];
-    for (int t = 0; t < 4; ++t) {
-        /* sub-blocks 0..3: the low 6 bits of bytes t (scale) and t + 4 (min); 4..7:
-         * the low (scale) or high (min) nibble of byte t + 8 and, as bits 4-5, the top
-         * two bits of byte t (scale) or t + 4 (min). The 16-bit shifts carry bits
-         * across bytes that the masks then drop. */
-        _mm256_store_si256((__m256i *)rs->scb[t], _mm256_and_si256(b[t], m63));
-        mn[t] = _mm256_and_si256(b[t + 4], m63);
-        _mm256_store_si256((__m256i *)rs->scb[t + 4],
-                           _mm256_or_si256(_mm256_and_si256(b[t + 8], m0f),
-                                           _mm256_and_si256(_mm256_srli_epi16(b[t], 2), m30)));
-        mn[t + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[t + 8], 4), m0f),
-                                    _mm256_and_si256(_mm256_srli_epi16(b[t + 4], 2), m30));
+    /* Rows 16 h .. 16 h + 15 at a time, in their 192 bytes as they lie: load j holds
+     * byte 2j of each row in its low 128-bit lane, byte 2j + 1 in its high one, so that
+     * one operation serves two sub-blocks (scales 2j and 2j + 1, ...) and no load is
+     * broadcast or blended. */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        __m256i b[6];
+        for (int j = 0; j < 6; ++j)
+            b[j] = _mm256_loadu_si256((const __m256i *)(rec + PW__Q4KX_SCALES + 192 * h + 32 * j));
+        __m256i mn[4]; /* mins [2k | 2k + 1] of the 16 rows */
+        for (int j = 0; j < 2; ++j) {
+            /* sub-blocks 0..3: the low 6 bits of bytes t (scale) and t + 4 (min); 4..7:
+             * the low (scale) or high (min) nibble of byte t + 8 and, as bits 4-5, the
+             * top two bits of byte t (scale) or t + 4 (min). The 16-bit shifts carry bits
+             * across bytes that the masks then drop. */
+            _mm256_store_si256((__m256i *)rs->scb[h][2 * j], _mm256_and_si256(b[j], m63));
+            mn[j] = _mm256_and_si256(b[2 + j], m63);
+            _mm256_store_si256((__m256i *)rs->scb[h][4 + 2 * j],
+                               _mm256_or_si256(_mm256_and_si256(b[4 + j], m0f),
+                                               _mm256_and_si256(_mm256_srli_epi16(b[j], 2), m30)));
+            mn[2 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[4 + j], 4), m0f),
+                                        _mm256_and_si256(_mm256_srli_epi16(b[2 + j], 2), m30));
+        }
+        /* words [m_2k, m_2k+1] of rows 16 h + 8 n + i (dword i): rows 8 n .. 8 n + 7 of
+         * both mins to both lanes (vpermq), then each lane's four rows as words */
+        const char z = (char)0x80;
+        const __m256i ctl = _mm256_setr_epi8(0, z, 8, z, 1, z, 9, z, 2, z, 10, z, 3, z, 11, z,
+                                             4, z, 12, z, 5, z, 13, z, 6, z, 14, z, 7, z, 15, z);
+        for (int k = 0; k < 4; ++k) {
+            const __m256i w0 = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(mn[k], 0x88), ctl);
+            const __m256i w1 = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(mn[k], 0xDD), ctl);
+            if (pairs) {
+                const __m256i bp = _mm256_set1_epi32(pairs[k]);
+                mdot[2 * h] = k ? pw__dpwssd(mdot[2 * h], w0, bp) : _mm256_madd_epi16(w0, bp);
+                mdot[2 * h + 1] =
+                    k ? pw__dpwssd(mdot[2 * h + 1], w1, bp) : _mm256_madd_epi16(w1, bp);
+            } else {
+                _mm256_store_si256((__m256i *)rs->mn[k][2 * h], w0);
+                _mm256_store_si256((__m256i *)rs->mn[k][2 * h + 1], w1);
+            }
+        }
     }
-    for (int k = 0; k < 4; ++k) {
-        /* byte pairs [m_2k, m_2k+1]: rows 0..7 | 16..23, then 8..15 | 24..31 */
-        const __m256i lo = _mm256_unpacklo_epi8(mn[2 * k], mn[2 * k + 1]);
-        const __m256i hi = _mm256_unpackhi_epi8(mn[2 * k], mn[2 * k + 1]);
-        _mm256_store_si256((__m256i *)rs->mn[k][0], _mm256_cvtepu8_epi16(_mm256_castsi256_si128(lo)));
-        _mm256_store_si256((__m256i *)rs->mn[k][1], _mm256_cvtepu8_epi16(_mm256_castsi256_si128(hi)));
-        _mm256_store_si256((__m256i *)rs->mn[k][2],
-                           _mm256_cvtepu8_epi16(_mm256_extracti128_si256(lo, 1)));
-        _mm256_store_si256((__m256i *)rs->mn[k][3],
-                           _mm256_cvtepu8_epi16(_mm256_extracti128_si256(hi, 1)));
-    }
-    for (int g = 0; g < 4; ++g) {
-        _mm256_store_ps(rs->d[g], pw__t32a_f16x8(rec + PW__Q4KX_D + 16 * g));
-        _mm256_store_ps(rs->dmin[g], pw__t32a_f16x8(rec + PW__Q4KX_DMIN + 16 * g));
-    }
+    if (!pairs)
+        for (int g = 0; g < 4; ++g) {
+            _mm256_store_ps(rs->d[g], pw__t32a_f16x8(rec + PW__Q4KX_D + 16 * g));
+            _mm256_store_ps(rs->dmin[g], pw__t32a_f16x8(rec + PW__Q4KX_DMIN + 16 * g));
+        }
+}
+Q4KXA_INLINE void q4kxa_decode(const uint8_t *rec, q4kxa_rec *rs) {
+    q4kxa_decode_to(rec, rs, NULL, NULL);
 }
 
 /* pairs[k] = the words [b_2k, b_2k+1] of activation block xb (b_t = the sum of its
@@ -293,9 +334,15 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
         for (int g = 0; g < 4; ++g) dots[t][g] = dot[g];
     }
     q4kxa_rec rs __attribute__((aligned(32)));
-    q4kxa_decode(rec, &rs);
     int32_t pairs[4];
     q4kxa_pairs(xb, pairs);
+    /* Q5_K's mins through memory, as before: summed in the decode (its bit planes live)
+     * it measured lower in one set of three bench rounds, 57.5-61.0% of the read against
+     * 59.0-68.8 (both levels; not resolved in the machine's noise) */
+    __m256i mdot[4];
+    q4kxa_decode_to(rec, &rs, q5 ? NULL : pairs, mdot);
+    if (q5)
+        for (int g = 0; g < 4; ++g) mdot[g] = q4kxa_min_dot(&rs, g, pairs);
     __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                     _mm256_setzero_si256()};
 #pragma GCC unroll 8
@@ -312,9 +359,12 @@ Q4KXA_INLINE void q4kxa_steps(const uint8_t *rec, const uint8_t *xbp, int pf, __
     }
     const __m256 xd = _mm256_set1_ps(xb->d);
 #pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g)
-        acc[g] = q4kxa_finish(acc[g], _mm256_cvtepi32_ps(s[g]), q4kxa_min_dot(&rs, g, pairs), &rs,
-                              g, xd);
+    for (int g = 0; g < 4; ++g) {
+        const __m256 f = _mm256_fnmadd_ps(
+            _mm256_cvtepi32_ps(mdot[g]), pw__t32a_f16x8(rec + PW__Q4KX_DMIN + 16 * g),
+            _mm256_mul_ps(_mm256_cvtepi32_ps(s[g]), pw__t32a_f16x8(rec + PW__Q4KX_D + 16 * g)));
+        acc[g] = _mm256_fmadd_ps(f, xd, acc[g]);
+    }
 }
 
 /* The record functions of tile32_avx2.h: activations broadcast a step from memory, or
