@@ -111,14 +111,7 @@ Q2KXN_INLINE void q2kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
             int8x16_t w[8];
             pw__q2kxn_quants(sb, j, w);
             int32x4_t lo = vdupq_n_s32(0), hi = lo;
-            lo = vdotq_laneq_s32(lo, w[0], a, 0);
-            hi = vdotq_laneq_s32(hi, w[4], a, 0);
-            lo = vdotq_laneq_s32(lo, w[1], a, 1);
-            hi = vdotq_laneq_s32(hi, w[5], a, 1);
-            lo = vdotq_laneq_s32(lo, w[2], a, 2);
-            hi = vdotq_laneq_s32(hi, w[6], a, 2);
-            lo = vdotq_laneq_s32(lo, w[3], a, 3);
-            hi = vdotq_laneq_s32(hi, w[7], a, 3);
+            pw__t32n_dot8(&lo, &hi, w, a);
             vst1q_s32(dots[s][j], lo);
             vst1q_s32(dots[s][4 + j], hi);
         }
@@ -187,16 +180,7 @@ Q2KXN_INLINE void q2kxn_panel(const uint8_t *rec, const q2kxn_rec *rs, const uin
             }
             int8x16_t w[8];
             pw__q2kxn_quants(sb, j, w);
-            for (int i = 0; i < mr; ++i) {
-                lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 0);
-                hi[i] = vdotq_laneq_s32(hi[i], w[4], a[i], 0);
-                lo[i] = vdotq_laneq_s32(lo[i], w[1], a[i], 1);
-                hi[i] = vdotq_laneq_s32(hi[i], w[5], a[i], 1);
-                lo[i] = vdotq_laneq_s32(lo[i], w[2], a[i], 2);
-                hi[i] = vdotq_laneq_s32(hi[i], w[6], a[i], 2);
-                lo[i] = vdotq_laneq_s32(lo[i], w[3], a[i], 3);
-                hi[i] = vdotq_laneq_s32(hi[i], w[7], a[i], 3);
-            }
+            for (int i = 0; i < mr; ++i) pw__t32n_dot8(&lo[i], &hi[i], w, a[i]);
             const int32x4_t scl = vld1q_s32(rs->sc[s] + 4 * j);
             const int32x4_t sch = vld1q_s32(rs->sc[s] + 16 + 4 * j);
             for (int i = 0; i < mr; ++i) {

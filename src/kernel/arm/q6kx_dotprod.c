@@ -127,6 +127,24 @@ Q6KXN_INLINE void q6kxn_quants(const uint8_t *sb, int j, int p, q6kxn_masks k, i
     w[3] = vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(vshlq_n_u8(h, 2), k.m30), l1, 4));
 }
 
+/* *lo and *hi + steps 2p and 2p + 1 (p a constant) of q6kxn_quants's w, group j's and
+ * group 4 + j's, against lanes 2p and 2p + 1 of one row's activation bytes a (the lane
+ * an immediate at every optimization level: tile32_neon.h). */
+Q6KXN_INLINE void q6kxn_dot4(int32x4_t *lo, int32x4_t *hi, const int8x16_t w[4], int8x16_t a,
+                             const int p) {
+    if (p == 0) {
+        *lo = vdotq_laneq_s32(*lo, w[0], a, 0);
+        *lo = vdotq_laneq_s32(*lo, w[1], a, 1);
+        *hi = vdotq_laneq_s32(*hi, w[2], a, 0);
+        *hi = vdotq_laneq_s32(*hi, w[3], a, 1);
+    } else {
+        *lo = vdotq_laneq_s32(*lo, w[0], a, 2);
+        *lo = vdotq_laneq_s32(*lo, w[1], a, 3);
+        *hi = vdotq_laneq_s32(*hi, w[2], a, 2);
+        *hi = vdotq_laneq_s32(*hi, w[3], a, 3);
+    }
+}
+
 /* ---- GEMV ---- */
 
 /* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
@@ -142,15 +160,9 @@ Q6KXN_INLINE void q6kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
             int32x4_t lo = c, hi = c;
             int8x16_t w[4];
             q6kxn_quants(sb, j, 0, k, w);
-            lo = vdotq_laneq_s32(lo, w[0], a, 0);
-            lo = vdotq_laneq_s32(lo, w[1], a, 1);
-            hi = vdotq_laneq_s32(hi, w[2], a, 0);
-            hi = vdotq_laneq_s32(hi, w[3], a, 1);
+            q6kxn_dot4(&lo, &hi, w, a, 0);
             q6kxn_quants(sb, j, 1, k, w);
-            lo = vdotq_laneq_s32(lo, w[0], a, 2);
-            lo = vdotq_laneq_s32(lo, w[1], a, 3);
-            hi = vdotq_laneq_s32(hi, w[2], a, 2);
-            hi = vdotq_laneq_s32(hi, w[3], a, 3);
+            q6kxn_dot4(&lo, &hi, w, a, 1);
             vst1q_s32(dots[s][j], lo);
             vst1q_s32(dots[s][4 + j], hi);
         }
@@ -200,19 +212,9 @@ Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uin
             }
             int8x16_t w[4];
             q6kxn_quants(sb, j, 0, k, w);
-            for (int i = 0; i < mr; ++i) {
-                lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 0);
-                lo[i] = vdotq_laneq_s32(lo[i], w[1], a[i], 1);
-                hi[i] = vdotq_laneq_s32(hi[i], w[2], a[i], 0);
-                hi[i] = vdotq_laneq_s32(hi[i], w[3], a[i], 1);
-            }
+            for (int i = 0; i < mr; ++i) q6kxn_dot4(&lo[i], &hi[i], w, a[i], 0);
             q6kxn_quants(sb, j, 1, k, w);
-            for (int i = 0; i < mr; ++i) {
-                lo[i] = vdotq_laneq_s32(lo[i], w[0], a[i], 2);
-                lo[i] = vdotq_laneq_s32(lo[i], w[1], a[i], 3);
-                hi[i] = vdotq_laneq_s32(hi[i], w[2], a[i], 2);
-                hi[i] = vdotq_laneq_s32(hi[i], w[3], a[i], 3);
-            }
+            for (int i = 0; i < mr; ++i) q6kxn_dot4(&lo[i], &hi[i], w, a[i], 1);
             const int32x4_t scl = vld1q_s32(rs->sc[s] + 4 * j);
             const int32x4_t sch = vld1q_s32(rs->sc[s] + 16 + 4 * j);
             for (int i = 0; i < mr; ++i) {

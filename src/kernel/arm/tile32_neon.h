@@ -153,7 +153,28 @@ PW__T32N_INLINE void pw__t32ng_run_fill(const pw__mm_call *c, int64_t o0, int64_
                       fill);
 }
 
-/* ---- K-quant GEMM (tile32_kgemm.h) ---- */
+/* ---- K-quant families (256-value blocks, pw__q8_256 activations) ---- */
+
+/* *lo and *hi + the four steps of one register j of a sub-block against one row of X:
+ * w[u] step u of the register's low group (rows 4j .. 4j+3), w[4 + u] of its high group
+ * (rows 16 + 4j ..), each against lane u of the row's 16 activation bytes a (indexed
+ * SDOT). The two chains alternate, so that SDOT after SDOT is independent. The GEMV
+ * calls it once per register, the GEMM panels once per row of X. Tried: the loop over
+ * the rows inside this function (n rows); GCC 12 then laid out the Q2_K panel's min sums
+ * differently (objdump -d of q2kx_dotprod.c.o; the SDOT loop scripts/arm_mca.py times
+ * was the same), where one call per row leaves every object byte for byte as the
+ * spelled-out SDOT were. */
+PW__T32N_INLINE void pw__t32n_dot8(int32x4_t *lo, int32x4_t *hi, const int8x16_t w[8],
+                                   int8x16_t a) {
+    *lo = vdotq_laneq_s32(*lo, w[0], a, 0);
+    *hi = vdotq_laneq_s32(*hi, w[4], a, 0);
+    *lo = vdotq_laneq_s32(*lo, w[1], a, 1);
+    *hi = vdotq_laneq_s32(*hi, w[5], a, 1);
+    *lo = vdotq_laneq_s32(*lo, w[2], a, 2);
+    *hi = vdotq_laneq_s32(*hi, w[6], a, 2);
+    *lo = vdotq_laneq_s32(*lo, w[3], a, 3);
+    *hi = vdotq_laneq_s32(*hi, w[7], a, 3);
+}
 
 /* The GEMM functions of a K-quant family over tile32_kgemm.h's loop, from its panel
  * panel_(rec, (const rec_t_ *)rs, x, yb, mr) (mr a constant 1..mr_, mr_ <= 4) and its
