@@ -135,10 +135,6 @@ Q2KXN_INLINE void q2kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
     }
 }
 
-static void q2kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q2KX_RECORD, sizeof(pw__q8_256), q2kxn_block);
-}
-
 /* ---- GEMM ---- */
 
 /* Widen record rec's scales and mins to int32 and its fp16 d and dmin to f32 (the GEMM
@@ -206,22 +202,11 @@ Q2KXN_INLINE void q2kxn_panel(const uint8_t *rec, const q2kxn_rec *rs, const uin
     }
 }
 
-/* The GEMMs over the packed records and over input-block-major Q2_K bytes as they are
- * (records made one at a time from a column's blocks, pw__q2kx_record_from_blocks):
- * a panel of any height 1..Q2KXN_MR, out of line (two loops call it; scripts/arm_mca.py
- * finds it), and the two runs. */
-PW__T32N_KGEMM(q2kxn, q2kxn_panel, q2kxn_rec, q2kxn_decode, Q2KXN_MR, PW__Q2KX_RECORD,
-               pw__block_q2_K, pw__q2kx_record_from_blocks)
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
- * below q2_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q6_K's. */
-const pw__kernel pw__k_q2_k_q2kx32k4_dotprod =
-    PW__Q2KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q2_k_q2kx32k4_gemm_dotprod =
-    PW__Q2KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q2KXN_MR);
-
-const pw__kernel pw__k_q2_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q2_k", PW_FORMAT_Q2_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q2kxn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q2KXN_MR);
+/* The GEMV over q2kxn_block, the GEMMs over q2kxn_panel (its panel of any height
+ * 1..Q2KXN_MR out of line: two loops call it; scripts/arm_mca.py finds it), one of them
+ * over input-block-major Q2_K bytes as they are (records made one at a time from a
+ * column's blocks, pw__q2kx_record_from_blocks), and the three kernels (ranked in
+ * tile32_neon.h). */
+PW__T32N_KFAMILY(q2kxn, q2_k_q2kx32k4, q2_k, PW_FORMAT_Q2_K, PW__Q2KX_RECORD, pw__block_q2_K,
+                 pw__q2kx_record_from_blocks, q2kxn_rec, q2kxn_decode, Q2KXN_MR, PW__Q2KX_KERNEL,
+                 PW__Q2KX_GEMM_KERNEL)

@@ -202,26 +202,11 @@ Q3KXN_INLINE void q3kxn_panel(const uint8_t *rec, const q3kxn_rec *rs, const uin
     }
 }
 
-static void q3kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q3KX_RECORD, sizeof(pw__q8_256), q3kxn_block);
-}
-
-/* The GEMMs over the packed records and over input-block-major Q3_K bytes as they are
- * (records made one at a time from a column's blocks, pw__q3kx_record_from_blocks):
- * a panel of any height 1..Q3KXN_MR, out of line (two loops call it; scripts/arm_mca.py
- * finds it), and the two runs. */
-PW__T32N_KGEMM(q3kxn, q3kxn_panel, q3kxn_rec, q3kxn_gemm_decode, Q3KXN_MR, PW__Q3KX_RECORD,
-               pw__block_q3_K, pw__q3kx_record_from_blocks)
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
- * below q3_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q6_K's. */
-const pw__kernel pw__k_q3_k_q3kx32k4_dotprod =
-    PW__Q3KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q3_k_q3kx32k4_gemm_dotprod =
-    PW__Q3KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q3KXN_MR);
-
-const pw__kernel pw__k_q3_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q3_k", PW_FORMAT_Q3_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q3kxn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q3KXN_MR);
+/* The GEMV over q3kxn_block, the GEMMs over q3kxn_panel (its panel of any height
+ * 1..Q3KXN_MR out of line: two loops call it; scripts/arm_mca.py finds it), one of them
+ * over input-block-major Q3_K bytes as they are (records made one at a time from a
+ * column's blocks, pw__q3kx_record_from_blocks), and the three kernels (ranked in
+ * tile32_neon.h). */
+PW__T32N_KFAMILY(q3kxn, q3_k_q3kx32k4, q3_k, PW_FORMAT_Q3_K, PW__Q3KX_RECORD, pw__block_q3_K,
+                 pw__q3kx_record_from_blocks, q3kxn_rec, q3kxn_gemm_decode, Q3KXN_MR,
+                 PW__Q3KX_KERNEL, PW__Q3KX_GEMM_KERNEL)

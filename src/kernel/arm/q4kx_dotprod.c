@@ -297,36 +297,15 @@ Q4KXN_INLINE void q5kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uin
     k4xn_panel(rec, rs, x, yb, mr, 1);
 }
 
-static void q5kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q5KX_RECORD, sizeof(pw__q8_256), q5kxn_block);
-}
-
-static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxn_block);
-}
-
-/* The GEMM runs (tile32_neon.h): over the packed records and over input-block-major
- * Q4_K bytes as they are, records made one at a time from a column's blocks
- * (pw__q4kx_record_from_blocks). */
-PW__T32N_KGEMM(q4kxn, q4kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q4KX_RECORD,
-               pw__block_q4_K, pw__q4kx_record_from_blocks)
-PW__T32N_KGEMM(q5kxn, q5kxn_panel, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR, PW__Q5KX_RECORD,
-               pw__block_q5_K, pw__q5kx_record_from_blocks)
-
-/* A family's descriptors: sym_ names its kernels (q4_k_q4kx32k4 -> q4_k_q4kx32k4_dotprod,
- * _gemm_dotprod), id_ the format (q4_k_ibm_gemm_dotprod). The GEMV ranks above the
- * row-major dotprod kernel (PW__PRIO_DOTPROD), the GEMMs just below the format's
- * i8g32_dotprod kernel (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
-#define Q4KXN_KERNELS(pre_, sym_, id_, format_, KERNEL_, GEMM_KERNEL_)                          \
-    const pw__kernel pw__k_##sym_##_dotprod =                                                 \
-        KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_run, PW__PRIO_DOTPROD + 2);    \
-    const pw__kernel pw__k_##sym_##_gemm_dotprod =                                            \
-        GEMM_KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_gemm_run,                 \
-                     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);                          \
-    const pw__kernel pw__k_##id_##_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(             \
-        #id_, format_, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_ibm_gemm_run,   \
-        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q4KXN_MR);
-
-Q4KXN_KERNELS(q4kxn, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_KERNEL, PW__Q4KX_GEMM_KERNEL)
-/* Q5_K's records (kernel/q5kx.h), ranked as Q4_K's. */
-Q4KXN_KERNELS(q5kxn, q5_k_q5kx32k4, q5_k, PW_FORMAT_Q5_K, PW__Q5KX_KERNEL, PW__Q5KX_GEMM_KERNEL)
+/* The GEMVs over q4kxn_block and q5kxn_block, the GEMMs over their panels (of any
+ * height 1..Q4KXN_MR, out of line; scripts/arm_mca.py finds them), one of them over
+ * input-block-major Q4_K or Q5_K bytes as they are (records made one at a time from a
+ * column's blocks, pw__q4kx_record_from_blocks, pw__q5kx_record_from_blocks), and the
+ * three kernels of each (ranked in tile32_neon.h). */
+PW__T32N_KFAMILY(q4kxn, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_RECORD, pw__block_q4_K,
+                 pw__q4kx_record_from_blocks, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR,
+                 PW__Q4KX_KERNEL, PW__Q4KX_GEMM_KERNEL)
+/* Q5_K's records (kernel/q5kx.h), their scales decoded as Q4_K's. */
+PW__T32N_KFAMILY(q5kxn, q5_k_q5kx32k4, q5_k, PW_FORMAT_Q5_K, PW__Q5KX_RECORD, pw__block_q5_K,
+                 pw__q5kx_record_from_blocks, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR,
+                 PW__Q5KX_KERNEL, PW__Q5KX_GEMM_KERNEL)

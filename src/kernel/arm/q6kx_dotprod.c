@@ -231,26 +231,11 @@ Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uin
     }
 }
 
-static void q6kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q6KX_RECORD, sizeof(pw__q8_256), q6kxn_block);
-}
-
-/* The GEMM runs (tile32_neon.h): over the packed records and over input-block-major
- * Q6_K bytes as they are, records made one at a time from a column's blocks
- * (pw__q6kx_record_from_blocks). */
-PW__T32N_KGEMM(q6kxn, q6kxn_panel, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR, PW__Q6KX_RECORD,
-               pw__block_q6_K, pw__q6kx_record_from_blocks)
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernel just
- * below q6_k_i8g16_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
-const pw__kernel pw__k_q6_k_q6kx32k4_dotprod =
-    PW__Q6KX_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_q6_k_q6kx32k4_gemm_dotprod =
-    PW__Q6KX_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
-
-/* GEMM over input-block-major bytes as they are. */
-const pw__kernel pw__k_q6_k_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "q6_k", PW_FORMAT_Q6_K, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q6kxn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, Q6KXN_MR);
+/* The GEMV over q6kxn_block, the GEMMs over q6kxn_panel (its panel of any height
+ * 1..Q6KXN_MR out of line; scripts/arm_mca.py finds it), one of them over
+ * input-block-major Q6_K bytes as they are (records made one at a time from a column's
+ * blocks, pw__q6kx_record_from_blocks), and the three kernels (ranked in
+ * tile32_neon.h). */
+PW__T32N_KFAMILY(q6kxn, q6_k_q6kx32k4, q6_k, PW_FORMAT_Q6_K, PW__Q6KX_RECORD, pw__block_q6_K,
+                 pw__q6kx_record_from_blocks, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR,
+                 PW__Q6KX_KERNEL, PW__Q6KX_GEMM_KERNEL)

@@ -205,4 +205,29 @@ PW__T32N_INLINE void pw__t32n_dot8(int32x4_t *lo, int32x4_t *hi, const int8x16_t
                           pre_##_fill_ibm);                                                        \
     }
 
+/* A K-quant family's runs and descriptors: the GEMV pre_##_run over pre_##_block
+ * (records of record_ bytes, one per pw__q8_256 block), PW__T32N_KGEMM's GEMMs over
+ * pre_##_panel (rec_t_, decode_, mr_; block_t_ and make_ for the input-block-major
+ * one), and the three kernels. sym_ names the family's kernels (q2_k_q2kx32k4 ->
+ * q2_k_q2kx32k4_dotprod, q2_k_q2kx32k4_gemm_dotprod), id_ the format
+ * (q2_k_ibm_gemm_dotprod); KERNEL_ and GEMM_KERNEL_ are the family's descriptor macros
+ * (PW__Q2KX_KERNEL, PW__Q2KX_GEMM_KERNEL). The GEMV ranks above the row-major dotprod
+ * kernel (PW__PRIO_DOTPROD), the GEMMs just below the format's i8g16 or i8g32 dotprod
+ * kernel (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as the Q4_0 family's. */
+#define PW__T32N_KFAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, rec_t_, decode_,    \
+                         mr_, KERNEL_, GEMM_KERNEL_)                                               \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
+                           int64_t i1) {                                                         \
+        pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, record_, sizeof(pw__q8_256), pre_##_block);    \
+    }                                                                                            \
+    PW__T32N_KGEMM(pre_, pre_##_panel, rec_t_, decode_, mr_, record_, block_t_, make_)           \
+    const pw__kernel pw__k_##sym_##_dotprod =                                                    \
+        KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_run, PW__PRIO_DOTPROD + 2);       \
+    const pw__kernel pw__k_##sym_##_gemm_dotprod =                                               \
+        GEMM_KERNEL_("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_gemm_run,                    \
+                     PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, mr_);                                  \
+    const pw__kernel pw__k_##id_##_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(                \
+        #id_, format_, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, pre_##_ibm_gemm_run,      \
+        PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, mr_);
+
 #endif

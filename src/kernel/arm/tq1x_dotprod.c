@@ -133,10 +133,6 @@ TQ1XN_INLINE void tq1xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
         acc[q] = tq1xn_out(acc[q], D[q], xb->sum, pw__t32n_f16x4(rec + PW__TQ1X_D + 8 * q), xb->d);
 }
 
-static void tq1xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__TQ1X_RECORD, sizeof(pw__q8_256), tq1xn_block);
-}
-
 /* ---- GEMM ---- */
 
 /* One record's d as f32, decoded once for every panel. */
@@ -167,22 +163,11 @@ TQ1XN_INLINE void tq1xn_panel(const uint8_t *rec, const tq1xn_rec *rs, const uin
     }
 }
 
-/* The GEMMs over the packed records and over input-block-major TQ1_0 bytes as they are
- * (records made one at a time from a column's blocks, pw__tq1x_record_from_blocks): a
- * panel of any height 1..TQ1XN_MR, out of line (scripts/arm_mca.py finds it), and the
- * two runs. */
-PW__T32N_KGEMM(tq1xn, tq1xn_panel, tq1xn_rec, tq1xn_decode, TQ1XN_MR, PW__TQ1X_RECORD,
-               pw__block_tq1_0, pw__tq1x_record_from_blocks)
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
- * below tq1_0_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q2_K's. */
-const pw__kernel pw__k_tq1_0_tq1x32k4_dotprod =
-    PW__TQ1X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq1xn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_tq1_0_tq1x32k4_gemm_dotprod =
-    PW__TQ1X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq1xn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, TQ1XN_MR);
-
-const pw__kernel pw__k_tq1_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "tq1_0", PW_FORMAT_TQ1_0, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq1xn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, TQ1XN_MR);
+/* The GEMV over tq1xn_block, the GEMMs over tq1xn_panel (its panel of any height
+ * 1..TQ1XN_MR out of line; scripts/arm_mca.py finds it), one of them over
+ * input-block-major TQ1_0 bytes as they are (records made one at a time from a column's
+ * blocks, pw__tq1x_record_from_blocks), and the three kernels (ranked in
+ * tile32_neon.h). */
+PW__T32N_KFAMILY(tq1xn, tq1_0_tq1x32k4, tq1_0, PW_FORMAT_TQ1_0, PW__TQ1X_RECORD, pw__block_tq1_0,
+                 pw__tq1x_record_from_blocks, tq1xn_rec, tq1xn_decode, TQ1XN_MR, PW__TQ1X_KERNEL,
+                 PW__TQ1X_GEMM_KERNEL)

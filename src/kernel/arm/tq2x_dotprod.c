@@ -78,10 +78,6 @@ TQ2XN_INLINE void tq2xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
         acc[q] = pw__t32n_scale_add(acc[q], dot[q], pw__t32n_f16x4(rec + PW__TQ2X_D + 8 * q), xb->d);
 }
 
-static void tq2xn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
-    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__TQ2X_RECORD, sizeof(pw__q8_256), tq2xn_block);
-}
-
 /* ---- GEMM ---- */
 
 /* One record's d as f32, row r at index r (the GEMM loop's decode, tile32_kgemm.h). */
@@ -122,22 +118,11 @@ TQ2XN_INLINE void tq2xn_panel(const uint8_t *rec, const tq2xn_rec *rs, const uin
     }
 }
 
-/* The GEMMs over the packed records and over input-block-major TQ2_0 bytes as they are
- * (records made one at a time from a column's blocks, pw__tq2x_record_from_blocks): a
- * panel of any height 1..TQ2XN_MR, out of line (two loops call it; scripts/arm_mca.py
- * finds it), and the two runs. */
-PW__T32N_KGEMM(tq2xn, tq2xn_panel, tq2xn_rec, tq2xn_decode, TQ2XN_MR, PW__TQ2X_RECORD,
-               pw__block_tq2_0, pw__tq2x_record_from_blocks)
-
-/* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, the GEMM kernels just
- * below tq2_0_i8g32_dotprod (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as Q2_K's. */
-const pw__kernel pw__k_tq2_0_tq2x32k4_dotprod =
-    PW__TQ2X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq2xn_run, PW__PRIO_DOTPROD + 2);
-
-const pw__kernel pw__k_tq2_0_tq2x32k4_gemm_dotprod =
-    PW__TQ2X_GEMM_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq2xn_gemm_run,
-                         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, TQ2XN_MR);
-
-const pw__kernel pw__k_tq2_0_ibm_gemm_dotprod = PW__TILE32_IBM_GEMM_KERNEL(
-    "tq2_0", PW_FORMAT_TQ2_0, Q8_256, "dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, tq2xn_ibm_gemm_run,
-    PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, TQ2XN_MR);
+/* The GEMV over tq2xn_block, the GEMMs over tq2xn_panel (its panel of any height
+ * 1..TQ2XN_MR out of line: two loops call it; scripts/arm_mca.py finds it), one of them
+ * over input-block-major TQ2_0 bytes as they are (records made one at a time from a
+ * column's blocks, pw__tq2x_record_from_blocks), and the three kernels (ranked in
+ * tile32_neon.h). */
+PW__T32N_KFAMILY(tq2xn, tq2_0_tq2x32k4, tq2_0, PW_FORMAT_TQ2_0, PW__TQ2X_RECORD, pw__block_tq2_0,
+                 pw__tq2x_record_from_blocks, tq2xn_rec, tq2xn_decode, TQ2XN_MR, PW__TQ2X_KERNEL,
+                 PW__TQ2X_GEMM_KERNEL)
