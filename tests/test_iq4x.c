@@ -69,36 +69,15 @@ static const pw_test_tiling iq4x = {
 /* Blocks of random bytes with a finite positive d: every kernel of the family against
  * the oracle, on 45 rows x 10 blocks and x 16 (both AVX-512 GEMV paths), n = 1, 3, 13. */
 static void test_random_bytes(pw_context *ctx) {
-    enum { OUT = 45, N = 13 };
-    const int nbs[2] = {10, 16};
-    pw_rng r = {14};
-    for (int c = 0; c < 2; ++c) {
-        uint8_t *bytes = pw_test_tiling_random_blocks(&iq4x, OUT * nbs[c], 1, &r);
-        pw_test_tiling_vs_oracle(ctx, &iq4x, bytes, OUT, nbs[c], N, &r, "random bytes");
-        free(bytes);
-    }
+    static const int64_t nbs[2] = {10, 16};
+    pw_test_tiling_random_widths(ctx, &iq4x, 1, 14, nbs, 2);
 }
 
 /* Every index 0 (the codebook's -127) and, in turn, 15 (113): the AVX2 kernels' int16
  * pair sums of |value| x signed activation at their largest (2 * 127 * 127). */
 static void test_codebook_ends(pw_context *ctx) {
-    enum { OUT = 37, NB = 16, N = 5, IN = NB * 32 };
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    float *x = malloc(sizeof(float) * N * IN);
-    const uint16_t d = pw__f32_to_f16(0.001f);
-    for (int end = 0; end < 2; ++end) {
-        for (int k = 0; k < OUT * NB; ++k) {
-            uint8_t *blk = bytes + (size_t)k * BLOCK;
-            memset(blk + 2, end ? 0xFF : 0x00, BLOCK - 2);
-            memcpy(blk, &d, 2);
-        }
-        for (int sign = -1; sign <= 1; sign += 2) {
-            for (int i = 0; i < N * IN; ++i) x[i] = (float)sign;
-            pw_test_tiling_vs_oracle_x(ctx, &iq4x, bytes, OUT, NB, N, x, "codebook ends");
-        }
-    }
-    free(x);
-    free(bytes);
+    pw_test_tiling_at_fill(ctx, &iq4x, 37, 16, 5, 1, 0x00);
+    pw_test_tiling_at_fill(ctx, &iq4x, 37, 16, 5, 1, 0xFF);
 }
 
 int main(void) {

@@ -1,8 +1,9 @@
 /*
  * The q2kx32k4 family (kernel/q2kx.h): the packer's bytes against the layout
- * the header documents, derived here on its own from the Q2_K definition
- * (16 scale bytes, then qs walked forward: bits 2g of qs[32h + l] are the
- * quant of value 128h + 32g + l, then d and dmin), on a weight of 37 rows (one
+ * the header documents, derived on its own from the Q2_K definition (16 scale
+ * bytes, then qs walked forward: bits 2g of qs[32h + l] are the quant of value
+ * 128h + 32g + l, by pw_test_tiling_q2_values in tiling_test.c, which TQ2_0's
+ * test shares; then d and dmin), on a weight of 37 rows (one
  * whole tile and a part tile) x 3 blocks and on a narrowed, offset view of a
  * wider one; the plan's refusals; every kernel of the family (GEMV and GEMM)
  * on blocks of random bytes (every scale and min pattern) and at the sums'
@@ -25,37 +26,10 @@
 
 enum { TILE = 32, RECORD = 2688, BLOCK = 84, QS = 16, D = 80 };
 
-/* The 2-bit quants (0..3) of one Q2_K block, from the format's definition, its qs
- * walked forward. */
-static void q2_k_quants(const uint8_t *blk, int q[256]) {
-    const uint8_t *qs = blk + QS;
-    for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < 32; ++l)
-            for (int g = 0; g < 4; ++g) q[128 * h + 32 * g + l] = qs[32 * h + l] >> (2 * g) & 3;
-}
-
-/* The quant of value e of row r (0..31) as q2kx.h lays it out: sub-block s, step u,
- * lane j; step u in load u % 2 of the sub-block, in its low 2 bits for u < 2, the next
- * 2 for u >= 2; rows 16..31 the high nibble. */
-static int layout_quant(const uint8_t *rec, int r, int e) {
-    const int s = e / 16, u = e % 16 / 4, j = e % 4;
-    const uint8_t byte = rec[128 * s + 64 * (u & 1) + 4 * (r % 16) + j];
-    const int nibble = r < 16 ? byte & 15 : byte >> 4;
-    return u < 2 ? nibble & 3 : nibble >> 2;
-}
-
 /* Every byte of row r's share of a record against source block src (zeros past out). */
 static void check_record(const pw_test_tiling_record *item) {
-    const uint8_t *rec = item->rec, *src = item->src;
     const int r = item->r;
-    int q[256] = {0};
-    if (src) q2_k_quants(src, q);
-    for (int e = 0; e < 256; ++e) {
-        const int got = layout_quant(rec, r, e);
-        if (got != q[e] && pw_test_tiling_report(item))
-            CHECK(0, "%s: row %lld block %lld value %d: quant %d, want %d", item->what,
-                  (long long)item->row, (long long)item->block, e, got, q[e]);
-    }
+    pw_test_tiling_q2_values(item, QS, "quant");
     /* scale byte s (block byte s) at 2048 + 32 s + r; d (bytes 80-81) at 2560 + 2r,
      * dmin (bytes 82-83) at 2624 + 2r */
     for (int s = 0; s < 16; ++s)
@@ -102,35 +76,21 @@ static void test_random_blocks(pw_context *ctx) { pw_test_tiling_random(ctx, &q2
  * random case).
  */
 static void test_bounds(pw_context *ctx) {
-    enum { OUT = 37, NB = 3, N = 5 };
-    const int64_t in = NB * 256;
-    uint8_t *bytes = malloc((size_t)(OUT * NB * BLOCK));
-    float *x = malloc(sizeof(float) * (size_t)(N * in));
-    CHECK(bytes != NULL && x != NULL, "out of memory");
-    if (bytes != NULL && x != NULL) {
-        static const struct {
-            uint8_t scales, qs;
-            const char *what;
-        } cases[] = {{0xFF, 0xFF, "at the bounds (scales and mins 15, q 3)"},
-                     {0x0F, 0xFF, "at the bounds (scales 15, mins 0, q 3)"},
-                     {0xF0, 0x00, "at the bounds (scales 0, mins 15, q 0)"}};
-        const uint16_t d = pw__f32_to_f16(0.001f);
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-            for (int k = 0; k < OUT * NB; ++k) {
-                uint8_t *blk = bytes + (size_t)k * BLOCK;
-                memset(blk, cases[c].scales, QS);
-                memset(blk + QS, cases[c].qs, D - QS);
-                memcpy(blk + D, &d, 2);
-                memcpy(blk + D + 2, &d, 2);
-            }
-            for (int sign = -1; sign <= 1; sign += 2) {
-                for (int64_t i = 0; i < N * in; ++i) x[i] = (float)sign;
-                pw_test_tiling_vs_oracle_x(ctx, &q2kx, bytes, OUT, NB, N, x, cases[c].what);
-            }
-        }
+    static const struct {
+        uint8_t scales, qs;
+        const char *what;
+    } cases[] = {{0xFF, 0xFF, "at the bounds (scales and mins 15, q 3)"},
+                 {0x0F, 0xFF, "at the bounds (scales 15, mins 0, q 3)"},
+                 {0xF0, 0x00, "at the bounds (scales 0, mins 15, q 0)"}};
+    const uint16_t d = pw__f32_to_f16(0.001f);
+    uint8_t blk[BLOCK];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        memset(blk, cases[c].scales, QS);
+        memset(blk + QS, cases[c].qs, D - QS);
+        memcpy(blk + D, &d, 2);
+        memcpy(blk + D + 2, &d, 2);
+        pw_test_tiling_at_block(ctx, &q2kx, 37, 3, 5, blk, cases[c].what);
     }
-    free(x);
-    free(bytes);
 }
 
 int main(void) {

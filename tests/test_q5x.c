@@ -80,14 +80,8 @@ static const pw_test_tiling q5x = {
  * grouped path needs whole groups of 8: 320 values take the other) and x 16, n = 1, 3
  * and 13. */
 static void test_random_bytes(pw_context *ctx) {
-    enum { OUT = 45, N = 13 };
-    const int nbs[2] = {10, 16};
-    pw_rng r = {13};
-    for (int c = 0; c < 2; ++c) {
-        uint8_t *bytes = pw_test_tiling_random_blocks(&q5x, OUT * nbs[c], 1, &r);
-        pw_test_tiling_vs_oracle(ctx, &q5x, bytes, OUT, nbs[c], N, &r, "random bytes");
-        free(bytes);
-    }
+    static const int64_t nbs[2] = {10, 16};
+    pw_test_tiling_random_widths(ctx, &q5x, 1, 13, nbs, 2);
 }
 
 int main(void) {

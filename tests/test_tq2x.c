@@ -1,8 +1,9 @@
 /*
  * The tq2x32k4 family (kernel/tq2x.h): the packer's bytes against the layout
- * the header documents, derived here on its own from the TQ2_0 definition
- * (qs walked forward: bits 2g of qs[32h + l] are the trit of value
- * 128h + 32g + l, then d), on a weight of 37 rows (one whole tile and a part
+ * the header documents, derived on its own from the TQ2_0 definition (qs
+ * walked forward: bits 2g of qs[32h + l] are the trit of value 128h + 32g + l,
+ * in q2kx32k4's quant bytes: pw_test_tiling_q2_values in tiling_test.c, which
+ * Q2_K's test shares; then d), on a weight of 37 rows (one whole tile and a part
  * tile) x 3 blocks and on a narrowed, offset view of a wider one; the plan's
  * refusals; every kernel of the family (GEMV and GEMM) on blocks of random bytes
  * (trits 3 too, which ggml never writes but the format decodes as 2 d) and at the
@@ -24,36 +25,10 @@
 
 enum { TILE = 32, RECORD = 2112, BLOCK = 66, D = 64 };
 
-/* The 2-bit trits (0..3) of one TQ2_0 block, from the format's definition, its qs
- * walked forward. */
-static void tq2_0_trits(const uint8_t *blk, int q[256]) {
-    for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < 32; ++l)
-            for (int g = 0; g < 4; ++g) q[128 * h + 32 * g + l] = blk[32 * h + l] >> (2 * g) & 3;
-}
-
-/* The trit of value e of row r (0..31) as tq2x.h lays it out: sub-block s, step u,
- * lane j; step u in load u % 2 of the sub-block, in its low 2 bits for u < 2, the next
- * 2 for u >= 2; rows 16..31 the high nibble. */
-static int layout_trit(const uint8_t *rec, int r, int e) {
-    const int s = e / 16, u = e % 16 / 4, j = e % 4;
-    const uint8_t byte = rec[128 * s + 64 * (u & 1) + 4 * (r % 16) + j];
-    const int nibble = r < 16 ? byte & 15 : byte >> 4;
-    return u < 2 ? nibble & 3 : nibble >> 2;
-}
-
 /* Every byte of row r's share of a record against source block src (zeros past out). */
 static void check_record(const pw_test_tiling_record *item) {
-    const uint8_t *rec = item->rec, *src = item->src;
     const int r = item->r;
-    int q[256] = {0};
-    if (src) tq2_0_trits(src, q);
-    for (int e = 0; e < 256; ++e) {
-        const int got = layout_trit(rec, r, e);
-        if (got != q[e] && pw_test_tiling_report(item))
-            CHECK(0, "%s: row %lld block %lld value %d: trit %d, want %d", item->what,
-                  (long long)item->row, (long long)item->block, e, got, q[e]);
-    }
+    pw_test_tiling_q2_values(item, 0, "trit");
     /* d (bytes 64-65) at 2048 + 2r */
     for (int k = 0; k < 2; ++k) pw_test_tiling_byte(item, (size_t)(2048 + 2 * r + k), D + k, "d byte", k);
 }

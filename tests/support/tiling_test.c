@@ -384,23 +384,15 @@ uint8_t *pw_test_tiling_random_blocks(const pw_test_tiling *t, int64_t n, int sc
     return bytes;
 }
 
-void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
-                            int n, int scales, uint8_t fill) {
+void pw_test_tiling_at_block(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                             int n, const uint8_t *block, const char *what) {
     const size_t bb = (size_t)t->block_bytes;
     const int64_t in = nb * t->block_elems;
     uint8_t *bytes = malloc((size_t)(out * nb) * bb);
     float *x = malloc(sizeof(float) * (size_t)(n * in));
     CHECK(bytes != NULL && x != NULL, "out of memory");
     if (bytes != NULL && x != NULL) {
-        const uint16_t d = pw__f32_to_f16(0.001f), zero = 0;
-        for (int64_t k = 0; k < out * nb; ++k) {
-            uint8_t *blk = bytes + (size_t)k * bb;
-            memset(blk, fill, bb);
-            memcpy(blk + t->scales_at, &d, 2);
-            for (int j = 1; j < scales; ++j) memcpy(blk + t->scales_at + 2 * j, &zero, 2);
-        }
-        char what[64];
-        snprintf(what, sizeof what, "at the bounds (0x%02X)", fill);
+        for (int64_t k = 0; k < out * nb; ++k) memcpy(bytes + (size_t)k * bb, block, bb);
         for (int sign = -1; sign <= 1; sign += 2) {
             for (int64_t i = 0; i < n * in; ++i) x[i] = (float)sign;
             pw_test_tiling_vs_oracle_x(ctx, t, bytes, out, nb, n, x, what);
@@ -410,12 +402,37 @@ void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t ou
     free(bytes);
 }
 
-void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales, uint64_t seed) {
-    enum { OUT = 45, NB = 3, N = 13 };
+void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                            int n, int scales, uint8_t fill) {
+    uint8_t *blk = malloc((size_t)t->block_bytes);
+    if (blk == NULL) { /* a check only when it fails: at_block counts the allocations */
+        CHECK(0, "out of memory");
+        return;
+    }
+    const uint16_t d = pw__f32_to_f16(0.001f), zero = 0;
+    memset(blk, fill, (size_t)t->block_bytes);
+    memcpy(blk + t->scales_at, &d, 2);
+    for (int j = 1; j < scales; ++j) memcpy(blk + t->scales_at + 2 * j, &zero, 2);
+    char what[64];
+    snprintf(what, sizeof what, "at the bounds (0x%02X)", fill);
+    pw_test_tiling_at_block(ctx, t, out, nb, n, blk, what);
+    free(blk);
+}
+
+void pw_test_tiling_random_widths(pw_context *ctx, const pw_test_tiling *t, int scales,
+                                  uint64_t seed, const int64_t *nbs, int count) {
+    enum { OUT = 45, N = 13 };
     pw_rng r = {seed};
-    uint8_t *bytes = pw_test_tiling_random_blocks(t, OUT * NB, scales, &r);
-    pw_test_tiling_vs_oracle(ctx, t, bytes, OUT, NB, N, &r, "random blocks");
-    free(bytes);
+    for (int c = 0; c < count; ++c) {
+        uint8_t *bytes = pw_test_tiling_random_blocks(t, OUT * nbs[c], scales, &r);
+        pw_test_tiling_vs_oracle(ctx, t, bytes, OUT, nbs[c], N, &r, "random blocks");
+        free(bytes);
+    }
+}
+
+void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales, uint64_t seed) {
+    const int64_t nb = 3;
+    pw_test_tiling_random_widths(ctx, t, scales, seed, &nb, 1);
 }
 
 void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
@@ -473,4 +490,30 @@ void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int s
     free(rec);
     free(src);
     free(bytes);
+}
+
+/* Value e of row r (0..31) of a q2kx32k4 record: sub-block s, step u, lane j; step u in
+ * load u % 2 of the sub-block, in its low 2 bits for u < 2, the next 2 for u >= 2; rows
+ * 16..31 the high nibble (kernel/q2kx.h). */
+static int q2kx_value(const uint8_t *rec, int r, int e) {
+    const int s = e / 16, u = e % 16 / 4, j = e % 4;
+    const uint8_t byte = rec[128 * s + 64 * (u & 1) + 4 * (r % 16) + j];
+    const int nibble = r < 16 ? byte & 15 : byte >> 4;
+    return u < 2 ? nibble & 3 : nibble >> 2;
+}
+
+void pw_test_tiling_q2_values(const pw_test_tiling_record *item, size_t qs_at, const char *name) {
+    int q[256] = {0};
+    if (item->src) {
+        const uint8_t *qs = item->src + qs_at;
+        for (int h = 0; h < 2; ++h)
+            for (int l = 0; l < 32; ++l)
+                for (int g = 0; g < 4; ++g) q[128 * h + 32 * g + l] = qs[32 * h + l] >> (2 * g) & 3;
+    }
+    for (int e = 0; e < 256; ++e) {
+        const int got = q2kx_value(item->rec, item->r, e);
+        if (got != q[e] && pw_test_tiling_report(item))
+            CHECK(0, "%s: row %lld block %lld value %d: %s %d, want %d", item->what,
+                  (long long)item->row, (long long)item->block, e, name, got, q[e]);
+    }
 }

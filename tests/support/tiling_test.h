@@ -4,8 +4,9 @@
  * and source block) that do not depend on where its bytes go.
  *
  * Each test keeps its own derivation of the layout from the format's
- * definition (that is what makes it a golden test) and hands it in as a
- * per-record checker; this file makes the quantized weights, packs views
+ * definition (that is what makes it a golden test; Q2_K's and TQ2_0's, whose
+ * quant bytes are the same, share pw_test_tiling_q2_values) and hands it in
+ * as a per-record checker; this file makes the quantized weights, packs views
  * into buffers poisoned with 0xA5 (so a byte the packer skips shows), walks
  * the records, and checks the plan, its refusals, and dispatch through a
  * pw_weight.
@@ -157,10 +158,20 @@ void pw_test_tiling_at_bounds(pw_context *ctx, const pw_test_tiling *t, int64_t 
 void pw_test_tiling_at_fill(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
                             int n, int scales, uint8_t fill);
 
+/* The same on a weight whose every block is `block` (t->block_bytes bytes), against
+ * activations all -1, then all +1 (int8 -+127); `what` names the case in messages. */
+void pw_test_tiling_at_block(pw_context *ctx, const pw_test_tiling *t, int64_t out, int64_t nb,
+                             int n, const uint8_t *block, const char *what);
+
 /* Every kernel of t's family against the oracle on pw_test_tiling_random_blocks (rng
  * seeded with seed, `scales` fp16 fields): 45 rows (a whole and a part tile) x 3
  * blocks, n = 1, 3 and 13 (the GEMM kernels' panels split 13 rows). */
 void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales, uint64_t seed);
+
+/* The same on 45 rows x nbs[c] blocks for each c < count in turn, the blocks of each
+ * drawn from the one rng seeded with seed. */
+void pw_test_tiling_random_widths(pw_context *ctx, const pw_test_tiling *t, int scales,
+                                  uint64_t seed, const int64_t *nbs, int count);
 
 /*
  * A family's record maker (the input-block-major GEMM kernels' fill, kernel/tile32.h:
@@ -173,6 +184,16 @@ void pw_test_tiling_random(pw_context *ctx, const pw_test_tiling *t, int scales,
  */
 void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
                                  void (*make)(const uint8_t *src, uint8_t *rec), const char *name);
+
+/*
+ * Row item->r's 256 2-bit values in a record of q2kx32k4's layout (kernel/q2kx.h; TQ2_0's
+ * tq2x32k4 has the same quant bytes, kernel/tq2x.h) against the 64 qs bytes at byte qs_at
+ * of the source block, walked forward as Q2_K and TQ2_0 define them (bits 2g of
+ * qs[32h + l] are value 128h + 32g + l); zeros on a padding row. `name` names a value in
+ * messages ("quant", "trit").
+ */
+void pw_test_tiling_q2_values(const pw_test_tiling_record *item, size_t qs_at, const char *name);
+
 /* Whether ctx runs the AVX-512 VNNI kernels (F, BW, VL and VNNI usable; 0 off x86-64):
  * the condition for calling their ISA-specific makers (pw__*_record_from_blocks_avx512). */
 int pw_test_tiling_avx512(pw_context *ctx);
