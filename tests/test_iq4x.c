@@ -82,15 +82,11 @@ static void test_codebook_ends(pw_context *ctx) {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &iq4x);
-    pw_test_tiling_record_maker(ctx, &iq4x, 1, pw__q4x_record_from_blocks,
-                                "pw__q4x_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &iq4x);
-    pw_test_tiling_dispatch(ctx, &iq4x);
-    pw_test_tiling_family_kernels(ctx, &iq4x);
+    pw_test_tiling_packing(ctx, &iq4x, 1, PW_TEST_TILING_MAKER(pw__q4x_record_from_blocks), NULL,
+                           NULL);
     test_random_bytes(ctx);
     test_codebook_ends(ctx);
-    pw_test_tiling_gemm_large(ctx, &iq4x);
+    pw_test_tiling_kernels(ctx, &iq4x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -95,20 +95,11 @@ static void test_bounds(pw_context *ctx) {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q2kx);
-    pw_test_tiling_refusals(ctx, &q2kx);
+    pw_test_tiling_packing(ctx, &q2kx, 2, PW_TEST_TILING_MAKER(pw__q2kx_record_from_blocks),
+                           PW_TEST_TILING_MAKER_AVX512(pw__q2kx_record_from_blocks_avx512));
     test_random_blocks(ctx);
-    pw_test_tiling_record_maker(ctx, &q2kx, 2, pw__q2kx_record_from_blocks,
-                                "pw__q2kx_record_from_blocks");
-#if defined(__x86_64__)
-    if (pw_test_tiling_avx512(ctx)) /* the input-block-major AVX-512 GEMM's maker */
-        pw_test_tiling_record_maker(ctx, &q2kx, 2, pw__q2kx_record_from_blocks_avx512,
-                                    "pw__q2kx_record_from_blocks_avx512");
-#endif
     test_bounds(ctx);
-    pw_test_tiling_dispatch(ctx, &q2kx);
-    pw_test_tiling_family_kernels(ctx, &q2kx);
-    pw_test_tiling_gemm_large(ctx, &q2kx);
+    pw_test_tiling_kernels(ctx, &q2kx);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

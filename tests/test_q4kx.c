@@ -87,10 +87,8 @@ static void test_random_scales(pw_context *ctx) { pw_test_tiling_random(ctx, &q4
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q4kx);
-    pw_test_tiling_record_maker(ctx, &q4kx, 2, pw__q4kx_record_from_blocks,
-                                "pw__q4kx_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q4kx);
+    pw_test_tiling_packing(ctx, &q4kx, 2, PW_TEST_TILING_MAKER(pw__q4kx_record_from_blocks), NULL,
+                           NULL);
     test_random_scales(ctx);
     pw_test_tiling_dispatch(ctx, &q4kx);
     pw_context_destroy(ctx);

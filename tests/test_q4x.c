@@ -65,13 +65,9 @@ static const pw_test_tiling q4x = {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q4x);
-    pw_test_tiling_record_maker(ctx, &q4x, 1, pw__q4x_record_from_blocks,
-                                "pw__q4x_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q4x);
-    pw_test_tiling_dispatch(ctx, &q4x);
-    pw_test_tiling_family_kernels(ctx, &q4x);
-    pw_test_tiling_gemm_large(ctx, &q4x);
+    pw_test_tiling_packing(ctx, &q4x, 1, PW_TEST_TILING_MAKER(pw__q4x_record_from_blocks), NULL,
+                           NULL);
+    pw_test_tiling_kernels(ctx, &q4x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -95,10 +95,8 @@ static void test_random_bytes(pw_context *ctx) { pw_test_tiling_random(ctx, &q5k
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q5kx);
-    pw_test_tiling_record_maker(ctx, &q5kx, 2, pw__q5kx_record_from_blocks,
-                                "pw__q5kx_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q5kx);
+    pw_test_tiling_packing(ctx, &q5kx, 2, PW_TEST_TILING_MAKER(pw__q5kx_record_from_blocks), NULL,
+                           NULL);
     test_random_bytes(ctx);
     pw_test_tiling_at_bounds(ctx, &q5kx, 37, 2, 5, 2); /* the AVX2 int16 sums' bound */
     pw_test_tiling_dispatch(ctx, &q5kx);

@@ -86,15 +86,11 @@ static void test_random_bytes(pw_context *ctx) {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q5x);
-    pw_test_tiling_record_maker(ctx, &q5x, 1, pw__q5x_record_from_blocks,
-                                "pw__q5x_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q5x);
-    pw_test_tiling_dispatch(ctx, &q5x);
-    pw_test_tiling_family_kernels(ctx, &q5x);
+    pw_test_tiling_packing(ctx, &q5x, 1, PW_TEST_TILING_MAKER(pw__q5x_record_from_blocks), NULL,
+                           NULL);
     test_random_bytes(ctx);
     pw_test_tiling_at_bounds(ctx, &q5x, 37, 16, 5, 1); /* the AVX2 int16 sums' bound */
-    pw_test_tiling_gemm_large(ctx, &q5x);
+    pw_test_tiling_kernels(ctx, &q5x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

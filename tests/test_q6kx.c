@@ -104,10 +104,8 @@ static void test_random_blocks(pw_context *ctx) { pw_test_tiling_random(ctx, &q6
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q6kx);
-    pw_test_tiling_record_maker(ctx, &q6kx, 1, pw__q6kx_record_from_blocks,
-                                "pw__q6kx_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q6kx);
+    pw_test_tiling_packing(ctx, &q6kx, 1, PW_TEST_TILING_MAKER(pw__q6kx_record_from_blocks), NULL,
+                           NULL);
     test_random_blocks(ctx);
     /* quants 63 (the AVX2 two-step int16 sums reach 2 x 2 x 63 x 127 = 32004), scales -1 */
     pw_test_tiling_at_bounds(ctx, &q6kx, 37, 3, 5, 1);

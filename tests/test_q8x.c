@@ -130,13 +130,9 @@ static void test_gemv_widths(pw_context *ctx) {
 
 int main(void) {
     pw_context *ctx = pw_test_context();
-    pw_test_tiling_layout(ctx, &q8x);
-    pw_test_tiling_record_maker(ctx, &q8x, 1, pw__q8x_record_from_blocks,
-                                "pw__q8x_record_from_blocks");
-    pw_test_tiling_refusals(ctx, &q8x);
-    pw_test_tiling_dispatch(ctx, &q8x);
-    pw_test_tiling_family_kernels(ctx, &q8x);
-    pw_test_tiling_gemm_large(ctx, &q8x);
+    pw_test_tiling_packing(ctx, &q8x, 1, PW_TEST_TILING_MAKER(pw__q8x_record_from_blocks), NULL,
+                           NULL);
+    pw_test_tiling_kernels(ctx, &q8x);
 #if defined(__x86_64__)
     test_gemv_widths(ctx);
 #endif

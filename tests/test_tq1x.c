@@ -134,15 +134,11 @@ static void test_bounds(pw_context *ctx) {
 int main(void) {
     pw_context *ctx = pw_test_context();
     test_trit_identity();
-    pw_test_tiling_layout(ctx, &tq1x);
-    pw_test_tiling_refusals(ctx, &tq1x);
+    pw_test_tiling_packing(ctx, &tq1x, 1, PW_TEST_TILING_MAKER(pw__tq1x_record_from_blocks), NULL,
+                           NULL);
     test_random_blocks(ctx);
-    pw_test_tiling_record_maker(ctx, &tq1x, 1, pw__tq1x_record_from_blocks,
-                                "pw__tq1x_record_from_blocks");
     test_bounds(ctx);
-    pw_test_tiling_dispatch(ctx, &tq1x);
-    pw_test_tiling_family_kernels(ctx, &tq1x);
-    pw_test_tiling_gemm_large(ctx, &tq1x);
+    pw_test_tiling_kernels(ctx, &tq1x);
     pw_context_destroy(ctx);
     return pw_test_finish();
 }

@@ -492,6 +492,22 @@ void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int s
     free(bytes);
 }
 
+void pw_test_tiling_packing(pw_context *ctx, const pw_test_tiling *t, int scales,
+                            pw_test_tiling_maker make, const char *make_name,
+                            pw_test_tiling_maker make_avx512, const char *avx512_name) {
+    pw_test_tiling_layout(ctx, t);
+    pw_test_tiling_refusals(ctx, t);
+    pw_test_tiling_record_maker(ctx, t, scales, make, make_name);
+    if (make_avx512 != NULL && pw_test_tiling_avx512(ctx))
+        pw_test_tiling_record_maker(ctx, t, scales, make_avx512, avx512_name);
+}
+
+void pw_test_tiling_kernels(pw_context *ctx, const pw_test_tiling *t) {
+    pw_test_tiling_dispatch(ctx, t);
+    pw_test_tiling_family_kernels(ctx, t);
+    pw_test_tiling_gemm_large(ctx, t);
+}
+
 /* Value e of row r (0..31) of a q2kx32k4 record: sub-block s, step u, lane j; step u in
  * load u % 2 of the sub-block, in its low 2 bits for u < 2, the next 2 for u >= 2; rows
  * 16..31 the high nibble (kernel/q2kx.h). */

@@ -185,6 +185,30 @@ void pw_test_tiling_random_widths(pw_context *ctx, const pw_test_tiling *t, int 
 void pw_test_tiling_record_maker(pw_context *ctx, const pw_test_tiling *t, int scales,
                                  void (*make)(const uint8_t *src, uint8_t *rec), const char *name);
 
+/* A record maker and its name for messages: PW_TEST_TILING_MAKER(f) gives both;
+ * PW_TEST_TILING_MAKER_AVX512(f) the same for an AVX-512 maker on x86-64 and NULL, NULL
+ * elsewhere (where f is not compiled). */
+typedef void (*pw_test_tiling_maker)(const uint8_t *src, uint8_t *rec);
+#define PW_TEST_TILING_MAKER(f) (f), #f
+#if defined(__x86_64__)
+#define PW_TEST_TILING_MAKER_AVX512(f) PW_TEST_TILING_MAKER(f)
+#else
+#define PW_TEST_TILING_MAKER_AVX512(f) NULL, NULL
+#endif
+
+/*
+ * The packer's checks, in this order: pw_test_tiling_layout, pw_test_tiling_refusals,
+ * pw_test_tiling_record_maker for make, and for make_avx512 where ctx runs the AVX-512
+ * VNNI kernels (make_avx512 NULL: the family has no maker of its own there).
+ */
+void pw_test_tiling_packing(pw_context *ctx, const pw_test_tiling *t, int scales,
+                            pw_test_tiling_maker make, const char *make_name,
+                            pw_test_tiling_maker make_avx512, const char *avx512_name);
+
+/* The kernel checks of a family with kernels at every level: pw_test_tiling_dispatch,
+ * pw_test_tiling_family_kernels and pw_test_tiling_gemm_large, in this order. */
+void pw_test_tiling_kernels(pw_context *ctx, const pw_test_tiling *t);
+
 /*
  * Row item->r's 256 2-bit values in a record of q2kx32k4's layout (kernel/q2kx.h; TQ2_0's
  * tq2x32k4 has the same quant bytes, kernel/tq2x.h) against the 64 qs bytes at byte qs_at
