@@ -31,7 +31,7 @@
  * (decoded 16 rows of one sub-block at a time: q3kxn_scales) and d.
  *
  * GEMM (q3kxn_panel, tile32_kgemm.h): the record's scales decoded and widened once for
- * every panel (an L1 scratch, q3kxn_decode); per register j of the loads (8 rows) and
+ * every panel (an L1 scratch, q3kxn_gemm_decode); per register j of the loads (8 rows) and
  * sub-block, its quants made once for the panel's mr rows of X: 3 loads, 13 unpacking
  * ops and 8 x mr SDOT; the 2 x mr chains, 2 x mr scaled sums and mr activation vectors
  * stay in registers.
@@ -66,13 +66,6 @@
 
 #define Q3KXN_MR 4 /* most rows of X per GEMM panel */
 
-/* One record's scales in the form the dots use, row r of the tile at index r. */
-typedef struct q3kxn_rec {
-    int32_t sc[16][32]; /* sub-block s's scale - 32 */
-    float d[32];
-} q3kxn_rec;
-_Static_assert(sizeof(q3kxn_rec) <= PW__T32K_SCRATCH, "q3kxn_rec fits the loop's scratch");
-
 /* The scales (stored value - 32) of sub-block j, rows 16h .. 16h+15, as int32: w[k] rows
  * 16h + 4k .. 16h + 4k + 3. From the packed bytes (q3kx.h: byte i of row r at
  * 192 (r / 16) + 16 i + r % 16): the low 4 bits in byte j % 8 (its high nibble for
@@ -88,23 +81,7 @@ Q3KXN_INLINE void q3kxn_scales(const uint8_t *rec, int j, int h, int32x4_t w[4])
                                              : vshrq_n_u8(hb, 2),
                                    vdupq_n_u8(0x30));
     const int8x16_t v = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, hi)), vdupq_n_s8(32));
-    const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
-    w[0] = vmovl_s16(vget_low_s16(w0));
-    w[1] = vmovl_high_s16(w0);
-    w[2] = vmovl_s16(vget_low_s16(w1));
-    w[3] = vmovl_high_s16(w1);
-}
-
-/* Decode record rec's scales to int32 and its fp16 d to f32 into rs (the GEMM panels'
- * form). */
-Q3KXN_INLINE void q3kxn_decode(const uint8_t *rec, q3kxn_rec *rs) {
-    for (int s = 0; s < 16; ++s)
-        for (int h = 0; h < 2; ++h) {
-            int32x4_t w[4];
-            q3kxn_scales(rec, s, h, w);
-            for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[s] + 16 * h + 4 * k, w[k]);
-        }
-    for (int q = 0; q < 8; ++q) vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + PW__Q3KX_D + 8 * q));
+    pw__t32n_widen_s8(v, w);
 }
 
 /* The quants of register j of sub-block sb: w[u] step u of group j (0..7), w[4 + u] of
@@ -162,12 +139,14 @@ Q3KXN_INLINE void q3kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
 /* ---- GEMM ---- */
 
 /* The GEMM loop's decode (tile32_kgemm.h). */
-static void q3kxn_gemm_decode(const uint8_t *rec, void *out) { q3kxn_decode(rec, out); }
+static void q3kxn_gemm_decode(const uint8_t *rec, void *out) {
+    pw__t32n_srec_decode(rec, PW__Q3KX_D, q3kxn_scales, out);
+}
 
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Register j of
  * every load (groups j and 4 + j) at a time, so that the 2 x mr chains of one
  * sub-block and the 2 x mr scaled sums stay in registers. */
-Q3KXN_INLINE void q3kxn_panel(const uint8_t *rec, const q3kxn_rec *rs, const uint8_t *const *x,
+Q3KXN_INLINE void q3kxn_panel(const uint8_t *rec, const pw__t32n_srec *rs, const uint8_t *const *x,
                               float *yb, const int mr) {
     const pw__q8_256 *xb[Q3KXN_MR];
     for (int i = 0; i < mr; ++i) xb[i] = (const pw__q8_256 *)x[i];
@@ -208,5 +187,5 @@ Q3KXN_INLINE void q3kxn_panel(const uint8_t *rec, const q3kxn_rec *rs, const uin
  * column's blocks, pw__q3kx_record_from_blocks), and the three kernels (ranked in
  * tile32_neon.h). */
 PW__T32N_KFAMILY(q3kxn, q3_k_q3kx32k4, q3_k, PW_FORMAT_Q3_K, PW__Q3KX_RECORD, pw__block_q3_K,
-                 pw__q3kx_record_from_blocks, q3kxn_rec, q3kxn_gemm_decode, Q3KXN_MR,
+                 pw__q3kx_record_from_blocks, pw__t32n_srec, q3kxn_gemm_decode, Q3KXN_MR,
                  PW__Q3KX_KERNEL, PW__Q3KX_GEMM_KERNEL)

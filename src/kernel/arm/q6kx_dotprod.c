@@ -40,7 +40,7 @@
  * up to 9% more cycles a record than the figure.
  *
  * GEMM (q6kxn_panel, tile32_kgemm.h): the record's scales widened once for every
- * panel (an L1 scratch, q6kxn_decode; the GEMV widens them where it uses them); per
+ * panel (an L1 scratch, q6kxn_gemm_decode; the GEMV widens them where it uses them); per
  * register j of the loads (8 rows) and sub-block, its quants made once for the panel's
  * mr rows of X: 6 loads, 18 unpacking ops and 8 x mr SDOT; the 2 x mr chains, 2 x mr
  * scaled sums and mr activation vectors stay in registers.
@@ -75,34 +75,11 @@
 
 #define Q6KXN_MR 4 /* most rows of X per GEMM panel */
 
-/* One record's scales in the form the dots use, row r of the tile at index r. */
-typedef struct q6kxn_rec {
-    int32_t sc[16][32]; /* sub-block s's int8 scale */
-    float d[32];
-} q6kxn_rec;
-_Static_assert(sizeof(q6kxn_rec) <= PW__T32K_SCRATCH, "q6kxn_rec fits the loop's scratch");
-
 /* The int8 scales of sub-block s, rows 16h .. 16h+15, as int32: w[k] rows 16h + 4k ..
  * 16h + 4k + 3. */
 Q6KXN_INLINE void q6kxn_scales(const uint8_t *rec, int s, int h, int32x4_t w[4]) {
     const int8x16_t v = vld1q_s8((const int8_t *)rec + PW__Q6KX_SCALES + 32 * s + 16 * h);
-    const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
-    w[0] = vmovl_s16(vget_low_s16(w0));
-    w[1] = vmovl_high_s16(w0);
-    w[2] = vmovl_s16(vget_low_s16(w1));
-    w[3] = vmovl_high_s16(w1);
-}
-
-/* Widen record rec's int8 scales to int32 and its fp16 d to f32 into rs (the GEMM
- * panels' form). */
-Q6KXN_INLINE void q6kxn_decode(const uint8_t *rec, q6kxn_rec *rs) {
-    for (int s = 0; s < 16; ++s)
-        for (int h = 0; h < 2; ++h) {
-            int32x4_t w[4];
-            q6kxn_scales(rec, s, h, w);
-            for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[s] + 16 * h + 4 * k, w[k]);
-        }
-    for (int q = 0; q < 8; ++q) vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + PW__Q6KX_D + 8 * q));
+    pw__t32n_widen_s8(v, w);
 }
 
 /* The masks the quants are made with. */
@@ -189,12 +166,14 @@ Q6KXN_INLINE void q6kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
 /* ---- GEMM ---- */
 
 /* The GEMM loop's decode (tile32_kgemm.h). */
-static void q6kxn_gemm_decode(const uint8_t *rec, void *out) { q6kxn_decode(rec, out); }
+static void q6kxn_gemm_decode(const uint8_t *rec, void *out) {
+    pw__t32n_srec_decode(rec, PW__Q6KX_D, q6kxn_scales, out);
+}
 
 /* One record for mr (a constant) rows of X: yb[i][0..31] += their dots. Register j of
  * every load (groups j and 4 + j) at a time, so that the 2 x mr chains of one
  * sub-block and the 2 x mr scaled sums stay in registers. */
-Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uint8_t *const *x,
+Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const pw__t32n_srec *rs, const uint8_t *const *x,
                               float *yb, const int mr) {
     const q6kxn_masks k = q6kxn_masks_make();
     const pw__q8_256 *xb[Q6KXN_MR];
@@ -237,5 +216,5 @@ Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const q6kxn_rec *rs, const uin
  * blocks, pw__q6kx_record_from_blocks), and the three kernels (ranked in
  * tile32_neon.h). */
 PW__T32N_KFAMILY(q6kxn, q6_k_q6kx32k4, q6_k, PW_FORMAT_Q6_K, PW__Q6KX_RECORD, pw__block_q6_K,
-                 pw__q6kx_record_from_blocks, q6kxn_rec, q6kxn_gemm_decode, Q6KXN_MR,
+                 pw__q6kx_record_from_blocks, pw__t32n_srec, q6kxn_gemm_decode, Q6KXN_MR,
                  PW__Q6KX_KERNEL, PW__Q6KX_GEMM_KERNEL)

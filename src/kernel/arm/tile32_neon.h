@@ -176,6 +176,40 @@ PW__T32N_INLINE void pw__t32n_dot8(int32x4_t *lo, int32x4_t *hi, const int8x16_t
     *hi = vdotq_laneq_s32(*hi, w[7], a, 3);
 }
 
+/* The 16 int8 values of v as int32: w[k] values 4k .. 4k+3. */
+PW__T32N_INLINE void pw__t32n_widen_s8(int8x16_t v, int32x4_t w[4]) {
+    const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
+    w[0] = vmovl_s16(vget_low_s16(w0));
+    w[1] = vmovl_high_s16(w0);
+    w[2] = vmovl_s16(vget_low_s16(w1));
+    w[3] = vmovl_high_s16(w1);
+}
+
+/* The GEMM panels' form of a record with one scale per sub-block and row and one d per
+ * row (Q3_K's, Q6_K's), row r of the tile at index r. */
+typedef struct pw__t32n_srec {
+    int32_t sc[16][32]; /* sub-block s's scale */
+    float d[32];
+} pw__t32n_srec;
+_Static_assert(sizeof(pw__t32n_srec) <= PW__T32K_SCRATCH, "pw__t32n_srec fits the loop's scratch");
+
+/* scales(rec, s, h, w): the scales of sub-block s, rows 16h .. 16h+15, as int32 (w[k]
+ * rows 16h + 4k .. 16h + 4k + 3). */
+typedef void (*pw__t32n_scales_fn)(const uint8_t *rec, int s, int h, int32x4_t w[4]);
+
+/* Record rec's scales (through scales, a constant) and its 32 fp16 d at byte d_at as
+ * f32, into rs. */
+PW__T32N_INLINE void pw__t32n_srec_decode(const uint8_t *rec, size_t d_at,
+                                          pw__t32n_scales_fn scales, pw__t32n_srec *rs) {
+    for (int s = 0; s < 16; ++s)
+        for (int h = 0; h < 2; ++h) {
+            int32x4_t w[4];
+            scales(rec, s, h, w);
+            for (int k = 0; k < 4; ++k) vst1q_s32(rs->sc[s] + 16 * h + 4 * k, w[k]);
+        }
+    for (int q = 0; q < 8; ++q) vst1q_f32(rs->d + 4 * q, pw__t32n_f16x4(rec + d_at + 8 * q));
+}
+
 /* The GEMM functions of a K-quant family over tile32_kgemm.h's loop, from its panel
  * panel_(rec, (const rec_t_ *)rs, x, yb, mr) (mr a constant 1..mr_, mr_ <= 4) and its
  * decode_: pre_##_panel_any (pf unused: no software prefetch on Arm, above),
