@@ -235,6 +235,15 @@ PW__ALWAYS_INLINE void pw__arm_widen_u8(uint8x16_t v, int32x4_t w[4]) {
     w[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
 }
 
+/* The 16 signed bytes of v as int32: w[k] = bytes 4k .. 4k+3. */
+PW__ALWAYS_INLINE void pw__arm_widen_s8(int8x16_t v, int32x4_t w[4]) {
+    const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_high_s8(v);
+    w[0] = vmovl_s16(vget_low_s16(lo));
+    w[1] = vmovl_high_s16(lo);
+    w[2] = vmovl_s16(vget_low_s16(hi));
+    w[3] = vmovl_high_s16(hi);
+}
+
 /*
  * Store `rows` (1..8) floats of one output row of an 8-wide tile held in two
  * vectors (by value, so accumulators never need an address): whole tiles

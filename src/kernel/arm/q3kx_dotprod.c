@@ -57,6 +57,7 @@
 #endif
 
 #include "format/blocks.h"
+#include "kernel/arm/dotprod_util.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q3kx.h"
 
@@ -81,7 +82,7 @@ Q3KXN_INLINE void q3kxn_scales(const uint8_t *rec, int j, int h, int32x4_t w[4])
                                              : vshrq_n_u8(hb, 2),
                                    vdupq_n_u8(0x30));
     const int8x16_t v = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, hi)), vdupq_n_s8(32));
-    pw__t32n_widen_s8(v, w);
+    pw__arm_widen_s8(v, w);
 }
 
 /* The quants of register j of sub-block sb: w[u] step u of group j (0..7), w[4 + u] of

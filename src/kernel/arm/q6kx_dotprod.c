@@ -66,6 +66,7 @@
 #endif
 
 #include "format/blocks.h"
+#include "kernel/arm/dotprod_util.h"
 #include "kernel/arm/tile32_neon.h"
 #include "kernel/q6kx.h"
 
@@ -79,7 +80,7 @@
  * 16h + 4k + 3. */
 Q6KXN_INLINE void q6kxn_scales(const uint8_t *rec, int s, int h, int32x4_t w[4]) {
     const int8x16_t v = vld1q_s8((const int8_t *)rec + PW__Q6KX_SCALES + 32 * s + 16 * h);
-    pw__t32n_widen_s8(v, w);
+    pw__arm_widen_s8(v, w);
 }
 
 /* The masks the quants are made with. */

@@ -111,15 +111,6 @@ PW__ALWAYS_INLINE float32x2_t f16x2_times(const uint8_t *p, float dx) {
     return vmul_n_f32(vget_low_f32(vcvt_f32_f16(vreinterpret_f16_u32(vdup_n_u32(h)))), dx);
 }
 
-/* int8 scales 4i .. 4i+3 of v, as int32 (i = 0..3). */
-PW__ALWAYS_INLINE void widen16(int8x16_t v, int32x4_t out[4]) {
-    const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_high_s8(v);
-    out[0] = vmovl_s16(vget_low_s16(lo));
-    out[1] = vmovl_high_s16(lo);
-    out[2] = vmovl_s16(vget_low_s16(hi));
-    out[3] = vmovl_high_s16(hi);
-}
-
 /* sum_i a_i * b_i over 16 int16 lanes (two vectors each), in int32x4 lanes. */
 PW__ALWAYS_INLINE int32x4_t mul16(int16x8_t a0, int16x8_t a1, int16x8_t b0, int16x8_t b1) {
     int32x4_t s = vmull_s16(vget_low_s16(a0), vget_low_s16(b0));
@@ -220,7 +211,7 @@ static float q3_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b, w += step, ++x) {
         int32x4_t sc[4];
-        widen16(q3_k_scales(w + 96), sc);
+        pw__arm_widen_s8(q3_k_scales(w + 96), sc);
         /* the inverted hmask: bits 0..3 for half 0, 4..7 (shifted down) for half 1,
          * so that four test masks serve both halves */
         const uint8x16_t nh0 = opaque(vmvnq_u8(vld1q_u8(w)));

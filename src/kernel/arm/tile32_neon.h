@@ -176,15 +176,6 @@ PW__T32N_INLINE void pw__t32n_dot8(int32x4_t *lo, int32x4_t *hi, const int8x16_t
     *hi = vdotq_laneq_s32(*hi, w[7], a, 3);
 }
 
-/* The 16 int8 values of v as int32: w[k] values 4k .. 4k+3. */
-PW__T32N_INLINE void pw__t32n_widen_s8(int8x16_t v, int32x4_t w[4]) {
-    const int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_high_s8(v);
-    w[0] = vmovl_s16(vget_low_s16(w0));
-    w[1] = vmovl_high_s16(w0);
-    w[2] = vmovl_s16(vget_low_s16(w1));
-    w[3] = vmovl_high_s16(w1);
-}
-
 /* The GEMM panels' form of a record with one scale per sub-block and row and one d per
  * row (Q3_K's, Q6_K's), row r of the tile at index r. */
 typedef struct pw__t32n_srec {
