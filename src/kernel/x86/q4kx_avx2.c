@@ -130,9 +130,9 @@
 #define Q4KXA_PF_CHUNK(q5) ((q5) ? PW__Q5KX_RECORD / 8 : PW__Q4KX_RECORD / 8)
 
 /* One record's scales in the form the dots use; g = group (rows 8g .. 8g+7). The GEMV
- * record function fills scb, mn, d and dmin (q4kxa_decode) and widens each scale where
- * it is used; the GEMM decode widens all of them once for every panel, into sc (AVX2)
- * or scf (AVX-VNNI). */
+ * record function fills scb (Q5_K's also mn, d and dmin: q4kxa_decode_to) and widens
+ * each scale where it is used; the GEMM decode fills all but sc and scf, then widens
+ * every scale once for all panels, into sc (AVX2) or scf (AVX-VNNI). */
 typedef struct q4kxa_rec {
     int32_t sc[8][4][8];  /* AVX2 GEMM: sub-block t's words [sc, sc] */
     int32_t mn[4][4][8];  /* words [m_2k, m_2k+1] */
