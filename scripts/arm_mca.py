@@ -249,9 +249,12 @@ LOOPS = [
     # one 8-k chunk of 8 channels (32 B of nibbles) by 4 rows of X: 16 SDOT
     Loop("qc4w_gemm_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qc4w_n8k8s2_dotprod"], "GEMM", 16, 32),
-    # one 16-k chunk of 4 channels (32 B of nibbles) by 2 rows: 4 SMMLA
-    Loop("qc4w_gemm_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 2 rows",
-         ["qc4w_n4k16s2_i8mm"], "GEMM", 4, 32),
+    # one 16-k chunk of 4 channels (32 B of nibbles) by 8 rows (four pairs): 16 SMMLA
+    Loop("qc4w_gemm_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 8 rows",
+         ["qc4w_n4k16s2_i8mm"], "GEMM", 16, 32),
+    # the same chunk by one row (n = 1, or an odd last row): 4 SDOT
+    Loop("qc4w_gemm_i8mm.c", "qc4w_i8mm_row", "chunk loop, 4 ch x 1 row",
+         ["qc4w_n4k16s2_i8mm"], "GEMV", 4, 32),
     # QB4W: one 8-k chunk of 8 channels (32 B) by 4 rows: 16 SDOT on q (4 more on ones
     # for the block's weight sums, not counted as multiply-adds)
     Loop("qb4w_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",

@@ -4,7 +4,7 @@
  * (pw__qc4w_reference: plain loops over the raw weights, integer sum from
  * (q - zp) * w without weight sums), over the issue's matrix:
  *   K in {1, 31, 32, 33, 100, 4096}, N in {1, nr-1, nr, nr+1, 3nr+5},
- *   batch in {1, mr-1, mr, mr+1, 37}, zero point 0 and 8, transposed and
+ *   batch in {1, mr-1, mr, mr+1, 37, 2mr+2}, zero point 0 and 8, transposed and
  *   not, with and without bias, clamp active; f32 or f16 out (alternating
  *   over the shapes, so each variant meets both).
  *
@@ -316,12 +316,12 @@ int main(void) {
         extreme_case(ctx, k);
         const int64_t nr = k->nr, mr = k->info.tile_batch;
         const int64_t ns[] = {1, nr - 1 > 0 ? nr - 1 : 1, nr, nr + 1, 3 * nr + 5};
-        const int64_t bs[] = {1, mr - 1 > 0 ? mr - 1 : 1, mr, mr + 1, 37};
+        const int64_t bs[] = {1, mr - 1 > 0 ? mr - 1 : 1, mr, mr + 1, 37, 2 * mr + 2};
         for (int threads = 1; threads <= 2; ++threads) {
             CHECK_OK(pw_context_set_threads(ctx, threads), ctx);
             for (size_t a = 0; a < 6; ++a)
                 for (size_t b = 0; b < 5; ++b)
-                    for (size_t c = 0; c < 5; ++c)
+                    for (size_t c = 0; c < 6; ++c)
                         for (int v = 0; v < 8; ++v) {
                             /* Each thread count takes half of the variants, all of them together. */
                             if ((v + (int)(a + b + c)) % 2 != threads - 1) continue;
