@@ -259,9 +259,12 @@ LOOPS = [
     # for the block's weight sums, not counted as multiply-adds)
     Loop("qb4w_dotprod.c", "run_dotprod", "chunk loop, 8 ch x 4 rows",
          ["qb4w_n8k8s2_dotprod"], "GEMM", 16, 32, extra=4),
-    # QB4W: one 16-k chunk of 4 channels (32 B) by 4 rows (two pairs): 8 SMMLA
-    Loop("qb4w_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 4 rows",
-         ["qb4w_n4k16s2_i8mm"], "GEMM", 8, 32, extra=4),
+    # QB4W: one 16-k chunk of 4 channels (32 B) by 8 rows (four pairs): 16 SMMLA
+    Loop("qb4w_i8mm.c", "run_i8mm", "chunk loop, 4 ch x 8 rows",
+         ["qb4w_n4k16s2_i8mm"], "GEMM", 16, 32, extra=4),
+    # the same chunk by one row (n = 1, or an odd last row): 4 SDOT on q, 4 on ones
+    Loop("qb4w_i8mm.c", "qb4w_i8mm_row", "chunk loop, 4 ch x 1 row",
+         ["qb4w_n4k16s2_i8mm"], "GEMV", 4, 32, extra=4),
 ]
 
 # SME: the assembly's mode-0 chunk loop (pw__qc4w_sme_tile, label 1 and the

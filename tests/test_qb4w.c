@@ -5,7 +5,7 @@
  * sum from (q - zp) * (u - z) without stored sums), bit for bit, over
  *   K in {32, 96, 4096, and 37, 300: a partial last block},
  *   B in {16, 32, 128, 256}, N in {1, nr-1, nr, nr+1, 3nr+5} (and 2037, 2053 at batch 1),
- *   batch in {1, mr+1, 37},
+ *   batch in {1, mr+1, 37, 2mr+2},
  * each zero-point kind (constant 8, constant 0 = signed nibbles, 4-bit and
  * 8-bit per block), f32, f16 and bf16 scales, transposed source and not,
  * bias and clamp, f32 and f16 out, on 1 and 2 threads (the variants rotate
@@ -451,13 +451,14 @@ int main(void) {
         extreme_case(ctx, k, 256);
         const int64_t nr = k->nr, mr = k->info.tile_batch;
         const int64_t ns[] = {1, nr - 1, nr, nr + 1, 3 * nr + 5};
-        const int64_t bs[] = {1, mr + 1, 37};
+        const int64_t bs[] = {1, mr + 1, 37, 2 * mr + 2};
         for (size_t a = 0; a < 5; ++a)
             for (size_t b = 0; b < 4; ++b)
                 for (size_t c = 0; c < 5; ++c)
-                    for (size_t d = 0; d < 3; ++d) {
-                        /* 4096 x 37 rows only for the larger tiles' N, to keep qemu and ASan quick */
-                        if (ks[a] == 4096 && d == 2 && c != 4) continue;
+                    for (size_t d = 0; d < 4; ++d) {
+                        /* 4096 x 37 or 2mr + 2 rows only for the larger tiles' N, to keep qemu
+                         * and ASan quick */
+                        if (ks[a] == 4096 && d >= 2 && c != 4) continue;
                         CHECK_OK(pw_context_set_threads(ctx, 1 + (v % 2)), ctx);
                         matrix_case(ctx, k, ns[c], ks[a], bsz[b], bs[d], v++, &r);
                     }

@@ -3,7 +3,7 @@
 #endif
 /*
  * NEON i8mm kernel for QB4W family qb4w_n4k16s2 (layout and contract in
- * kernel/qb4w.h): 4 channels by up to 4 rows of X (two pairs) per micro-tile,
+ * kernel/qb4w.h): 4 channels by up to 8 rows of X (four pairs) per micro-tile,
  * smmla (2 x 8 signed bytes times 8 x 2 into a 2 x 2 int32 block) on the
  * signed QD8 q and the block-centred weights u - z_b (int8, -15 .. 15). The
  * contract's d_b multiplies q + 128, so the block's weight sum ws_b = sum
@@ -13,7 +13,7 @@
  *   d_b = sum q (u - z_b) + 128 * ws_b                        (int32, exact)
  *
  * Bytes read per 16 k values: one 32-byte chunk of the tile (unpacked once
- * for both pairs of rows), 16 bytes of the q of each row:
+ * for all the pairs of rows), 16 bytes of the q of each row:
  *
  *   chunk j (32 B):  | ch 0: 8 B | ch 1: 8 B | ch 2: 8 B | ch 3: 8 B |        two uint8x16
  *   byte i of ch c:  low nibble u[c, 16j + i], high nibble u[c, 16j + 8 + i]   (i < 8)
@@ -30,22 +30,48 @@
  * the int32 sums start at 0 and end in the f32 accumulators by the contract's
  * step acc = fma((float)d_b, s_b, acc) (vfmaq: one rounding, as fmaf); after the
  * last block t = acc + (float)(neg_zp - 128) * F, then t * a_scale + bias.
- * An odd last row is paired with itself and stored once.
+ * A row without a partner (n = 1, the GEMV, or an odd last row) runs by sdot: the
+ * same centred weights against [q0..7 | q0..7], lanes 2c, 2c + 1 of a channel pair
+ * holding channel c's halves (the same d_b, so the same results bit for bit).
+ * Before (4 rows, an odd row paired with itself, n = 1 included): run_i8mm 42.5 int8
+ * MAC/cycle on neoverse-v2 (33% of the SMMLA peak), half of each smmla thrown away at n = 1.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   run_i8mm, neoverse-v2: 6.02 cycles/iter, 0.188 cycles/weight byte,
- *     42.5 int8 MAC/cycle: 33% of the core's int8 peak (SMMLA: 128 MAC/cycle)
- *   run_i8mm, apple-m2: 8.02 cycles/iter, 0.251 cycles/weight byte,
- *     31.9 int8 MAC/cycle: 25% of the core's int8 peak (SMMLA: 128 MAC/cycle)
+ *   run_i8mm, neoverse-v2: 9.02 cycles/iter, 0.282 cycles/weight byte,
+ *     56.8 int8 MAC/cycle: 44% of the core's int8 peak (SMMLA: 128 MAC/cycle)
+ *   run_i8mm, apple-m2: 12.02 cycles/iter, 0.376 cycles/weight byte,
+ *     42.6 int8 MAC/cycle: 33% of the core's int8 peak (SMMLA: 128 MAC/cycle)
+ *   qb4w_i8mm_row, neoverse-v2: 4.52 cycles/iter, 0.141 cycles/weight byte,
+ *     7.1 B/cycle: 71% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   qb4w_i8mm_row, apple-m1: 6.03 cycles/iter, 0.188 cycles/weight byte,
+ *     5.3 B/cycle: 29% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/qb4w_neon.h"
 
-#define PW__QB4W_MRI 4 /* rows of X per micro-tile: two smmla pairs */
+#define PW__QB4W_MRI 8 /* rows of X per micro-tile: four smmla pairs */
 
+/* The block-centred weights of a chunk's 16 bytes: (raw & 15) - z, (raw >> 4) - z. */
+PW__QB4W_INLINE int8x16_t qb4w_lo(uint8x16_t raw, int8x16_t z) {
+    return vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), z);
+}
+PW__QB4W_INLINE int8x16_t qb4w_hi(uint8x16_t raw, int8x16_t z) {
+    return vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), z);
+}
 
-/* NP pairs of rows (1 or 2) x 4 channels; row[2p + 1] may be row[2p] (then y[2p + 1] is NULL). */
-PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *const *row,
-                          uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
+/* Block b's zero points of channels (0, 1) and (2, 3), each 8 times. */
+PW__QB4W_INLINE void qb4w_zeros(const uint8_t *tile, const pw__qb4w_at *at, int8x16_t *z01,
+                                int8x16_t *z23) {
+    const uint8x16_t idx01 = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+    uint32_t z4;
+    memcpy(&z4, tile + at->zero, 4);
+    const uint8x16_t zb = vreinterpretq_u8_u32(vdupq_n_u32(z4));
+    *z01 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx01));
+    *z23 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, vaddq_u8(idx01, vdupq_n_u8(2))));
+}
+
+/* NP pairs of rows (1..4) x 4 channels: row[2p], row[2p + 1] -> y[2p], y[2p + 1]. */
+PW__QB4W_INLINE void pairs(const pw__pack_desc *d, const uint8_t *tile, const uint8_t *const *row,
+                           uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
     const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
     const int8_t *q[PW__QB4W_MRI];
@@ -55,28 +81,20 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
         f[r] = vdupq_n_f32(0.0f);
     }
     const int8x16_t ones = vdupq_n_s8(1);
-    const uint8x16_t idx01 = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-    const uint8x16_t idx23 = vaddq_u8(idx01, vdupq_n_u8(2));
-    const uint8x16_t m4 = vdupq_n_u8(15);
     for (int64_t b = 0; b < nb; ++b) {
         const pw__qb4w_at at = pw__qb4w_block_at(d, b);
         const int64_t chunks = pw__qb4w_block_values(d, b) / 16;
-        uint32_t z4;
-        memcpy(&z4, tile + at.zero, 4);
-        const uint8x16_t zb = vreinterpretq_u8_u32(vdupq_n_u32(z4));
-        const int8x16_t z01 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx01));
-        const int8x16_t z23 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx23));
+        int8x16_t z01, z23;
+        qb4w_zeros(tile, &at, &z01, &z23);
         const uint8_t *w = tile + at.data;
         const int64_t k0 = b * bsz;
-        int32x4_t a01[2], a23[2];
+        int32x4_t a01[PW__QB4W_MRI / 2], a23[PW__QB4W_MRI / 2];
         int32x4_t w01 = vdupq_n_s32(0), w23 = w01;
         for (int p = 0; p < NP; ++p) a01[p] = a23[p] = vdupq_n_s32(0);
         for (int64_t j = 0; j < chunks; ++j) {
             const uint8x16_t r01 = vld1q_u8(w + 32 * j), r23 = vld1q_u8(w + 32 * j + 16);
-            const int8x16_t l01 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(r01, m4)), z01);
-            const int8x16_t h01 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r01, 4)), z01);
-            const int8x16_t l23 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(r23, m4)), z23);
-            const int8x16_t h23 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(r23, 4)), z23);
+            const int8x16_t l01 = qb4w_lo(r01, z01), h01 = qb4w_hi(r01, z01);
+            const int8x16_t l23 = qb4w_lo(r23, z23), h23 = qb4w_hi(r23, z23);
             w01 = vdotq_s32(vdotq_s32(w01, l01, ones), h01, ones);
             w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
             for (int p = 0; p < NP; ++p) {
@@ -98,8 +116,46 @@ PW__QB4W_INLINE void quad(const pw__pack_desc *d, const uint8_t *tile, const uin
             f[2 * p + 1] = vfmaq_f32(f[2 * p + 1], vcvtq_f32_s32(vaddq_s32(o, ws)), s);
         }
     }
-    for (int r = 0; r < 2 * NP; ++r)
-        if (y[r] != NULL) finish4(f[r], pw__qd8_hdr(row[r]), fsum, bias, c, y[r], cols);
+    for (int r = 0; r < 2 * NP; ++r) finish4(f[r], pw__qd8_hdr(row[r]), fsum, bias, c, y[r], cols);
+}
+
+/* One row x 4 channels by sdot, not smmla (whose 2 x 2 block would pair the row with
+ * itself, half its products thrown away): each channel's 8 centred weights against the
+ * row's 8 q of the same k in both 64-bit halves, the weights also against ones for
+ * ws_b, int32 lanes (2c, 2c + 1) of a channel pair added pairwise per block. Its own
+ * function (not inlined) so scripts/arm_mca.py finds its loop: the GEMV's. */
+__attribute__((noinline)) static void qb4w_i8mm_row(const pw__pack_desc *d, const uint8_t *tile,
+                                                    const uint8_t *row, uint8_t *y, int cols,
+                                                    const pw__mm_call *c) {
+    const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
+    const int8_t *q = pw__qd8_q(row);
+    const int8x16_t ones = vdupq_n_s8(1);
+    float32x4_t f = vdupq_n_f32(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const pw__qb4w_at at = pw__qb4w_block_at(d, b);
+        const int64_t chunks = pw__qb4w_block_values(d, b) / 16;
+        int8x16_t z01, z23;
+        qb4w_zeros(tile, &at, &z01, &z23);
+        const uint8_t *w = tile + at.data;
+        const int8_t *qb = q + b * bsz;
+        int32x4_t a01 = vdupq_n_s32(0), a23 = a01, w01 = a01, w23 = a01;
+        for (int64_t j = 0; j < chunks; ++j) {
+            const uint8x16_t r01 = vld1q_u8(w + 32 * j), r23 = vld1q_u8(w + 32 * j + 16);
+            const int8x16_t l01 = qb4w_lo(r01, z01), h01 = qb4w_hi(r01, z01);
+            const int8x16_t l23 = qb4w_lo(r23, z23), h23 = qb4w_hi(r23, z23);
+            const int8x8_t xl = vld1_s8(qb + 16 * j), xh = vld1_s8(qb + 16 * j + 8);
+            const int8x16_t alo = vcombine_s8(xl, xl), ahi = vcombine_s8(xh, xh);
+            a01 = vdotq_s32(vdotq_s32(a01, l01, alo), h01, ahi);
+            a23 = vdotq_s32(vdotq_s32(a23, l23, alo), h23, ahi);
+            w01 = vdotq_s32(vdotq_s32(w01, l01, ones), h01, ones);
+            w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
+        }
+        const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);
+        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + at.scale));
+        f = vfmaq_f32(f, vcvtq_f32_s32(vaddq_s32(vpaddq_s32(a01, a23), ws)), s);
+    }
+    finish4(f, pw__qd8_hdr(row), tile + pw__qb4w_fsum_offset(d), tile + pw__qb4w_bias_offset(d),
+            c, y, cols);
 }
 
 static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
@@ -110,21 +166,23 @@ static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, i
         const uint8_t *tile = c->packed + (uint64_t)(t0 / 4) * d->tile_bytes;
         const int cols = n1 - t0 < 4 ? (int)(n1 - t0) : 4;
         uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-        for (int64_t m = m0; m < m1; m += PW__QB4W_MRI) {
+        for (int64_t m = m0; m < m1;) {
             const int rows = m1 - m < PW__QB4W_MRI ? (int)(m1 - m) : PW__QB4W_MRI;
             const uint8_t *row[PW__QB4W_MRI];
             uint8_t *yr[PW__QB4W_MRI];
-            for (int r = 0; r < PW__QB4W_MRI; ++r) {
-                const int real = r < rows;
-                /* an odd last row pairs with itself */
-                const int64_t at = m + (real ? r : rows - 1);
-                row[r] = c->xq + (size_t)at * ldl;
-                yr[r] = real ? y + (size_t)(m + r) * ldy_bytes : NULL;
+            for (int r = 0; r < rows; ++r) {
+                row[r] = c->xq + (size_t)(m + r) * ldl;
+                yr[r] = y + (size_t)(m + r) * ldy_bytes;
             }
-            if (rows > 2)
-                quad(d, tile, row, yr, cols, c, 2);
-            else
-                quad(d, tile, row, yr, cols, c, 1);
+            switch (rows / 2) { /* whole pairs; an odd last row by sdot */
+            case 4: pairs(d, tile, row, yr, cols, c, 4); break;
+            case 3: pairs(d, tile, row, yr, cols, c, 3); break;
+            case 2: pairs(d, tile, row, yr, cols, c, 2); break;
+            case 1: pairs(d, tile, row, yr, cols, c, 1); break;
+            default: break;
+            }
+            if (rows % 2) qb4w_i8mm_row(d, tile, row[rows - 1], yr[rows - 1], cols, c);
+            m += rows;
         }
     }
 }
