@@ -180,6 +180,16 @@ typedef struct pw__kernel {
  * available by name (pw_weight_options.kernel). On Arm the dotprod and i8mm i8g GEMMs
  * keep their rank (no Arm hardware has timed them). */
 #define PW__PRIO_I8G_X86 (PW__PRIO_GEMM - 2)
+/* On Arm the i8g GEMMs keep their rank above the packed families' (no Arm hardware has
+ * timed either) except where llvm-mca (scripts/arm_mca.py, docs/arm_mca.md; Neoverse V2,
+ * int8 MAC/cycle) puts the family's GEMM ahead: Q4_K 42.6 against i8g32 33.8 (dotprod)
+ * and 32.7 (i8mm), Q6_K 30.1 and Q3_K 36.5 against i8g16 25.2, Q2_K 33.5 against 22.0,
+ * TQ2_0 46.4 against 33.3 and 39.7. There `fastest` would hold a form 2-6x the file's
+ * bytes for an estimated slower GEMM, so those formats' i8g kernels rank here, below
+ * the family's GEMM (PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1), on dotprod and i8mm alike.
+ * (Q5_K: i8g 33.8 / 32.7 against 29.2, and the 32-element formats, whose family GEMMs
+ * estimate at 23-31, keep the i8g rank.) */
+#define PW__PRIO_I8G_ARM_BELOW (PW__PRIO_DOTPROD + PW__PRIO_GEMM - 2)
 
 /*
  * Kernel keys, spelled by this one macro only (never by hand): the operation,

@@ -184,7 +184,10 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
      * Arm and at the scalar level the level's i8g kernel. */
     const pw__kernel *i8mm = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "x8k8");
     const int x86 = simd != NULL && strncmp(simd->info.isa, "avx", 3) == 0;
-    if (x86) {
+    /* the family's GEMM first: x86, and Arm's formats whose family GEMM llvm-mca puts
+     * ahead (kernel.h, PW__PRIO_I8G_ARM_BELOW) */
+    const int family_first = x86 || (simd != NULL && t->arm_family_gemm);
+    if (family_first) {
         const pw__kernel *gemm = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
         CHECK(gemm != NULL && strcmp(ev.kernel, gemm->info.name) == 0 &&
                   ev.adapters == gemv_adapters,
@@ -194,7 +197,7 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
         CHECK(strstr(ev.kernel, t->family) == NULL && strstr(ev.kernel, "i8g") != NULL,
               "GEMM (n = %d) chose %s", N, ev.kernel);
     }
-    if (simd && !x86) {
+    if (simd && !family_first) {
         const pw__kernel *i8g = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "");
         CHECK(i8g != NULL && strcmp(i8g->info.name + strlen(t->i8g_stem),
                                     simd->info.name + strlen(t->kernel_stem)) == 0,
@@ -276,10 +279,21 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
         snprintf(name, sizeof name, "%s_%s", t->i8g_stem, k->info.name + stem + 6);
         const pw__kernel *i8g = by_name(ctx, name);
         pw_context_clear_message(ctx);
-        const int x86 = strncmp(k->info.isa, "avx", 3) == 0;
-        CHECK(i8g != NULL && (x86 ? k->priority > i8g->priority : k->priority < i8g->priority),
-              "%s ranks %d, not %s %s", k->info.name, (int)k->priority, x86 ? "above" : "below",
+        const int above = strncmp(k->info.isa, "avx", 3) == 0 ||
+                          (strcmp(k->info.isa, "dotprod") == 0 && t->arm_family_gemm);
+        CHECK(i8g != NULL && (above ? k->priority > i8g->priority : k->priority < i8g->priority),
+              "%s ranks %d, not %s %s", k->info.name, (int)k->priority, above ? "above" : "below",
               name);
+        /* and the format's i8mm kernel, where there is one, on the same side */
+        if (strcmp(k->info.isa, "dotprod") == 0) {
+            snprintf(name, sizeof name, "%sx8k8_i8mm", t->i8g_stem);
+            const pw__kernel *mm = by_name(ctx, name);
+            pw_context_clear_message(ctx);
+            CHECK(mm == NULL || (t->arm_family_gemm ? k->priority > mm->priority
+                                                     : k->priority < mm->priority),
+                  "%s ranks %d, not %s %s (%d)", k->info.name, (int)k->priority,
+                  t->arm_family_gemm ? "above" : "below", name, mm ? (int)mm->priority : 0);
+        }
     }
     const int64_t ns[2] = {2, 33};
     for (int j = 0; j < 2; ++j) {

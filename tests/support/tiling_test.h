@@ -61,6 +61,9 @@ typedef struct pw_test_tiling {
      * <i8g_stem>_<level>. Levels, best first: pw_test_tiling_levels. */
     const char *kernel_stem; /* e.g. "q4_0_q4x32k4" */
     const char *i8g_stem;    /* e.g. "q4_0_i8g32" */
+    /* 1 where on Arm the family's GEMM ranks above the format's i8g kernels (kernel.h,
+     * PW__PRIO_I8G_ARM_BELOW), as on x86: fastest then keeps the family's one form */
+    int arm_family_gemm;
 } pw_test_tiling;
 
 /*
@@ -92,11 +95,12 @@ const pw__kernel *pw_test_tiling_level_kernel(pw_context *ctx, const char *stem,
  * Dispatch through a pw_weight on 37 rows x 3 blocks, at the ISA level base
  * runs at (PACKWISE_ISA): GEMV (n = 1) takes the family's kernel of the best
  * level with one adapter event to t->family of the whole packed size where
- * one is usable, and no kernel of the family elsewhere; GEMM (n = 4) takes an
- * i8g kernel (where the family has a kernel: the format's i8mm kernel
- * <i8g stem>x8k8_i8mm where ctx runs one, else the i8g kernel of the family
- * kernel's level, which must exist); the second GEMV, the second GEMM and a
- * GEMV after them pack nothing more.
+ * one is usable, and no kernel of the family elsewhere; GEMM (n = 4) takes the
+ * family's GEMM kernel of the level on x86 (and on Arm where t->arm_family_gemm),
+ * packing nothing more, else an i8g kernel (where the family has a kernel: the
+ * format's i8mm kernel <i8g stem>x8k8_i8mm where ctx runs one, else the i8g kernel
+ * of the family kernel's level, which must exist); the second GEMV, the second GEMM
+ * and a GEMV after them pack nothing more.
  */
 void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
 
@@ -105,8 +109,9 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t);
  * form per weight chooses from), at the ISA level ctx runs at: n = 1 takes
  * the family's GEMV kernel of the best level, else the portable one; n = 2
  * and n = 33 take the family's GEMM kernel of the best level that has one.
- * Each family GEMM kernel ranks below the i8g kernel of its level, so
- * dispatch over every form keeps i8g for GEMM.
+ * Each family GEMM kernel ranks against the i8g kernels of its level as
+ * kernel.h says: above them on x86 and, where t->arm_family_gemm, on Arm (the
+ * i8mm one included), else below them.
  */
 void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t);
 

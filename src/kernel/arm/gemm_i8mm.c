@@ -164,7 +164,7 @@ static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
     }
 }
 
-#define PW__I8MM_KERNEL(id, fmt)                                                              \
+#define PW__I8MM_KERNEL(id, fmt, prio)                                                          \
     const pw__kernel pw__k_##id##_i8g32x8k8_i8mm = {                                          \
         .info = {.name = #id "_i8g32x8k8_i8mm",                                               \
                  .key = PW__KEY(#id, "packed(i8g32x8k8)", Q8_32, "i8mm"),      \
@@ -179,16 +179,20 @@ static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
         .run = i8mm_run,                                                                      \
         .pack_plan = pw__i8mm_pack_plan_desc,                                                    \
         .pack = pw__i8mm_pack_desc,                                                              \
-        .priority = PW__PRIO_I8MM + PW__PRIO_GEMM,                                            \
+        .priority = prio,                                                                     \
         .min_n = 2};
 
-PW__I8MM_KERNEL(q4_0, PW_FORMAT_Q4_0)
-PW__I8MM_KERNEL(q8_0, PW_FORMAT_Q8_0)
-PW__I8MM_KERNEL(q4_k, PW_FORMAT_Q4_K)
-PW__I8MM_KERNEL(q4_1, PW_FORMAT_Q4_1)
-PW__I8MM_KERNEL(q5_0, PW_FORMAT_Q5_0)
-PW__I8MM_KERNEL(q5_1, PW_FORMAT_Q5_1)
-PW__I8MM_KERNEL(iq4_nl, PW_FORMAT_IQ4_NL)
-PW__I8MM_KERNEL(q5_k, PW_FORMAT_Q5_K)
-PW__I8MM_KERNEL(tq1_0, PW_FORMAT_TQ1_0)
-PW__I8MM_KERNEL(tq2_0, PW_FORMAT_TQ2_0)
+/* Rank: kernel.h, PW__PRIO_I8G_ARM_BELOW (Q4_K and TQ2_0: the family's dotprod GEMM ahead) */
+#define PW__I8MM_UP (PW__PRIO_I8MM + PW__PRIO_GEMM)
+#define PW__I8MM_DOWN PW__PRIO_I8G_ARM_BELOW
+
+PW__I8MM_KERNEL(q4_0, PW_FORMAT_Q4_0, PW__I8MM_UP)
+PW__I8MM_KERNEL(q8_0, PW_FORMAT_Q8_0, PW__I8MM_UP)
+PW__I8MM_KERNEL(q4_k, PW_FORMAT_Q4_K, PW__I8MM_DOWN)
+PW__I8MM_KERNEL(q4_1, PW_FORMAT_Q4_1, PW__I8MM_UP)
+PW__I8MM_KERNEL(q5_0, PW_FORMAT_Q5_0, PW__I8MM_UP)
+PW__I8MM_KERNEL(q5_1, PW_FORMAT_Q5_1, PW__I8MM_UP)
+PW__I8MM_KERNEL(iq4_nl, PW_FORMAT_IQ4_NL, PW__I8MM_UP)
+PW__I8MM_KERNEL(q5_k, PW_FORMAT_Q5_K, PW__I8MM_UP)
+PW__I8MM_KERNEL(tq1_0, PW_FORMAT_TQ1_0, PW__I8MM_UP)
+PW__I8MM_KERNEL(tq2_0, PW_FORMAT_TQ2_0, PW__I8MM_DOWN)

@@ -184,7 +184,7 @@ static void i8g_dotprod_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
     }
 }
 
-#define PW__I8G_DOTPROD(id, fmt, G, ACT)                                                    \
+#define PW__I8G_DOTPROD(id, fmt, G, ACT, prio)                                                  \
     const pw__kernel pw__k_##id##_i8g##G##_dotprod = {                                       \
         .info = {.name = #id "_i8g" #G "_dotprod",                                          \
                  .key = PW__KEY(#id, "packed(i8g" #G "x16k4)", ACT, "dotprod"),                                                 \
@@ -199,19 +199,22 @@ static void i8g_dotprod_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_
         .run = i8g_dotprod_run,                                                             \
         .pack_plan = pw__i8g_pack_plan_desc,                                                   \
         .pack = pw__i8g_pack_desc,                                                             \
-        .priority = PW__PRIO_DOTPROD + PW__PRIO_GEMM,                                       \
+        .priority = prio,                                                                   \
         .min_n = 2};
 
-PW__I8G_DOTPROD(q4_0, PW_FORMAT_Q4_0, 32, Q8_32)
-PW__I8G_DOTPROD(q4_1, PW_FORMAT_Q4_1, 32, Q8_32)
-PW__I8G_DOTPROD(q5_0, PW_FORMAT_Q5_0, 32, Q8_32)
-PW__I8G_DOTPROD(q5_1, PW_FORMAT_Q5_1, 32, Q8_32)
-PW__I8G_DOTPROD(q8_0, PW_FORMAT_Q8_0, 32, Q8_32)
-PW__I8G_DOTPROD(iq4_nl, PW_FORMAT_IQ4_NL, 32, Q8_32)
-PW__I8G_DOTPROD(q4_k, PW_FORMAT_Q4_K, 32, Q8_32)
-PW__I8G_DOTPROD(q5_k, PW_FORMAT_Q5_K, 32, Q8_32)
-PW__I8G_DOTPROD(tq1_0, PW_FORMAT_TQ1_0, 32, Q8_32)
-PW__I8G_DOTPROD(tq2_0, PW_FORMAT_TQ2_0, 32, Q8_32)
-PW__I8G_DOTPROD(q2_k, PW_FORMAT_Q2_K, 16, Q8_256)
-PW__I8G_DOTPROD(q3_k, PW_FORMAT_Q3_K, 16, Q8_256)
-PW__I8G_DOTPROD(q6_k, PW_FORMAT_Q6_K, 16, Q8_256)
+/* Rank: kernel.h, PW__PRIO_I8G_ARM_BELOW (the formats whose family GEMM llvm-mca puts ahead) */
+#define PW__I8G_UP (PW__PRIO_DOTPROD + PW__PRIO_GEMM)
+#define PW__I8G_DOWN PW__PRIO_I8G_ARM_BELOW
+PW__I8G_DOTPROD(q4_0, PW_FORMAT_Q4_0, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(q4_1, PW_FORMAT_Q4_1, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(q5_0, PW_FORMAT_Q5_0, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(q5_1, PW_FORMAT_Q5_1, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(q8_0, PW_FORMAT_Q8_0, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(iq4_nl, PW_FORMAT_IQ4_NL, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(q4_k, PW_FORMAT_Q4_K, 32, Q8_32, PW__I8G_DOWN)
+PW__I8G_DOTPROD(q5_k, PW_FORMAT_Q5_K, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(tq1_0, PW_FORMAT_TQ1_0, 32, Q8_32, PW__I8G_UP)
+PW__I8G_DOTPROD(tq2_0, PW_FORMAT_TQ2_0, 32, Q8_32, PW__I8G_DOWN)
+PW__I8G_DOTPROD(q2_k, PW_FORMAT_Q2_K, 16, Q8_256, PW__I8G_DOWN)
+PW__I8G_DOTPROD(q3_k, PW_FORMAT_Q3_K, 16, Q8_256, PW__I8G_DOWN)
+PW__I8G_DOTPROD(q6_k, PW_FORMAT_Q6_K, 16, Q8_256, PW__I8G_DOWN)
