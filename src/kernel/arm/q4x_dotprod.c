@@ -38,6 +38,18 @@
  * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
  * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
  *
+ * No i8mm GEMM reads this family (nor the other k4 families): SMMLA takes two rows of 8
+ * consecutive k, a record register holds 4 k of each of 4 rows, so every pair of steps
+ * needs a ZIP1 and a ZIP2 (.4s) after the unpacking to make its operands, and the X
+ * side a zip of each pair of rows. A prototype of the Q4_0 GEMM quarter that way (8
+ * rows by 2 pairs of X rows, 4 step pairs: 32 SMMLA, the same 1024 multiply-adds as
+ * the loop here; a scratch file, not in the tree, compiled with the i8mm file flags)
+ * took by llvm-mca 19 31.0 cycles a quarter on neoverse-v2 (33 int8 MAC/cycle, resource
+ * bound 22.0) and 35.4 on apple-m2, against 33.03 and 38.04 for this loop: 6-7%, since
+ * the unpacking, the zips and the f32 steps bound both, not the multiplies. A family
+ * in 8-k groups would be another packed form (layout rule: its own key) for one ISA's
+ * GEMM; not done.
+ *
  * Q5_0 (the q5x32k4 family, kernel/q5x.h: a q4x32k4 record, then bit 4 in two 64-byte
  * planes, bit s of plane byte i being bit 4 of byte i of step s) runs the same
  * functions (q5xn_block, q5xn_gemm_block) with the offset -16: per 16 bytes of a step,
