@@ -48,8 +48,6 @@
  */
 #include "kernel/arm/qb4w_neon.h"
 
-#define PW__QB4W_MRI 8 /* rows of X per micro-tile: four smmla pairs */
-
 /* The block-centred weights of a chunk's 16 bytes: (raw & 15) - z, (raw >> 4) - z. */
 PW__QB4W_INLINE int8x16_t qb4w_lo(uint8x16_t raw, int8x16_t z) {
     return vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), z);
@@ -58,15 +56,26 @@ PW__QB4W_INLINE int8x16_t qb4w_hi(uint8x16_t raw, int8x16_t z) {
     return vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), z);
 }
 
-/* Block b's zero points of channels (0, 1) and (2, 3), each 8 times. */
-PW__QB4W_INLINE void qb4w_zeros(const uint8_t *tile, const pw__qb4w_at *at, int8x16_t *z01,
-                                int8x16_t *z23) {
+/* Block b of a tile: its chunks, its weight bytes, its scales' place, and the zero
+ * points of channels (0, 1) and (2, 3), each 8 times. */
+typedef struct qb4w_blk {
+    pw__qb4w_at at;
+    int64_t chunks;
+    const uint8_t *w;
+    int8x16_t z01, z23;
+} qb4w_blk;
+PW__QB4W_INLINE qb4w_blk qb4w_block(const pw__pack_desc *d, const uint8_t *tile, int64_t b) {
+    qb4w_blk k;
+    k.at = pw__qb4w_block_at(d, b);
+    k.chunks = pw__qb4w_block_values(d, b) / 16;
+    k.w = tile + k.at.data;
     const uint8x16_t idx01 = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
     uint32_t z4;
-    memcpy(&z4, tile + at->zero, 4);
+    memcpy(&z4, tile + k.at.zero, 4);
     const uint8x16_t zb = vreinterpretq_u8_u32(vdupq_n_u32(z4));
-    *z01 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx01));
-    *z23 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, vaddq_u8(idx01, vdupq_n_u8(2))));
+    k.z01 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, idx01));
+    k.z23 = vreinterpretq_s8_u8(vqtbl1q_u8(zb, vaddq_u8(idx01, vdupq_n_u8(2))));
+    return k;
 }
 
 /* NP pairs of rows (1..4) x 4 channels: row[2p], row[2p + 1] -> y[2p], y[2p + 1]. */
@@ -74,27 +83,23 @@ PW__QB4W_INLINE void pairs(const pw__pack_desc *d, const uint8_t *tile, const ui
                            uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
     const int64_t nb = pw__qb4w_blocks_of(d), bsz = d->group;
     const uint8_t *fsum = tile + pw__qb4w_fsum_offset(d), *bias = tile + pw__qb4w_bias_offset(d);
-    const int8_t *q[PW__QB4W_MRI];
-    float32x4_t f[PW__QB4W_MRI];
+    const int8_t *q[PW__NEON_I8MM_MR];
+    float32x4_t f[PW__NEON_I8MM_MR];
     for (int r = 0; r < 2 * NP; ++r) {
         q[r] = pw__qd8_q(row[r]);
         f[r] = vdupq_n_f32(0.0f);
     }
     const int8x16_t ones = vdupq_n_s8(1);
     for (int64_t b = 0; b < nb; ++b) {
-        const pw__qb4w_at at = pw__qb4w_block_at(d, b);
-        const int64_t chunks = pw__qb4w_block_values(d, b) / 16;
-        int8x16_t z01, z23;
-        qb4w_zeros(tile, &at, &z01, &z23);
-        const uint8_t *w = tile + at.data;
+        const qb4w_blk k = qb4w_block(d, tile, b);
         const int64_t k0 = b * bsz;
-        int32x4_t a01[PW__QB4W_MRI / 2], a23[PW__QB4W_MRI / 2];
+        int32x4_t a01[PW__NEON_I8MM_MR / 2], a23[PW__NEON_I8MM_MR / 2];
         int32x4_t w01 = vdupq_n_s32(0), w23 = w01;
         for (int p = 0; p < NP; ++p) a01[p] = a23[p] = vdupq_n_s32(0);
-        for (int64_t j = 0; j < chunks; ++j) {
-            const uint8x16_t r01 = vld1q_u8(w + 32 * j), r23 = vld1q_u8(w + 32 * j + 16);
-            const int8x16_t l01 = qb4w_lo(r01, z01), h01 = qb4w_hi(r01, z01);
-            const int8x16_t l23 = qb4w_lo(r23, z23), h23 = qb4w_hi(r23, z23);
+        for (int64_t j = 0; j < k.chunks; ++j) {
+            const uint8x16_t r01 = vld1q_u8(k.w + 32 * j), r23 = vld1q_u8(k.w + 32 * j + 16);
+            const int8x16_t l01 = qb4w_lo(r01, k.z01), h01 = qb4w_hi(r01, k.z01);
+            const int8x16_t l23 = qb4w_lo(r23, k.z23), h23 = qb4w_hi(r23, k.z23);
             w01 = vdotq_s32(vdotq_s32(w01, l01, ones), h01, ones);
             w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
             for (int p = 0; p < NP; ++p) {
@@ -108,7 +113,7 @@ PW__QB4W_INLINE void pairs(const pw__pack_desc *d, const uint8_t *tile, const ui
         }
         /* lanes (ch 0 k 0..3, ch 0 k 4..7, ch 1 ...) summed in pairs: 128 * ws_b per channel */
         const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);
-        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + at.scale));
+        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + k.at.scale));
         for (int p = 0; p < NP; ++p) {
             const int32x4_t e = vcombine_s32(vget_low_s32(a01[p]), vget_low_s32(a23[p]));
             const int32x4_t o = vcombine_s32(vget_high_s32(a01[p]), vget_high_s32(a23[p]));
@@ -132,17 +137,13 @@ __attribute__((noinline)) static void qb4w_i8mm_row(const pw__pack_desc *d, cons
     const int8x16_t ones = vdupq_n_s8(1);
     float32x4_t f = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const pw__qb4w_at at = pw__qb4w_block_at(d, b);
-        const int64_t chunks = pw__qb4w_block_values(d, b) / 16;
-        int8x16_t z01, z23;
-        qb4w_zeros(tile, &at, &z01, &z23);
-        const uint8_t *w = tile + at.data;
+        const qb4w_blk k = qb4w_block(d, tile, b);
         const int8_t *qb = q + b * bsz;
         int32x4_t a01 = vdupq_n_s32(0), a23 = a01, w01 = a01, w23 = a01;
-        for (int64_t j = 0; j < chunks; ++j) {
-            const uint8x16_t r01 = vld1q_u8(w + 32 * j), r23 = vld1q_u8(w + 32 * j + 16);
-            const int8x16_t l01 = qb4w_lo(r01, z01), h01 = qb4w_hi(r01, z01);
-            const int8x16_t l23 = qb4w_lo(r23, z23), h23 = qb4w_hi(r23, z23);
+        for (int64_t j = 0; j < k.chunks; ++j) {
+            const uint8x16_t r01 = vld1q_u8(k.w + 32 * j), r23 = vld1q_u8(k.w + 32 * j + 16);
+            const int8x16_t l01 = qb4w_lo(r01, k.z01), h01 = qb4w_hi(r01, k.z01);
+            const int8x16_t l23 = qb4w_lo(r23, k.z23), h23 = qb4w_hi(r23, k.z23);
             const int8x8_t xl = vld1_s8(qb + 16 * j), xh = vld1_s8(qb + 16 * j + 8);
             const int8x16_t alo = vcombine_s8(xl, xl), ahi = vcombine_s8(xh, xh);
             a01 = vdotq_s32(vdotq_s32(a01, l01, alo), h01, ahi);
@@ -151,7 +152,7 @@ __attribute__((noinline)) static void qb4w_i8mm_row(const pw__pack_desc *d, cons
             w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
         }
         const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);
-        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + at.scale));
+        const float32x4_t s = vld1q_f32((const float *)(const void *)(tile + k.at.scale));
         f = vfmaq_f32(f, vcvtq_f32_s32(vaddq_s32(vpaddq_s32(a01, a23), ws)), s);
     }
     finish4(f, pw__qd8_hdr(row), tile + pw__qb4w_fsum_offset(d), tile + pw__qb4w_bias_offset(d),
@@ -160,32 +161,12 @@ __attribute__((noinline)) static void qb4w_i8mm_row(const pw__pack_desc *d, cons
 
 static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     const pw__pack_desc *d = c->pack_desc;
-    const int f16 = c->y16 != NULL;
-    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
-    for (int64_t t0 = n0; t0 < n1; t0 += 4) {
-        const uint8_t *tile = c->packed + (uint64_t)(t0 / 4) * d->tile_bytes;
-        const int cols = n1 - t0 < 4 ? (int)(n1 - t0) : 4;
-        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-        for (int64_t m = m0; m < m1;) {
-            const int rows = m1 - m < PW__QB4W_MRI ? (int)(m1 - m) : PW__QB4W_MRI;
-            const uint8_t *row[PW__QB4W_MRI];
-            uint8_t *yr[PW__QB4W_MRI];
-            for (int r = 0; r < rows; ++r) {
-                row[r] = c->xq + (size_t)(m + r) * ldl;
-                yr[r] = y + (size_t)(m + r) * ldy_bytes;
-            }
-            switch (rows / 2) { /* whole pairs; an odd last row by sdot */
-            case 4: pairs(d, tile, row, yr, cols, c, 4); break;
-            case 3: pairs(d, tile, row, yr, cols, c, 3); break;
-            case 2: pairs(d, tile, row, yr, cols, c, 2); break;
-            case 1: pairs(d, tile, row, yr, cols, c, 1); break;
-            default: break;
-            }
-            if (rows % 2) qb4w_i8mm_row(d, tile, row[rows - 1], yr[rows - 1], cols, c);
-            m += rows;
-        }
-    }
+#define QB4W_PAIRS(np) pairs(d, tile, row, yr, cols, c, np)
+#define QB4W_ROW(r) qb4w_i8mm_row(d, tile, row[r], yr[r], cols, c)
+    PW__NEON_I8MM_RUN(c, n0, n1, m0, m1, QB4W_PAIRS, QB4W_ROW);
+#undef QB4W_PAIRS
+#undef QB4W_ROW
 }
 
 const pw__kernel pw__k_qb4w_n4k16s2_i8mm = PW__QB4W_KERNEL(
-    4, 16, 2, "i8mm", PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM, run_i8mm, PW__PRIO_I8MM, PW__QB4W_MRI, 0);
+    4, 16, 2, "i8mm", PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM, run_i8mm, PW__PRIO_I8MM, PW__NEON_I8MM_MR, 0);

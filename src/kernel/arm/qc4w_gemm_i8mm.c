@@ -45,14 +45,12 @@
  */
 #include "kernel/arm/qc4w_neon.h"
 
-#define PW__QC4W_MRI 8 /* rows of X per micro-tile: four smmla pairs */
-
 /* NP pairs of rows (1..4) x 4 channels: row[2p], row[2p + 1] -> y[2p], y[2p + 1]. The
  * tile's chunk is unpacked once for every pair. */
 PW__QC4W_INLINE void pairs(const uint8_t *tile, int64_t chunks, const uint8_t *const *row,
                            uint8_t *const *y, int cols, const pw__mm_call *c, const int NP) {
-    int32x4_t a01[PW__QC4W_MRI / 2], a23[PW__QC4W_MRI / 2];
-    const int8_t *q[PW__QC4W_MRI];
+    int32x4_t a01[PW__NEON_I8MM_MR / 2], a23[PW__NEON_I8MM_MR / 2];
+    const int8_t *q[PW__NEON_I8MM_MR];
     for (int r = 0; r < 2 * NP; ++r) q[r] = (const int8_t *)(row[r] + sizeof(pw__qd8_header));
     for (int p = 0; p < NP; ++p) a01[p] = a23[p] = vdupq_n_s32(0);
     for (int64_t j = 0; j < chunks; ++j) {
@@ -103,35 +101,14 @@ __attribute__((noinline)) static void qc4w_i8mm_row(const uint8_t *tile, int64_t
 }
 
 static void run_i8mm(const pw__mm_call *c, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
-    const pw__pack_desc *d = c->pack_desc;
-    const int f16 = c->y16 != NULL;
-    const int64_t chunks = d->in_padded / 16;
-    const size_t ldl = c->xq_row_bytes, esz = f16 ? 2 : 4, ldy_bytes = (size_t)c->ldy * esz;
-    for (int64_t t0 = n0; t0 < n1; t0 += 4) {
-        const uint8_t *tile = c->packed + (uint64_t)(t0 / 4) * d->tile_bytes;
-        const int cols = n1 - t0 < 4 ? (int)(n1 - t0) : 4;
-        uint8_t *y = (f16 ? (uint8_t *)c->y16 : (uint8_t *)c->y) + (size_t)t0 * esz;
-        for (int64_t m = m0; m < m1;) {
-            const int rows = m1 - m < PW__QC4W_MRI ? (int)(m1 - m) : PW__QC4W_MRI;
-            const uint8_t *row[PW__QC4W_MRI];
-            uint8_t *yr[PW__QC4W_MRI];
-            for (int r = 0; r < rows; ++r) {
-                row[r] = c->xq + (size_t)(m + r) * ldl;
-                yr[r] = y + (size_t)(m + r) * ldy_bytes;
-            }
-            switch (rows / 2) { /* whole pairs; an odd last row by sdot */
-            case 4: pairs(tile, chunks, row, yr, cols, c, 4); break;
-            case 3: pairs(tile, chunks, row, yr, cols, c, 3); break;
-            case 2: pairs(tile, chunks, row, yr, cols, c, 2); break;
-            case 1: pairs(tile, chunks, row, yr, cols, c, 1); break;
-            default: break;
-            }
-            if (rows % 2) qc4w_i8mm_row(tile, chunks, row[rows - 1], yr[rows - 1], cols, c);
-            m += rows;
-        }
-    }
+    const int64_t chunks = c->pack_desc->in_padded / 16;
+#define QC4W_PAIRS(np) pairs(tile, chunks, row, yr, cols, c, np)
+#define QC4W_ROW(r) qc4w_i8mm_row(tile, chunks, row[r], yr[r], cols, c)
+    PW__NEON_I8MM_RUN(c, n0, n1, m0, m1, QC4W_PAIRS, QC4W_ROW);
+#undef QC4W_PAIRS
+#undef QC4W_ROW
 }
 
 const pw__kernel pw__k_qc4w_n4k16s2_i8mm = PW__QC4W_KERNEL(
     4, 16, 2, "i8mm", PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM, run_i8mm, PW__PRIO_I8MM,
-    PW__QC4W_MRI, 65536, 0);
+    PW__NEON_I8MM_MR, 65536, 0);

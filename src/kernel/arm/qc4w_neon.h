@@ -74,4 +74,42 @@ PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const u
     pw__neon_clamp_store4(v, c, y, cols);
 }
 
+/*
+ * The walk of the i8mm int4 kernels (qc4w_gemm_i8mm.c, qb4w_i8mm.c): tiles of 4
+ * channels over [n0, n1), rows of X over [m0, m1) in micro-tiles of up to
+ * PW__NEON_I8MM_MR rows (four smmla pairs), their whole pairs by PAIRS(np) (np = 1..4, a
+ * constant at each use) and an odd last row by ROW(r) (sdot: smmla would pair it with
+ * itself). PAIRS and ROW read the walk's tile, row[], yr[], cols and c_.
+ */
+#define PW__NEON_I8MM_MR 8
+#define PW__NEON_I8MM_RUN(c_, n0, n1, m0, m1, PAIRS, ROW)                                      \
+    do {                                                                                       \
+        const int f16_ = (c_)->y16 != NULL;                                                    \
+        const size_t ldl_ = (c_)->xq_row_bytes, esz_ = f16_ ? 2 : 4;                           \
+        const size_t ldy_ = (size_t)(c_)->ldy * esz_;                                          \
+        for (int64_t t0_ = (n0); t0_ < (n1); t0_ += 4) {                                       \
+            const uint8_t *tile = (c_)->packed + (uint64_t)(t0_ / 4) * (c_)->pack_desc->tile_bytes; \
+            const int cols = (n1) - t0_ < 4 ? (int)((n1) - t0_) : 4;                           \
+            uint8_t *y_ = (f16_ ? (uint8_t *)(c_)->y16 : (uint8_t *)(c_)->y) + (size_t)t0_ * esz_; \
+            for (int64_t m_ = (m0); m_ < (m1);) {                                              \
+                const int rows_ = (m1) - m_ < PW__NEON_I8MM_MR ? (int)((m1) - m_) : PW__NEON_I8MM_MR; \
+                const uint8_t *row[PW__NEON_I8MM_MR];                                          \
+                uint8_t *yr[PW__NEON_I8MM_MR];                                                 \
+                for (int r_ = 0; r_ < rows_; ++r_) {                                           \
+                    row[r_] = (c_)->xq + (size_t)(m_ + r_) * ldl_;                             \
+                    yr[r_] = y_ + (size_t)(m_ + r_) * ldy_;                                    \
+                }                                                                              \
+                switch (rows_ / 2) {                                                           \
+                case 4: PAIRS(4); break;                                                       \
+                case 3: PAIRS(3); break;                                                       \
+                case 2: PAIRS(2); break;                                                       \
+                case 1: PAIRS(1); break;                                                       \
+                default: break;                                                                \
+                }                                                                              \
+                if (rows_ % 2) ROW(rows_ - 1);                                                 \
+                m_ += rows_;                                                                   \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
 #endif
