@@ -168,11 +168,15 @@ PW__ALWAYS_INLINE void pw__arm_ibm_loop(const pw__mm_call *c, int64_t o0, int64_
  */
 typedef int8x16x2_t (*pw__arm_q32_codes_fn)(const uint8_t *w);
 
-/* acc + d_w * d_x * sum(q * q_x) for one such block against one pw__q8_32 block: two sdot. */
+/* acc + d_w * d_x * sum((q - 4 bias4) * q_x) for one such block against one pw__q8_32
+ * block: two sdot from -bias4 * x.sum in each of the four lanes (sum (q - c) q_x = sum q
+ * q_x - c x.sum, exact), so a format whose codes carry an offset c (Q4_0: 8, bias4 2)
+ * hands over the raw codes and no subtraction per byte. */
 PW__ALWAYS_INLINE float32x4_t pw__arm_q32_block(float32x4_t acc, const uint8_t *w,
-                                                const pw__q8_32 *x, pw__arm_q32_codes_fn codes) {
+                                                const pw__q8_32 *x, pw__arm_q32_codes_fn codes,
+                                                const int32_t bias4) {
     const int8x16x2_t q = codes(w);
-    int32x4_t s = vdotq_s32(vdupq_n_s32(0), q.val[0], vld1q_s8(x->qs));
+    int32x4_t s = vdotq_s32(vdupq_n_s32(-bias4 * x->sum), q.val[0], vld1q_s8(x->qs));
     s = vdotq_s32(s, q.val[1], vld1q_s8(x->qs + 16));
     return vfmaq_n_f32(acc, vcvtq_f32_s32(s), pw__arm_f16_at(w) * x->d);
 }
@@ -183,26 +187,27 @@ PW__ALWAYS_INLINE float32x4_t pw__arm_q32_block(float32x4_t acc, const uint8_t *
  * two f32 accumulators keep two independent FMA chains; an odd last block
  * joins the first. Formats with a minimum (has_min: Q4_1, Q5_1, fp16 m at byte
  * 2, value = code * d + m) add m * x.dsum (x.dsum = x.d * sum(x.qs)) a block.
- * Like pw__arm_rm_loop it is inlined with a constant always-inline `codes` (and
- * has_min), so each kernel's loop holds its own decode and no call.
+ * bias4: the codes' offset over 4 (pw__arm_q32_block). Like pw__arm_rm_loop it is
+ * inlined with a constant always-inline `codes` (and has_min, bias4), so each
+ * kernel's loop holds its own decode and no call.
  */
 PW__ALWAYS_INLINE float pw__arm_q32_row_min(const uint8_t *w, int64_t bs, const uint8_t *xq,
                                             int64_t nb, pw__arm_q32_codes_fn codes,
-                                            const int has_min) {
+                                            const int has_min, const int32_t bias4) {
     const pw__q8_32 *x = (const pw__q8_32 *)xq;
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
     float m0 = 0.0f, m1 = 0.0f;
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
-        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
-        a1 = pw__arm_q32_block(a1, w + (b + 1) * bs, x + b + 1, codes);
+        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes, bias4);
+        a1 = pw__arm_q32_block(a1, w + (b + 1) * bs, x + b + 1, codes, bias4);
         if (has_min) {
             m0 += pw__arm_f16_at(w + b * bs + 2) * x[b].dsum;
             m1 += pw__arm_f16_at(w + (b + 1) * bs + 2) * x[b + 1].dsum;
         }
     }
     if (b < nb) {
-        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes);
+        a0 = pw__arm_q32_block(a0, w + b * bs, x + b, codes, bias4);
         if (has_min) m0 += pw__arm_f16_at(w + b * bs + 2) * x[b].dsum;
     }
     return vaddvq_f32(vaddq_f32(a0, a1)) + (m0 + m1);
@@ -210,8 +215,9 @@ PW__ALWAYS_INLINE float pw__arm_q32_row_min(const uint8_t *w, int64_t bs, const 
 
 /* The same without a minimum (Q4_0, Q8_0, Q5_0, IQ4_NL). */
 PW__ALWAYS_INLINE float pw__arm_q32_row(const uint8_t *w, int64_t bs, const uint8_t *xq,
-                                        int64_t nb, pw__arm_q32_codes_fn codes) {
-    return pw__arm_q32_row_min(w, bs, xq, nb, codes, 0);
+                                        int64_t nb, pw__arm_q32_codes_fn codes,
+                                        const int32_t bias4) {
+    return pw__arm_q32_row_min(w, bs, xq, nb, codes, 0, bias4);
 }
 
 /*

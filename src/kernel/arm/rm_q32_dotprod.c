@@ -97,16 +97,16 @@ PW__ALWAYS_INLINE int8x16x2_t iq4_nl_codes(const uint8_t *w) {
 }
 
 static float q4_1_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row_min(w, bs, xq, nb, q4_1_codes, 1);
+    return pw__arm_q32_row_min(w, bs, xq, nb, q4_1_codes, 1, 0);
 }
 static float q5_0_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row(w, bs, xq, nb, q5_0_codes);
+    return pw__arm_q32_row(w, bs, xq, nb, q5_0_codes, 0);
 }
 static float q5_1_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row_min(w, bs, xq, nb, q5_1_codes, 1);
+    return pw__arm_q32_row_min(w, bs, xq, nb, q5_1_codes, 1, 0);
 }
 static float iq4_nl_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row(w, bs, xq, nb, iq4_nl_codes);
+    return pw__arm_q32_row(w, bs, xq, nb, iq4_nl_codes, 0);
 }
 
 PW__ARM_RM_RUNS(q4_1, 32, sizeof(pw__block_q4_1), sizeof(pw__q8_32), q4_1_row)

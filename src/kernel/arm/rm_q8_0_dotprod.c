@@ -30,7 +30,7 @@ PW__ALWAYS_INLINE int8x16x2_t q8_0_codes(const uint8_t *w) {
 }
 
 static float q8_0_row(const uint8_t *w, int64_t bs, const uint8_t *xq, int64_t nb) {
-    return pw__arm_q32_row(w, bs, xq, nb, q8_0_codes);
+    return pw__arm_q32_row(w, bs, xq, nb, q8_0_codes, 0);
 }
 
 PW__ARM_RM_RUNS(q8_0, 32, Q8_0_BYTES, sizeof(pw__q8_32), q8_0_row)
