@@ -157,8 +157,8 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     pw_weight *h = NULL;
     pw_weight_options wo;
     pw_weight_options_init(&wo);
-    wo.policy = PW_MEMORY_FASTEST; /* the tiling for GEMV; for GEMM the family's (x86) or
-                                    * the i8g form (Arm, scalar) */
+    wo.policy = PW_MEMORY_FASTEST; /* the tiling for GEMV; for GEMM the family's or the
+                                    * i8g form (below) */
     CHECK_OK(pw_weight_create(ctx, &v, &wo, &h), ctx);
 
     CHECK_OK(pw_matmul_wt(ctx, x, 1, h, y), ctx);
@@ -178,14 +178,14 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
     CHECK(ev.adapters == gemv_adapters, "second GEMV packed again");
 
     CHECK_OK(pw_matmul_wt(ctx, x, N, h, y), ctx);
-    /* where the context runs i8mm, the format's i8mm GEMM kernel outranks the others; it
-     * reads its own 8-row family, named <i8g stem>x8k8_i8mm. Else on x86 the family's GEMM
-     * kernel of the level (PW__PRIO_I8G_X86), reading the GEMV's form: no new packing; on
-     * Arm and at the scalar level the level's i8g kernel. */
+    /* on x86, and on Arm for the formats whose family GEMM llvm-mca puts ahead
+     * (t->arm_family_gemm: kernel.h, PW__PRIO_I8G_X86 and PW__PRIO_I8G_ARM_BELOW), the
+     * family's GEMM kernel of the level, reading the GEMV's form: no new packing. Else,
+     * where the context runs i8mm, the format's i8mm GEMM kernel, reading its own 8-row
+     * family (<i8g stem>x8k8_i8mm); on Arm's dotprod level and at the scalar level the
+     * level's i8g kernel. */
     const pw__kernel *i8mm = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "x8k8");
     const int x86 = simd != NULL && strncmp(simd->info.isa, "avx", 3) == 0;
-    /* the family's GEMM first: x86, and Arm's formats whose family GEMM llvm-mca puts
-     * ahead (kernel.h, PW__PRIO_I8G_ARM_BELOW) */
     const int family_first = x86 || (simd != NULL && t->arm_family_gemm);
     if (family_first) {
         const pw__kernel *gemm = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
