@@ -102,14 +102,9 @@ PW__QB4W_INLINE void pairs(const pw__pack_desc *d, const uint8_t *tile, const ui
             const int8x16_t l23 = qb4w_lo(r23, k.z23), h23 = qb4w_hi(r23, k.z23);
             w01 = vdotq_s32(vdotq_s32(w01, l01, ones), h01, ones);
             w23 = vdotq_s32(vdotq_s32(w23, l23, ones), h23, ones);
-            for (int p = 0; p < NP; ++p) {
-                const int64x2_t x0 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p] + k0 + 16 * j));
-                const int64x2_t x1 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p + 1] + k0 + 16 * j));
-                const int8x16_t alo = vreinterpretq_s8_s64(vzip1q_s64(x0, x1));
-                const int8x16_t ahi = vreinterpretq_s8_s64(vzip2q_s64(x0, x1));
-                a01[p] = vmmlaq_s32(vmmlaq_s32(a01[p], alo, l01), ahi, h01);
-                a23[p] = vmmlaq_s32(vmmlaq_s32(a23[p], alo, l23), ahi, h23);
-            }
+            for (int p = 0; p < NP; ++p)
+                pw__neon_i8mm_pair_chunk(&a01[p], &a23[p], q[2 * p] + k0 + 16 * j,
+                                         q[2 * p + 1] + k0 + 16 * j, l01, h01, l23, h23);
         }
         /* lanes (ch 0 k 0..3, ch 0 k 4..7, ch 1 ...) summed in pairs: 128 * ws_b per channel */
         const int32x4_t ws = vshlq_n_s32(vpaddq_s32(w01, w23), 7);

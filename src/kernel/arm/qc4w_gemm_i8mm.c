@@ -58,14 +58,9 @@ PW__QC4W_INLINE void pairs(const uint8_t *tile, int64_t chunks, const uint8_t *c
         const int8x16_t w23 = vld1q_s8((const int8_t *)(tile + 32 * j + 16));
         const int8x16_t l01 = pw__qc4w_lo16(w01), h01 = pw__qc4w_hi16(w01);
         const int8x16_t l23 = pw__qc4w_lo16(w23), h23 = pw__qc4w_hi16(w23);
-        for (int p = 0; p < NP; ++p) {
-            const int64x2_t x0 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p] + 16 * j));
-            const int64x2_t x1 = vreinterpretq_s64_s8(vld1q_s8(q[2 * p + 1] + 16 * j));
-            const int8x16_t alo = vreinterpretq_s8_s64(vzip1q_s64(x0, x1));
-            const int8x16_t ahi = vreinterpretq_s8_s64(vzip2q_s64(x0, x1));
-            a01[p] = vmmlaq_s32(vmmlaq_s32(a01[p], alo, l01), ahi, h01);
-            a23[p] = vmmlaq_s32(vmmlaq_s32(a23[p], alo, l23), ahi, h23);
-        }
+        for (int p = 0; p < NP; ++p)
+            pw__neon_i8mm_pair_chunk(&a01[p], &a23[p], q[2 * p] + 16 * j, q[2 * p + 1] + 16 * j,
+                                     l01, h01, l23, h23);
     }
     const uint8_t *meta = tile + 32 * chunks;
     for (int p = 0; p < NP; ++p) {

@@ -74,6 +74,23 @@ PW__QC4W_INLINE void pw__qc4w_finish4(int32x4_t acc, const uint8_t *row, const u
     pw__neon_clamp_store4(v, c, y, cols);
 }
 
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+/* The i8mm int4 kernels' step: one 16-k chunk of a pair of rows (q0, q1: their q at the
+ * chunk) against 4 channels' weights, the chunk's low halves l01, l23 (k 0..7 of
+ * channels 0, 1 and 2, 3) and high halves h01, h23 (k 8..15): smmla on the two rows
+ * zipped by 64-bit halves, *a01 = | r0.c0 r0.c1 | r1.c0 r1.c1 | and *a23 likewise. */
+PW__QC4W_INLINE void pw__neon_i8mm_pair_chunk(int32x4_t *a01, int32x4_t *a23, const int8_t *q0,
+                                              const int8_t *q1, int8x16_t l01, int8x16_t h01,
+                                              int8x16_t l23, int8x16_t h23) {
+    const int64x2_t x0 = vreinterpretq_s64_s8(vld1q_s8(q0));
+    const int64x2_t x1 = vreinterpretq_s64_s8(vld1q_s8(q1));
+    const int8x16_t alo = vreinterpretq_s8_s64(vzip1q_s64(x0, x1));
+    const int8x16_t ahi = vreinterpretq_s8_s64(vzip2q_s64(x0, x1));
+    *a01 = vmmlaq_s32(vmmlaq_s32(*a01, alo, l01), ahi, h01);
+    *a23 = vmmlaq_s32(vmmlaq_s32(*a23, alo, l23), ahi, h23);
+}
+#endif
+
 /*
  * The walk of the i8mm int4 kernels (qc4w_gemm_i8mm.c, qb4w_i8mm.c): tiles of 4
  * channels over [n0, n1), rows of X over [m0, m1) in micro-tiles of up to
