@@ -149,6 +149,8 @@ def i8g(g, has_min, formats):
                 ["%s_i8g%d_dotprod" % (f, g) for f in formats], "GEMM", 2 * g, rec // 2)
 
 
+NG_MR = 6  # tile32_neon.h: PW__T32NG_MR, the L1-sum GEMM panels' most rows of X
+
 LOOPS = [
     q32("q4_0", 18),
     q32("q8_0", 34),
@@ -192,19 +194,20 @@ LOOPS = [
     Loop("q8x_dotprod.c", "q8xn_run", "record loop, 32 rows x 1 block",
          ["q8_0_q8x32k4_dotprod"], "GEMV", 64, 1088),
     # GEMM: a quarter of a record (8 rows: one q register a step and nibble / two
-    # registers a step) by 4 rows of X: 64 SDOT; a quarter of the record's bytes
-    Loop("q4x_dotprod.c", "q4xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["q4_0_q4x32k4_gemm_dotprod"], "GEMM", 64, 576 // 4),
-    Loop("q4x_dotprod.c", "q5xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["q5_0_q5x32k4_gemm_dotprod", "q5_0_ibm_gemm_dotprod"], "GEMM", 64, 704 // 4),
-    Loop("q4x_dotprod.c", "iq4xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["iq4_nl_iq4x32k4_gemm_dotprod", "iq4_nl_ibm_gemm_dotprod"], "GEMM", 64, 576 // 4),
-    Loop("q4x_dotprod.c", "q41xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["q4_1_q41x32k4_gemm_dotprod", "q4_1_ibm_gemm_dotprod"], "GEMM", 64, 640 // 4),
-    Loop("q4x_dotprod.c", "q51xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["q5_1_q51x32k4_gemm_dotprod", "q5_1_ibm_gemm_dotprod"], "GEMM", 64, 768 // 4),
-    Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x 4 X rows",
-         ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 64, 1088 // 4),
+    # registers a step) by NG_MR rows of X (tile32_neon.h's PW__T32NG_MR): 16 SDOT a row
+    # of X; a quarter of the record's bytes
+    Loop("q4x_dotprod.c", "q4xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["q4_0_q4x32k4_gemm_dotprod"], "GEMM", 16 * NG_MR, 576 // 4),
+    Loop("q4x_dotprod.c", "q5xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["q5_0_q5x32k4_gemm_dotprod", "q5_0_ibm_gemm_dotprod"], "GEMM", 16 * NG_MR, 704 // 4),
+    Loop("q4x_dotprod.c", "iq4xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["iq4_nl_iq4x32k4_gemm_dotprod", "iq4_nl_ibm_gemm_dotprod"], "GEMM", 16 * NG_MR, 576 // 4),
+    Loop("q4x_dotprod.c", "q41xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["q4_1_q41x32k4_gemm_dotprod", "q4_1_ibm_gemm_dotprod"], "GEMM", 16 * NG_MR, 640 // 4),
+    Loop("q4x_dotprod.c", "q51xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["q5_1_q51x32k4_gemm_dotprod", "q5_1_ibm_gemm_dotprod"], "GEMM", 16 * NG_MR, 768 // 4),
+    Loop("q8x_dotprod.c", "q8xn_gemm_run", "record quarter, 8 rows x %d X rows" % NG_MR,
+         ["q8_0_q8x32k4_gemm_dotprod"], "GEMM", 16 * NG_MR, 1088 // 4),
     # K-quant 32-row tilings, GEMV: one sub-block of a record with one row of X (Q4_K:
     # 8 steps x 4 q registers x 2 nibbles = 64 SDOT; Q6_K and Q3_K: 4 steps x 4 registers x 2
     # groups = 32 SDOT) and its share of the record, scales included (Q4_K 4608 / 8,

@@ -56,7 +56,7 @@ static const pw_test_tiling q2kx = {
     .scales_at = D,
     .kernel_stem = "q2_k_q2kx32k4",
     .i8g_stem = "q2_k_i8g16",
-    .arm_family_gemm = 1,
+    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM,
 };
 
 /*

@@ -83,7 +83,7 @@ static const pw_test_tiling q3kx = {
     .scales_at = 108,
     .kernel_stem = "q3_k_q3kx32k4",
     .i8g_stem = "q3_k_i8g16",
-    .arm_family_gemm = 1,
+    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM,
 };
 
 /*

@@ -74,7 +74,7 @@ static const pw_test_tiling q4kx = {
     .check_record = check_record,
     .kernel_stem = "q4_k_q4kx32k4",
     .i8g_stem = "q4_k_i8g32",
-    .arm_family_gemm = 1,
+    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM,
 };
 
 /*

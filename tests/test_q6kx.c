@@ -91,7 +91,7 @@ static const pw_test_tiling q6kx = {
     .scales_at = 208,
     .kernel_stem = "q6_k_q6kx32k4",
     .i8g_stem = "q6_k_i8g16",
-    .arm_family_gemm = 1,
+    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM,
 };
 
 /*

@@ -187,8 +187,10 @@ typedef struct pw__kernel {
  * TQ2_0 46.4 against 33.3 and 39.7. There `fastest` would hold a form 2-6x the file's
  * bytes for an estimated slower GEMM, so those formats' i8g kernels rank here, below
  * the family's GEMM (PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1), on dotprod and i8mm alike.
- * (Q5_K: i8g 33.8 / 32.7 against 29.2, and the 32-element formats, whose family GEMMs
- * estimate at 23-31, keep the i8g rank.) */
+ * Q4_0 and Q8_0 (family GEMMs in panels of 6 rows of X: 34.9 and 34.5 against i8g32
+ * 33.3; Apple M1's model 30.7 and 30.5 against 28.7) rank their dotprod i8g kernel here
+ * and keep the i8mm one above (39.7). (Q5_K: i8g 33.8 / 32.7 against 29.2, and the other
+ * 32-element formats, whose family GEMMs estimate at 27-32, keep the i8g rank.) */
 #define PW__PRIO_I8G_ARM_BELOW (PW__PRIO_DOTPROD + PW__PRIO_GEMM - 2)
 
 /*

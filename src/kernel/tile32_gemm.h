@@ -28,7 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PW__T32L_MR 4   /* most rows of X per panel */
+#define PW__T32L_MR 4     /* most rows of X per panel (a level may ask for more: mr_max) */
+#define PW__T32L_MR_MAX 6 /* the most any level asks for */
 #define PW__T32L_MB 128 /* most rows of X per row block */
 
 #define PW__T32L_INLINE static inline __attribute__((always_inline))
@@ -42,8 +43,8 @@ PW__T32L_INLINE void pw__t32l_panel(const uint8_t *recs, uint64_t record_bytes, 
                                     int64_t b2, const uint8_t *xrow, size_t xq_row_bytes,
                                     size_t xb_bytes, float *y, int64_t ldy, int live, int from_y,
                                     pw__tile32_next *nx, pw__t32l_block_fn block, const int mr) {
-    float acc[PW__T32L_MR][PW__TILE32_NR] __attribute__((aligned(32)));
-    const uint8_t *x[PW__T32L_MR];
+    float acc[PW__T32L_MR_MAX][PW__TILE32_NR] __attribute__((aligned(32)));
+    const uint8_t *x[PW__T32L_MR_MAX];
     for (int r = 0; r < mr; ++r) {
         x[r] = xrow + r * xq_row_bytes + (size_t)b1 * xb_bytes;
         memset(acc[r], 0, sizeof acc[r]);
@@ -60,16 +61,17 @@ PW__T32L_INLINE void pw__t32l_panel(const uint8_t *recs, uint64_t record_bytes, 
 
 /* The loop of pw__t32l_run and pw__t32l_run_fill: with fill NULL the records are the
  * packed form's, else fill writes each tile's records of a pass to scratch (max_kb
- * records at most) and the panels read them there. */
+ * records at most) and the panels read them there. Panels are at most mr_max rows (a
+ * constant, 1 .. PW__T32L_MR_MAX). */
 PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                    int64_t i1, int64_t block_values, uint64_t record_bytes,
                                    size_t xb_bytes, uint64_t budget, const int prefetch,
                                    pw__t32l_block_fn block, pw__tile32_fill_fn fill,
-                                   uint8_t *scratch, int64_t max_kb) {
+                                   uint8_t *scratch, int64_t max_kb, const int mr_max) {
     const int64_t nb = c->in / block_values;
     for (int64_t ib = i0; ib < i1; ib += PW__T32L_MB) {
         const int64_t rows = i1 - ib < PW__T32L_MB ? i1 - ib : PW__T32L_MB;
-        const int64_t panels = (rows + PW__T32L_MR - 1) / PW__T32L_MR;
+        const int64_t panels = (rows + mr_max - 1) / mr_max;
         const int64_t kb = pw__tile32_pass_blocks(
             rows, xb_bytes, nb, pw__tile32_fill_budget(budget, fill, max_kb, rows, xb_bytes));
         const int64_t npass = (nb + kb - 1) / kb, ntile = (o1 - o0 + PW__TILE32_NR - 1) / PW__TILE32_NR;
@@ -95,13 +97,16 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
                 switch (h) {
 #define PW__T32L_CASE(h_)                                                                        \
     case h_:                                                                                   \
-        pw__t32l_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y, c->ldy, \
-                       live, b1 > 0, &nx, block, h_);                                          \
+        if (h_ <= mr_max)                                                                      \
+            pw__t32l_panel(recs, record_bytes, b1, b2, xrow, c->xq_row_bytes, xb_bytes, y,     \
+                           c->ldy, live, b1 > 0, &nx, block, h_);                              \
         break;
                     PW__T32L_CASE(1)
                     PW__T32L_CASE(2)
                     PW__T32L_CASE(3)
-                    PW__T32L_CASE(4) /* PW__T32L_MR */
+                    PW__T32L_CASE(4)
+                    PW__T32L_CASE(5)
+                    PW__T32L_CASE(6) /* PW__T32L_MR_MAX */
 #undef PW__T32L_CASE
                 }
                 i += h; /* the next panel prefetches on from where this one stopped */
@@ -111,14 +116,15 @@ PW__T32L_INLINE void pw__t32l_loop(const pw__mm_call *c, int64_t o0, int64_t o1,
 }
 
 /* y[i, o] for o in [o0, o1), i in [i0, i1): records of record_bytes, one per activation
- * block of xb_bytes (block_values k values each), read once per panel; a row block's
- * activations per pass within budget bytes; prefetch (a constant) as above. */
+ * block of xb_bytes (block_values k values each), read once per panel of up to mr_max
+ * rows; a row block's activations per pass within budget bytes; prefetch (a constant)
+ * as above. */
 PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                   int64_t i1, int64_t block_values, uint64_t record_bytes,
                                   size_t xb_bytes, uint64_t budget, const int prefetch,
-                                  pw__t32l_block_fn block) {
+                                  pw__t32l_block_fn block, const int mr_max) {
     pw__t32l_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, budget, prefetch, block,
-                  NULL, NULL, 0);
+                  NULL, NULL, 0, mr_max);
 }
 
 /* The same over records that fill makes from another layout (the input-block-major
@@ -127,10 +133,10 @@ PW__T32L_INLINE void pw__t32l_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 PW__T32L_INLINE void pw__t32l_run_fill(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                        int64_t i1, int64_t block_values, uint64_t record_bytes,
                                        size_t xb_bytes, uint64_t budget, pw__t32l_block_fn block,
-                                       pw__tile32_fill_fn fill) {
+                                       pw__tile32_fill_fn fill, const int mr_max) {
     _Alignas(64) uint8_t scratch[PW__TILE32_FILL_BYTES];
     pw__t32l_loop(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, budget, 0, block, fill,
-                  scratch, (int64_t)(PW__TILE32_FILL_BYTES / record_bytes));
+                  scratch, (int64_t)(PW__TILE32_FILL_BYTES / record_bytes), mr_max);
 }
 
 #endif

@@ -186,7 +186,9 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
      * level's i8g kernel. */
     const pw__kernel *i8mm = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "x8k8");
     const int x86 = simd != NULL && strncmp(simd->info.isa, "avx", 3) == 0;
-    const int family_first = x86 || (simd != NULL && t->arm_family_gemm);
+    const int family_first =
+        x86 || (simd != NULL && (t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM ||
+                                 (t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM_DOTPROD && i8mm == NULL)));
     if (family_first) {
         const pw__kernel *gemm = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
         CHECK(gemm != NULL && strcmp(ev.kernel, gemm->info.name) == 0 &&
@@ -289,10 +291,10 @@ void pw_test_tiling_family_kernels(pw_context *ctx, const pw_test_tiling *t) {
             snprintf(name, sizeof name, "%sx8k8_i8mm", t->i8g_stem);
             const pw__kernel *mm = by_name(ctx, name);
             pw_context_clear_message(ctx);
-            CHECK(mm == NULL || (t->arm_family_gemm ? k->priority > mm->priority
-                                                     : k->priority < mm->priority),
+            const int above_mm = t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM;
+            CHECK(mm == NULL || (above_mm ? k->priority > mm->priority : k->priority < mm->priority),
                   "%s ranks %d, not %s %s (%d)", k->info.name, (int)k->priority,
-                  t->arm_family_gemm ? "above" : "below", name, mm ? (int)mm->priority : 0);
+                  above_mm ? "above" : "below", name, mm ? (int)mm->priority : 0);
         }
     }
     const int64_t ns[2] = {2, 33};

@@ -61,10 +61,13 @@ typedef struct pw_test_tiling {
      * <i8g_stem>_<level>. Levels, best first: pw_test_tiling_levels. */
     const char *kernel_stem; /* e.g. "q4_0_q4x32k4" */
     const char *i8g_stem;    /* e.g. "q4_0_i8g32" */
-    /* 1 where on Arm the family's GEMM ranks above the format's i8g kernels (kernel.h,
-     * PW__PRIO_I8G_ARM_BELOW), as on x86: fastest then keeps the family's one form */
+    /* Where on Arm the family's GEMM ranks above the format's i8g kernels (kernel.h,
+     * PW__PRIO_I8G_ARM_BELOW), as on x86, so that fastest keeps the family's one form:
+     * PW_TEST_ARM_FAMILY_GEMM above the dotprod and i8mm ones, PW_TEST_ARM_FAMILY_GEMM_DOTPROD
+     * above the dotprod one only (an i8mm core runs the i8mm kernel), 0 below both */
     int arm_family_gemm;
 } pw_test_tiling;
+enum { PW_TEST_ARM_FAMILY_GEMM = 1, PW_TEST_ARM_FAMILY_GEMM_DOTPROD = 2 };
 
 /*
  * The golden packer check on a weight of 37 rows (a whole tile and a part

@@ -25,9 +25,16 @@
  * range: |dot| <= 32 * 15 * 128 + 8 * 32 * 128, exact in int32 and f32.
  *
  * GEMM: each quarter j of a record (one q register a step: 8 rows) is unpacked once
- * per panel of up to 4 rows of X: per step 1 load, 2 unpacking ops and 2 x mr SDOT;
- * the 2 x mr int32 dots, 2 x mr activation vectors and the step stay in registers,
- * the f32 sums in L1 (tile32_neon.h).
+ * per panel of up to 6 rows of X (PW__T32NG_MR): per step 1 load, 2 unpacking ops and
+ * 2 x mr SDOT; the 2 x mr int32 dots, 2 x mr activation vectors and the step stay in
+ * registers (GCC spills a few activation vectors at 6 rows: loads, which the loop has
+ * to spare), the f32 sums in L1 (tile32_neon.h). Each quarter's chains start from c by
+ * a load (pw__t32n_chain_starts). By llvm-mca's Neoverse V2 model the loop is bound by
+ * its four vector pipes, where SDOT, the unpacking, SCVTF (two slots), FMUL, FMLA and
+ * the data of each f32 store all go: per quarter and 4 rows of X 64 SDOT in 128 slots.
+ * So more rows of X per unpacked quarter, and no register copies: 4 rows with copies
+ * 33.03 cycles a quarter (31.0 MAC/cycle), by loads 32.04 (32.0), 6 rows by loads 44.04
+ * a quarter of 96 SDOT (34.9).
  *
  * Float steps: acc += f32(dot) * (d * x.d), FMA, as the x86 kernels (the portable
  * kernel, q4x_pack.c, rounds the product and the sum separately; the tests bound
@@ -35,8 +42,9 @@
  *
  * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
  * 0.080 (Neoverse V2) and 0.098 (Apple M1) cycles per weight byte, q4_0_rm_dotprod's
- * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
- * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
+ * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
+ * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
+ * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 39.7 MAC/cycle, above).
  *
  * No i8mm GEMM reads this family (nor the other k4 families): SMMLA takes two rows of 8
  * consecutive k, a record register holds 4 k of each of 4 rows, so every pair of steps
@@ -82,26 +90,26 @@
  *     8.7 B/cycle: 87% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q51xn_run, apple-m1: 102.03 cycles/iter, 0.133 cycles/weight byte,
  *     7.5 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q4xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.229 cycles/weight byte,
- *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q4xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.264 cycles/weight byte,
- *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q5xn_gemm_run, neoverse-v2: 41.71 cycles/iter, 0.237 cycles/weight byte,
- *     24.6 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q5xn_gemm_run, apple-m1: 48.37 cycles/iter, 0.275 cycles/weight byte,
- *     21.2 int8 MAC/cycle: 33% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   iq4xn_gemm_run, neoverse-v2: 37.03 cycles/iter, 0.257 cycles/weight byte,
+ *   q4xn_gemm_run, neoverse-v2: 44.04 cycles/iter, 0.306 cycles/weight byte,
+ *     34.9 int8 MAC/cycle: 54% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q4xn_gemm_run, apple-m1: 50.04 cycles/iter, 0.348 cycles/weight byte,
+ *     30.7 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5xn_gemm_run, neoverse-v2: 52.04 cycles/iter, 0.296 cycles/weight byte,
+ *     29.5 int8 MAC/cycle: 46% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5xn_gemm_run, apple-m1: 60.04 cycles/iter, 0.341 cycles/weight byte,
+ *     25.6 int8 MAC/cycle: 40% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   iq4xn_gemm_run, neoverse-v2: 48.04 cycles/iter, 0.334 cycles/weight byte,
+ *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   iq4xn_gemm_run, apple-m1: 55.38 cycles/iter, 0.385 cycles/weight byte,
  *     27.7 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   iq4xn_gemm_run, apple-m1: 43.37 cycles/iter, 0.301 cycles/weight byte,
- *     23.6 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q41xn_gemm_run, neoverse-v2: 36.78 cycles/iter, 0.230 cycles/weight byte,
- *     27.8 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q41xn_gemm_run, apple-m1: 42.37 cycles/iter, 0.265 cycles/weight byte,
- *     24.2 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q51xn_gemm_run, neoverse-v2: 43.79 cycles/iter, 0.228 cycles/weight byte,
- *     23.4 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q51xn_gemm_run, apple-m1: 51.71 cycles/iter, 0.269 cycles/weight byte,
- *     19.8 int8 MAC/cycle: 31% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q41xn_gemm_run, neoverse-v2: 48.04 cycles/iter, 0.300 cycles/weight byte,
+ *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q41xn_gemm_run, apple-m1: 54.71 cycles/iter, 0.342 cycles/weight byte,
+ *     28.1 int8 MAC/cycle: 44% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q51xn_gemm_run, neoverse-v2: 56.05 cycles/iter, 0.292 cycles/weight byte,
+ *     27.4 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q51xn_gemm_run, apple-m1: 64.71 cycles/iter, 0.337 cycles/weight byte,
+ *     23.7 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
@@ -199,9 +207,14 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
         xm[r] = xb->dsum;
     }
     const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
+    int32_t start[8 * PW__T32NG_MR] __attribute__((aligned(16))); /* c[r], 8 lanes */
+    for (int r = 0; r < mr; ++r) {
+        vst1q_s32(start + 8 * r, vdupq_n_s32(c[r]));
+        vst1q_s32(start + 8 * r + 4, vdupq_n_s32(c[r]));
+    }
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
-        for (int r = 0; r < mr; ++r) lo[r] = hi[r] = vdupq_n_s32(c[r]);
+        pw__t32n_chain_starts(start, mr, lo, hi);
         const uint8_t *bits = rec + PW__Q5X_BITS + 16 * j; /* Q5_0's planes (q5x.h) */
 #define Q4XN_GSTEP(s)                                                                          \
     {                                                                                          \
@@ -264,8 +277,9 @@ Q4XN_INLINE void q51xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
  * sym_ names the family's kernels (q4_0_q4x32k4 -> q4_0_q4x32k4_dotprod,
  * q4_0_q4x32k4_gemm_dotprod), id_ the format (q4_0_ibm_gemm_dotprod). The GEMV ranks
  * above the row-major dotprod kernel (PW__PRIO_DOTPROD), as the x86 family kernels rank
- * above theirs; the GEMMs just below the format's i8g32_dotprod kernel (PW__PRIO_DOTPROD
- * + PW__PRIO_GEMM), as on x86. */
+ * above theirs; the GEMMs at PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1: just below the
+ * format's i8g32_dotprod kernel, or above it where kernel.h ranks that one lower
+ * (PW__PRIO_I8G_ARM_BELOW: Q4_0). */
 #define Q4XN_FAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, KERNEL_, GEMM_KERNEL_)  \
     static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
                            int64_t i1) {                                                      \

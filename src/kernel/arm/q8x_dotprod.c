@@ -22,10 +22,13 @@
  * Per step: 8 loads, 8 EOR, 8 SDOT (GEMV). Integer range: |dot| <= 32 * 128 * 128,
  * exact in int32 and f32; the same integer as the x86 kernels' c + sum u a.
  *
- * GEMM: each register j of a step (4 rows) is flipped once per panel of up to 4
- * rows of X, two registers (j and j + 4: rows 4j .. 4j+3 and 16+4j .. 16+4j+3) at
- * a time: per step 2 loads, 2 EOR and 2 x mr SDOT; the 2 x mr int32 dots and
- * 2 x mr activation vectors stay in registers, the f32 sums in L1 (tile32_neon.h).
+ * GEMM: each register j of a step (4 rows) is flipped once per panel of up to 6
+ * rows of X (PW__T32NG_MR), two registers (j and j + 4: rows 4j .. 4j+3 and 16+4j ..
+ * 16+4j+3) at a time: per step 2 loads, 2 EOR and 2 x mr SDOT; the 2 x mr int32 dots
+ * and 2 x mr activation vectors stay in registers, the f32 sums in L1 (tile32_neon.h);
+ * each quarter's chains start from zero by a load (pw__t32n_chain_starts; q4x_dotprod.c
+ * says why: 4 rows with MOVI 33.03 cycles a quarter, 6 rows by loads 44.54 for 1.5x
+ * the SDOT).
  *
  * Float steps: acc += f32(dot) * (d * x.d), FMA, as the x86 kernels (the portable
  * kernel, q8x_pack.c, rounds the product and the sum separately; the tests bound
@@ -33,18 +36,19 @@
  *
  * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
  * 0.043 (Neoverse V2) and 0.052 (Apple M1) cycles per weight byte, q8_0_rm_dotprod's
- * loop 0.074 and 0.096 (docs/arm_mca.md); the GEMM loop reaches 48% (V2) and 42% (M1)
- * of the int8 peak, q8_0_i8g32_dotprod's 52% and 45%: hence the rank just below it.
+ * loop 0.074 and 0.096 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
+ * of the int8 peak, q8_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
+ * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 39.7 MAC/cycle, above).
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q8xn_run, neoverse-v2: 46.29 cycles/iter, 0.043 cycles/weight byte,
  *     23.5 B/cycle: 235% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q8xn_run, apple-m1: 56.36 cycles/iter, 0.052 cycles/weight byte,
  *     19.3 B/cycle: 107% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q8xn_gemm_run, neoverse-v2: 33.03 cycles/iter, 0.121 cycles/weight byte,
- *     31.0 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q8xn_gemm_run, apple-m1: 38.04 cycles/iter, 0.140 cycles/weight byte,
- *     26.9 int8 MAC/cycle: 42% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q8xn_gemm_run, neoverse-v2: 44.54 cycles/iter, 0.164 cycles/weight byte,
+ *     34.5 int8 MAC/cycle: 54% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q8xn_gemm_run, apple-m1: 50.38 cycles/iter, 0.185 cycles/weight byte,
+ *     30.5 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
  * ahead of the SDOT chains and spills (the Q4_0 GEMV's record loop: 29 stack
@@ -96,9 +100,10 @@ Q8XN_INLINE void q8xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
         a1[r] = vld1q_s8(xb->qs + 16);
         xd[r] = xb->d;
     }
+    static const int32_t zero[8 * PW__T32NG_MR] __attribute__((aligned(16)));
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
-        for (int r = 0; r < mr; ++r) lo[r] = hi[r] = vdupq_n_s32(0);
+        pw__t32n_chain_starts(zero, mr, lo, hi);
 #define Q8XN_GSTEP(s)                                                                          \
     {                                                                                          \
         const int8x16_t vl = q8xn_load(rec, s, j, flip);                                       \
@@ -129,8 +134,8 @@ static void q8xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 }
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, as the x86 family
- * kernels rank above theirs; the GEMM kernel just below q8_0_i8g32_dotprod
- * (PW__PRIO_DOTPROD + PW__PRIO_GEMM), as on x86. */
+ * kernels rank above theirs; the GEMM kernel above q8_0_i8g32_dotprod, which kernel.h
+ * ranks lower (PW__PRIO_I8G_ARM_BELOW), and below the i8mm one. */
 const pw__kernel pw__k_q8_0_q8x32k4_dotprod =
     PW__Q8X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q8xn_run, PW__PRIO_DOTPROD + 2);
 

@@ -48,6 +48,20 @@
 
 #define PW__T32N_INLINE static inline __attribute__((always_inline))
 
+/* lo[r] and hi[r] (r < mr) set to the start values of a GEMM panel's SDOT chains, by
+ * loads: start[8 r .. 8 r + 7] holds row r's value, written once a record and read
+ * through a pointer the compiler cannot see through, so that it loads it at every
+ * start. A register copy (or MOVI for zero) would take a slot of the vector pipes the
+ * SDOT fill, a load takes a load pipe (Neoverse V2: four V pipes, three loads a cycle). */
+PW__T32N_INLINE void pw__t32n_chain_starts(const int32_t *start, int mr, int32x4_t *lo,
+                                           int32x4_t *hi) {
+    __asm__("" : "+r"(start));
+    for (int r = 0; r < mr; ++r) {
+        lo[r] = vld1q_s32(start + 8 * r);
+        hi[r] = vld1q_s32(start + 8 * r + 4);
+    }
+}
+
 /* The 8 k steps of a block, s a literal at each use (the SDOT lane is an immediate). */
 #define PW__T32N_STEPS(STEP) STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
 
@@ -127,8 +141,9 @@ PW__T32N_INLINE void pw__t32n_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 
 /* ---- GEMM ---- */
 
-/* The L1-sum GEMM loop (kernel/tile32_gemm.h), without software prefetch (above). */
-#define PW__T32NG_MR PW__T32L_MR
+/* The L1-sum GEMM loop (kernel/tile32_gemm.h), without software prefetch (above), in
+ * panels of up to 6 rows of X (x86's AVX2 loop takes 4: 16 ymm registers). */
+#define PW__T32NG_MR 6
 /* Activation bytes of a row block per pass: the x86 loops' reason (a row block's
  * activations stay in L2 while the tiles stream past them; tile32_gemm_avx512.h) at
  * an Arm server core's L2 (1 MiB per Neoverse V2 core in NVIDIA Grace) rather than
@@ -138,7 +153,8 @@ PW__T32N_INLINE void pw__t32n_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 PW__T32N_INLINE void pw__t32ng_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                    int64_t i1, int64_t block_values, uint64_t record_bytes,
                                    size_t xb_bytes, pw__t32l_block_fn block) {
-    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32NG_XL2, 0, block);
+    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32NG_XL2, 0, block,
+                 PW__T32NG_MR);
 }
 
 /* The same over records made from input-block-major bytes as it goes (the IBM GEMM
@@ -150,7 +166,7 @@ PW__T32N_INLINE void pw__t32ng_run_fill(const pw__mm_call *c, int64_t o0, int64_
                                         size_t xb_bytes, pw__t32l_block_fn block,
                                         pw__tile32_fill_fn fill) {
     pw__t32l_run_fill(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32NG_XL2, block,
-                      fill);
+                      fill, PW__T32NG_MR);
 }
 
 /* ---- K-quant families (256-value blocks, pw__q8_256 activations) ---- */

@@ -143,7 +143,8 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
                                    int64_t i1, int64_t block_values, uint64_t record_bytes,
                                    size_t xb_bytes, pw__t32l_block_fn block) {
-    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32AG_XL2, 1, block);
+    pw__t32l_run(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32AG_XL2, 1, block,
+                 PW__T32AG_MR);
 }
 
 /* The same over records made from input-block-major bytes as it goes (the IBM GEMM
@@ -153,7 +154,7 @@ PW__T32A_INLINE void pw__t32ag_run_fill(const pw__mm_call *c, int64_t o0, int64_
                                         size_t xb_bytes, pw__t32l_block_fn block,
                                         pw__tile32_fill_fn fill) {
     pw__t32l_run_fill(c, o0, o1, i0, i1, block_values, record_bytes, xb_bytes, PW__T32AG_XL2, block,
-                      fill);
+                      fill, PW__T32AG_MR);
 }
 
 #endif
