@@ -49,7 +49,7 @@ static const pw_test_tiling tq2x = {
     .scales_at = D,
     .kernel_stem = "tq2_0_tq2x32k4",
     .i8g_stem = "tq2_0_i8g32",
-    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM,
+    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM_DOTPROD,
 };
 
 /*

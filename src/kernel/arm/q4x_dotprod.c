@@ -44,7 +44,7 @@
  * 0.080 (Neoverse V2) and 0.098 (Apple M1) cycles per weight byte, q4_0_rm_dotprod's
  * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
  * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
- * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 39.7 MAC/cycle, above).
+ * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 51.1 MAC/cycle, above).
  *
  * No i8mm GEMM reads this family (nor the other k4 families): SMMLA takes two rows of 8
  * consecutive k, a record register holds 4 k of each of 4 rows, so every pair of steps

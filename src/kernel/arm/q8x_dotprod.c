@@ -38,7 +38,7 @@
  * 0.043 (Neoverse V2) and 0.052 (Apple M1) cycles per weight byte, q8_0_rm_dotprod's
  * loop 0.074 and 0.096 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
  * of the int8 peak, q8_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
- * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 39.7 MAC/cycle, above).
+ * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 51.1 MAC/cycle, above).
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q8xn_run, neoverse-v2: 46.29 cycles/iter, 0.043 cycles/weight byte,

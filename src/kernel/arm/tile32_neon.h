@@ -255,7 +255,8 @@ PW__T32N_INLINE void pw__t32n_srec_decode(const uint8_t *rec, size_t d_at,
  * (PW__Q2KX_KERNEL, PW__Q2KX_GEMM_KERNEL). The GEMV ranks above the row-major dotprod
  * kernel (PW__PRIO_DOTPROD), the GEMMs at PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1: above
  * the format's i8g kernels where kernel.h's PW__PRIO_I8G_ARM_BELOW ranks them lower (Q2_K,
- * Q3_K, Q4_K, Q6_K, TQ2_0: llvm-mca puts the family's GEMM ahead), else just below. */
+ * Q3_K, Q4_K, Q6_K; TQ2_0's dotprod one: llvm-mca puts the family's GEMM ahead), else
+ * just below. */
 #define PW__T32N_KFAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, rec_t_, decode_,    \
                          mr_, KERNEL_, GEMM_KERNEL_)                                               \
     static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,             \
