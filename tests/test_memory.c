@@ -13,10 +13,9 @@
  * - fastest holds more only where a higher-ranked GEMM form exists: on x86's
  *   SIMD levels the packed family's GEMM ranks above the int8-expanded i8g
  *   form (kernel/kernel.h, PW__PRIO_I8G_X86), and so does it on Arm's dotprod and
- *   i8mm levels for Q4_K and Q6_K, and on its dotprod level for Q4_0 and Q8_0
- *   (PW__PRIO_I8G_ARM_BELOW), so fastest holds compact's one form; at the scalar
- *   level, and on Arm's i8mm and SME levels for Q4_0, it holds the i8g form (more
- *   than compact's bound), and reports it;
+ *   i8mm levels for Q4_K and Q6_K (PW__PRIO_I8G_ARM_BELOW), so fastest holds
+ *   compact's one form; at the scalar level, and on Arm for Q4_0, it holds the
+ *   i8g form (more than compact's bound), and reports it;
  * - in_place holds nothing and reads the file's bytes;
  * - a weight packed from a file's mapping hands the source's pages back: the
  *   process maps none of the tensor's whole pages once it is prepared
@@ -173,13 +172,11 @@ static void block_formats(pw_context *ctx, const char *path, const float *x) {
         CHECK(pf.packed_bytes >= pc.packed_bytes, "%s: fastest %llu < compact %llu bytes", v.name,
               (unsigned long long)pf.packed_bytes, (unsigned long long)pc.packed_bytes);
         const pw_isa isa = pw_context_isa(ctx);
-        /* the family's GEMM first: x86's SIMD levels, on Arm's Q4_K and Q6_K, and on
-         * Arm's dotprod level (no i8mm kernel above it) Q4_0 and Q8_0 (kernel.h,
-         * PW__PRIO_I8G_ARM_BELOW) */
+        /* the family's GEMM first: x86's SIMD levels, and on Arm's Q4_K and Q6_K
+         * (kernel.h, PW__PRIO_I8G_ARM_BELOW) */
         const int arm = isa == PW_ISA_DOTPROD || isa == PW_ISA_I8MM || isa == PW_ISA_SME;
         if (isa == PW_ISA_AVX2 || isa == PW_ISA_AVXVNNI || isa == PW_ISA_AVX512 ||
-            (arm && (v.format == PW_FORMAT_Q4_K || v.format == PW_FORMAT_Q6_K)) ||
-            (isa == PW_ISA_DOTPROD && (v.format == PW_FORMAT_Q4_0 || v.format == PW_FORMAT_Q8_0)))
+            (arm && (v.format == PW_FORMAT_Q4_K || v.format == PW_FORMAT_Q6_K)))
             CHECK(pf.forms == pc.forms && pf.packed_bytes == pc.packed_bytes &&
                       strcmp(pf.kernel_gemm, pc.kernel_gemm) == 0 &&
                       strcmp(pf.kernel_gemv, pc.kernel_gemv) == 0,

@@ -61,7 +61,6 @@ static const pw_test_tiling q4x = {
     .check_record = check_record,
     .kernel_stem = "q4_0_q4x32k4",
     .i8g_stem = "q4_0_i8g32",
-    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM_DOTPROD,
 };
 
 int main(void) {

@@ -66,7 +66,6 @@ static const pw_test_tiling q8x = {
     .check_record = check_record,
     .kernel_stem = "q8_0_q8x32k4",
     .i8g_stem = "q8_0_i8g32",
-    .arm_family_gemm = PW_TEST_ARM_FAMILY_GEMM_DOTPROD,
 };
 
 #if defined(__x86_64__)

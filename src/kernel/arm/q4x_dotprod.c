@@ -43,8 +43,7 @@
  * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
  * 0.080 (Neoverse V2) and 0.098 (Apple M1) cycles per weight byte, q4_0_rm_dotprod's
  * loop 0.195 and 0.223 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
- * of the int8 peak, q4_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
- * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 51.1 MAC/cycle, above).
+ * of the int8 peak, q4_0_i8g32_dotprod's 60% and 48%: hence the rank just below it.
  *
  * No i8mm GEMM reads this family (nor the other k4 families): SMMLA takes two rows of 8
  * consecutive k, a record register holds 4 k of each of 4 rows, so every pair of steps
@@ -277,9 +276,8 @@ Q4XN_INLINE void q51xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
  * sym_ names the family's kernels (q4_0_q4x32k4 -> q4_0_q4x32k4_dotprod,
  * q4_0_q4x32k4_gemm_dotprod), id_ the format (q4_0_ibm_gemm_dotprod). The GEMV ranks
  * above the row-major dotprod kernel (PW__PRIO_DOTPROD), as the x86 family kernels rank
- * above theirs; the GEMMs at PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1: just below the
- * format's i8g32_dotprod kernel, or above it where kernel.h ranks that one lower
- * (PW__PRIO_I8G_ARM_BELOW: Q4_0). */
+ * above theirs; the GEMMs just below the format's i8g32_dotprod kernel (PW__PRIO_DOTPROD
+ * + PW__PRIO_GEMM; on x86 the families' GEMMs rank above i8g: kernel.h). */
 #define Q4XN_FAMILY(pre_, sym_, id_, format_, record_, block_t_, make_, KERNEL_, GEMM_KERNEL_)  \
     static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
                            int64_t i1) {                                                      \

@@ -37,8 +37,7 @@
  * By llvm-mca (below; a model, no Arm hardware was used) the GEMV record loop takes
  * 0.043 (Neoverse V2) and 0.052 (Apple M1) cycles per weight byte, q8_0_rm_dotprod's
  * loop 0.074 and 0.096 (docs/arm_mca.md); the GEMM loop reaches 54% (V2) and 48% (M1)
- * of the int8 peak, q8_0_i8g32_dotprod's 52% and 45%, so that kernel ranks below it
- * (kernel.h, PW__PRIO_I8G_ARM_BELOW; the i8mm one, 51.1 MAC/cycle, above).
+ * of the int8 peak, q8_0_i8g32_dotprod's 60% and 48%: hence the rank just below it.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
  *   q8xn_run, neoverse-v2: 46.29 cycles/iter, 0.043 cycles/weight byte,
@@ -134,8 +133,8 @@ static void q8xn_gemm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t 
 }
 
 /* Above the row-major dotprod kernel (PW__PRIO_DOTPROD) for GEMV, as the x86 family
- * kernels rank above theirs; the GEMM kernel above q8_0_i8g32_dotprod, which kernel.h
- * ranks lower (PW__PRIO_I8G_ARM_BELOW), and below the i8mm one. */
+ * kernels rank above theirs; the GEMM kernel just below q8_0_i8g32_dotprod
+ * (PW__PRIO_DOTPROD + PW__PRIO_GEMM; on x86 the family GEMMs rank above i8g: kernel.h). */
 const pw__kernel pw__k_q8_0_q8x32k4_dotprod =
     PW__Q8X_KERNEL("dotprod", PW_CPU_NEON | PW_CPU_DOTPROD, q8xn_run, PW__PRIO_DOTPROD + 2);
 
