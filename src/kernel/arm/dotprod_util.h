@@ -22,16 +22,20 @@
 #define PW__ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* fp16 bits -> f32 with the FCVT every Armv8 core has (exact, as pw__f16_to_f32). */
-/* v[0 .. n) (n <= 16) set to zero by loads, to start int32 dot chains: MOVI or a
+/* v[i] (i < n) = start[4 i .. 4 i + 3] by loads, to start int32 dot chains: MOVI or a
  * register copy takes a slot of the vector pipes the dot instructions fill, a load a
  * load pipe (Neoverse V2: four V pipes, three loads a cycle). The pointer passes
- * through a volatile empty asm at every call, so that GCC neither merges the loads nor
- * keeps one zero register to copy from. */
+ * through a volatile empty asm at every call, so that GCC neither merges the loads of
+ * two calls nor keeps one register to copy from. */
+PW__ALWAYS_INLINE void pw__arm_chain_load(const int32_t *start, int n, int32x4_t *v) {
+    __asm__ volatile("" : "+r"(start));
+    for (int i = 0; i < n; ++i) v[i] = vld1q_s32(start + 4 * i);
+}
+
+/* The same from zero (n <= 16). */
 PW__ALWAYS_INLINE void pw__arm_chain_zeros(int32x4_t *v, int n) {
     static const int32_t zero[64] __attribute__((aligned(16)));
-    const int32_t *z = zero;
-    __asm__ volatile("" : "+r"(z));
-    for (int i = 0; i < n; ++i) v[i] = vld1q_s32(z + 4 * i);
+    pw__arm_chain_load(zero, n, v);
 }
 
 PW__ALWAYS_INLINE float pw__arm_f16(uint16_t h) {

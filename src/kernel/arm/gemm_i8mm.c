@@ -83,7 +83,6 @@ PW__ALWAYS_INLINE void micro(const mm_tile *t, const int has_min, const int P) {
     float32x4_t acc[2][4];
     for (int p = 0; p < P; ++p)
         for (int c = 0; c < 4; ++c) acc[p][c] = vdupq_n_f32(0.0f);
-    static const int32_t zero[8] __attribute__((aligned(16)));
     const uint8_t *gr = t->tile;
     for (int64_t j = 0; j < t->groups; ++j, gr += t->rec) {
         /* step k (k 8k .. 8k+7) of X pair p: its two rows' 8 bytes, one 64-bit half each */
@@ -105,9 +104,7 @@ PW__ALWAYS_INLINE void micro(const mm_tile *t, const int has_min, const int P) {
          * float step, so that a pair's int32 sums live only while its four SMMLA run */
         for (int c = 0; c < 4; ++c) {
             int32x4_t ia[2];
-            const int32_t *z = zero;
-            __asm__ volatile("" : "+r"(z)); /* start each chain by a load, not a vector-pipe MOVI */
-            for (int p = 0; p < P; ++p) ia[p] = vld1q_s32(z + 4 * p);
+            pw__arm_chain_zeros(ia, P);
             for (int k = 0; k < 4; ++k) {
                 const int8x16_t wv = vld1q_s8((const int8_t *)gr + 64 * k + 16 * c);
                 for (int p = 0; p < P; ++p) ia[p] = vmmlaq_s32(ia[p], wv, xs[p][k]);

@@ -29,7 +29,7 @@
  * 2 x mr SDOT; the 2 x mr int32 dots, 2 x mr activation vectors and the step stay in
  * registers (GCC spills a few activation vectors at 6 rows: loads, which the loop has
  * to spare), the f32 sums in L1 (tile32_neon.h). Each quarter's chains start from c by
- * a load (pw__t32n_chain_starts). By llvm-mca's Neoverse V2 model the loop is bound by
+ * a load (pw__arm_chain_load). By llvm-mca's Neoverse V2 model the loop is bound by
  * its four vector pipes, where SDOT, the unpacking, SCVTF (two slots), FMUL, FMLA and
  * the data of each f32 store all go: per quarter and 4 rows of X 64 SDOT in 128 slots.
  * So more rows of X per unpacked quarter, and no register copies: 4 rows with copies
@@ -89,8 +89,8 @@
  *     8.7 B/cycle: 87% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q51xn_run, apple-m1: 102.03 cycles/iter, 0.133 cycles/weight byte,
  *     7.5 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q4xn_gemm_run, neoverse-v2: 44.04 cycles/iter, 0.306 cycles/weight byte,
- *     34.9 int8 MAC/cycle: 54% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q4xn_gemm_run, neoverse-v2: 44.03 cycles/iter, 0.306 cycles/weight byte,
+ *     34.9 int8 MAC/cycle: 55% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4xn_gemm_run, apple-m1: 50.04 cycles/iter, 0.348 cycles/weight byte,
  *     30.7 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q5xn_gemm_run, neoverse-v2: 52.04 cycles/iter, 0.296 cycles/weight byte,
@@ -99,15 +99,15 @@
  *     25.6 int8 MAC/cycle: 40% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   iq4xn_gemm_run, neoverse-v2: 48.04 cycles/iter, 0.334 cycles/weight byte,
  *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   iq4xn_gemm_run, apple-m1: 55.38 cycles/iter, 0.385 cycles/weight byte,
+ *   iq4xn_gemm_run, apple-m1: 55.55 cycles/iter, 0.386 cycles/weight byte,
  *     27.7 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q41xn_gemm_run, neoverse-v2: 48.04 cycles/iter, 0.300 cycles/weight byte,
  *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q41xn_gemm_run, apple-m1: 54.71 cycles/iter, 0.342 cycles/weight byte,
+ *   q41xn_gemm_run, apple-m1: 54.72 cycles/iter, 0.342 cycles/weight byte,
  *     28.1 int8 MAC/cycle: 44% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q51xn_gemm_run, neoverse-v2: 56.05 cycles/iter, 0.292 cycles/weight byte,
+ *   q51xn_gemm_run, neoverse-v2: 56.04 cycles/iter, 0.292 cycles/weight byte,
  *     27.4 int8 MAC/cycle: 43% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q51xn_gemm_run, apple-m1: 64.71 cycles/iter, 0.337 cycles/weight byte,
+ *   q51xn_gemm_run, apple-m1: 64.72 cycles/iter, 0.337 cycles/weight byte,
  *     23.7 int8 MAC/cycle: 37% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
@@ -206,14 +206,12 @@ Q4XN_INLINE void q4xn_gemm_any(const uint8_t *rec, const uint8_t *const *x,
         xm[r] = xb->dsum;
     }
     const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
-    int32_t start[8 * PW__T32NG_MR] __attribute__((aligned(16))); /* c[r], 8 lanes */
-    for (int r = 0; r < mr; ++r) {
-        vst1q_s32(start + 8 * r, vdupq_n_s32(c[r]));
-        vst1q_s32(start + 8 * r + 4, vdupq_n_s32(c[r]));
-    }
+    int32_t start[4 * PW__T32NG_MR] __attribute__((aligned(16))); /* c[r] in 4 lanes */
+    for (int r = 0; r < mr; ++r) vst1q_s32(start + 4 * r, vdupq_n_s32(c[r]));
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
-        pw__t32n_chain_starts(start, mr, lo, hi);
+        pw__arm_chain_load(start, mr, lo);
+        pw__arm_chain_load(start, mr, hi);
         const uint8_t *bits = rec + PW__Q5X_BITS + 16 * j; /* Q5_0's planes (q5x.h) */
 #define Q4XN_GSTEP(s)                                                                          \
     {                                                                                          \

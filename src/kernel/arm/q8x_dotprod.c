@@ -26,7 +26,7 @@
  * rows of X (PW__T32NG_MR), two registers (j and j + 4: rows 4j .. 4j+3 and 16+4j ..
  * 16+4j+3) at a time: per step 2 loads, 2 EOR and 2 x mr SDOT; the 2 x mr int32 dots
  * and 2 x mr activation vectors stay in registers, the f32 sums in L1 (tile32_neon.h);
- * each quarter's chains start from zero by a load (pw__t32n_chain_starts; q4x_dotprod.c
+ * each quarter's chains start from zero by a load (pw__arm_chain_zeros; q4x_dotprod.c
  * says why: 4 rows with MOVI 33.03 cycles a quarter, 6 rows by loads 44.54 for 1.5x
  * the SDOT).
  *
@@ -44,9 +44,9 @@
  *     23.5 B/cycle: 235% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q8xn_run, apple-m1: 56.36 cycles/iter, 0.052 cycles/weight byte,
  *     19.3 B/cycle: 107% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q8xn_gemm_run, neoverse-v2: 44.54 cycles/iter, 0.164 cycles/weight byte,
+ *   q8xn_gemm_run, neoverse-v2: 44.53 cycles/iter, 0.164 cycles/weight byte,
  *     34.5 int8 MAC/cycle: 54% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q8xn_gemm_run, apple-m1: 50.38 cycles/iter, 0.185 cycles/weight byte,
+ *   q8xn_gemm_run, apple-m1: 50.37 cycles/iter, 0.185 cycles/weight byte,
  *     30.5 int8 MAC/cycle: 48% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in i8g_dotprod.c: GCC 12's pre-allocation scheduler hoists a record's loads
@@ -99,10 +99,10 @@ Q8XN_INLINE void q8xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
         a1[r] = vld1q_s8(xb->qs + 16);
         xd[r] = xb->d;
     }
-    static const int32_t zero[8 * PW__T32NG_MR] __attribute__((aligned(16)));
     for (int j = 0; j < 4; ++j) {
         int32x4_t lo[PW__T32NG_MR], hi[PW__T32NG_MR];
-        pw__t32n_chain_starts(zero, mr, lo, hi);
+        pw__arm_chain_zeros(lo, mr);
+        pw__arm_chain_zeros(hi, mr);
 #define Q8XN_GSTEP(s)                                                                          \
     {                                                                                          \
         const int8x16_t vl = q8xn_load(rec, s, j, flip);                                       \

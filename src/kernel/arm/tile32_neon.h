@@ -38,6 +38,7 @@
 #error "tile32_neon.h needs Arm64 with dotprod (-march=armv8.2-a+dotprod)"
 #endif
 
+#include "kernel/arm/dotprod_util.h"
 #include "kernel/tile32.h"
 #include "kernel/tile32_gemm.h"
 #include "kernel/tile32_kgemm.h"
@@ -47,20 +48,6 @@
 #include <string.h>
 
 #define PW__T32N_INLINE static inline __attribute__((always_inline))
-
-/* lo[r] and hi[r] (r < mr) set to the start values of a GEMM panel's SDOT chains, by
- * loads: start[8 r .. 8 r + 7] holds row r's value, written once a record and read
- * through a pointer the compiler cannot see through, so that it loads it at every
- * start. A register copy (or MOVI for zero) would take a slot of the vector pipes the
- * SDOT fill, a load takes a load pipe (Neoverse V2: four V pipes, three loads a cycle). */
-PW__T32N_INLINE void pw__t32n_chain_starts(const int32_t *start, int mr, int32x4_t *lo,
-                                           int32x4_t *hi) {
-    __asm__("" : "+r"(start));
-    for (int r = 0; r < mr; ++r) {
-        lo[r] = vld1q_s32(start + 8 * r);
-        hi[r] = vld1q_s32(start + 8 * r + 4);
-    }
-}
 
 /* The 8 k steps of a block, s a literal at each use (the SDOT lane is an immediate). */
 #define PW__T32N_STEPS(STEP) STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
