@@ -182,11 +182,11 @@ typedef struct pw__kernel {
 #define PW__PRIO_I8G_X86 (PW__PRIO_GEMM - 2)
 /* On Arm the i8g GEMMs keep their rank above the packed families' (no Arm hardware has
  * timed either) except where llvm-mca (scripts/arm_mca.py, docs/arm_mca.md; Neoverse V2,
- * int8 MAC/cycle) puts the family's GEMM ahead (or level): Q4_K 42.6 against i8g32 37.2
- * (dotprod) and 42.6 (i8mm), Q6_K 30.1 and Q3_K 36.5 against i8g16 29.6, Q2_K 33.5
- * against 26.2. There `fastest` would hold a form 2-6x the file's bytes for a GEMM
- * estimated no faster, so those formats' i8g kernels rank here, below the family's GEMM
- * (PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1), on dotprod and i8mm alike. TQ2_0 ranks only
+ * int8 MAC/cycle) puts the family's GEMM ahead: Q4_K 46.5 against i8g32 37.2 (dotprod)
+ * and 42.6 (i8mm), Q6_K 34.0 and Q3_K 38.5 against i8g16 29.6, Q2_K 39.3 against 26.2.
+ * There `fastest` would hold a form 2-6x the file's bytes for a GEMM estimated slower,
+ * so those formats' i8g kernels rank here, below the family's GEMM (PW__PRIO_DOTPROD +
+ * PW__PRIO_GEMM - 1), on dotprod and i8mm alike. TQ2_0 ranks only
  * its dotprod i8g kernel here (family 46.4 against i8g32 38.2) and keeps the i8mm one
  * above (i8g32x8k8, 51.1). (Q5_K: i8g 37.2 / 42.6 against 29.2, and the 32-element
  * formats, whose family GEMMs estimate at 27-35 against i8g32 38.2, keep the i8g rank.) */

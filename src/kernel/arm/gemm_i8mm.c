@@ -189,7 +189,7 @@ static void i8mm_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, i
         .priority = prio,                                                                     \
         .min_n = 2};
 
-/* Rank: kernel.h, PW__PRIO_I8G_ARM_BELOW (Q4_K: the family's dotprod GEMM level with it) */
+/* Rank: kernel.h, PW__PRIO_I8G_ARM_BELOW (Q4_K: the family's dotprod GEMM ahead) */
 #define PW__I8MM_UP (PW__PRIO_I8MM + PW__PRIO_GEMM)
 #define PW__I8MM_DOWN PW__PRIO_I8G_ARM_BELOW
 

@@ -70,14 +70,14 @@
  *     8.9 B/cycle: 89% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q5kxn_run, apple-m1: 85.69 cycles/iter, 0.122 cycles/weight byte,
  *     8.2 B/cycle: 45% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q4kxn_panel_any, neoverse-v2: 24.03 cycles/iter, 0.167 cycles/weight byte,
- *     42.6 int8 MAC/cycle: 67% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q4kxn_panel_any, apple-m1: 32.02 cycles/iter, 0.222 cycles/weight byte,
- *     32.0 int8 MAC/cycle: 50% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q5kxn_panel_any, neoverse-v2: 35.03 cycles/iter, 0.199 cycles/weight byte,
+ *   q4kxn_panel_any, neoverse-v2: 22.04 cycles/iter, 0.153 cycles/weight byte,
+ *     46.5 int8 MAC/cycle: 73% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q4kxn_panel_any, apple-m1: 29.37 cycles/iter, 0.204 cycles/weight byte,
+ *     34.9 int8 MAC/cycle: 54% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5kxn_panel_any, neoverse-v2: 35.04 cycles/iter, 0.199 cycles/weight byte,
  *     29.2 int8 MAC/cycle: 46% of the core's int8 peak (SDOT: 64 MAC/cycle)
- *   q5kxn_panel_any, apple-m1: 42.02 cycles/iter, 0.239 cycles/weight byte,
- *     24.4 int8 MAC/cycle: 38% of the core's int8 peak (SDOT: 64 MAC/cycle)
+ *   q5kxn_panel_any, apple-m1: 40.03 cycles/iter, 0.227 cycles/weight byte,
+ *     25.6 int8 MAC/cycle: 40% of the core's int8 peak (SDOT: 64 MAC/cycle)
  */
 /* As in q4x_dotprod.c: GCC 12's pre-allocation scheduler hoists loads ahead of the
  * SDOT chains and spills. Set before the includes so that every inlined helper shares
@@ -257,8 +257,9 @@ Q4KXN_INLINE void k4xn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uint
             for (int i = 0; i < mr; ++i) {
                 a0[i] = vld1q_s8(qs[i] + 32 * t);
                 a1[i] = vld1q_s8(qs[i] + 32 * t + 16);
-                lo[i] = hi[i] = vdupq_n_s32(0);
             }
+            pw__arm_chain_zeros(lo, mr);
+            pw__arm_chain_zeros(hi, mr);
 #define Q4KXN_GSTEP(s)                                                                         \
     {                                                                                          \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s));                                          \
