@@ -14,7 +14,8 @@
  * Loops, outermost first (tile32_gemm_avx512.h's, whose comment gives the reasons):
  * row blocks of at most PW__T32L_MB rows of X; passes over ranges of blocks whose
  * activations fit the level's budget (a pass after the first adds to the sums it left
- * in Y); tiles; panels of near-equal height, at most PW__T32L_MR rows. Where `prefetch`
+ * in Y); tiles; panels of near-equal height, at most the level's mr_max rows (AVX2 4,
+ * NEON 6: x86/tile32_avx2.h, arm/tile32_neon.h). Where `prefetch`
  * is set, each tile fetches the records read after its own into L2 a few lines per
  * record read (pw__tile32_gemm_next); where records are made (fill), on every ISA, the
  * blocks the next fill reads (pw__tile32_fill_next). Part tiles store their live
@@ -28,8 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PW__T32L_MR 4     /* most rows of X per panel (a level may ask for more: mr_max) */
-#define PW__T32L_MR_MAX 6 /* the most any level asks for */
+#define PW__T32L_MR_MAX 6 /* the most rows of X per panel any level asks for (mr_max) */
 #define PW__T32L_MB 128 /* most rows of X per row block */
 
 #define PW__T32L_INLINE static inline __attribute__((always_inline))

@@ -137,7 +137,7 @@ PW__T32A_INLINE void pw__t32a_run(const pw__mm_call *c, int64_t o0, int64_t o1, 
 
 /* The L1-sum GEMM loop (kernel/tile32_gemm.h) with its next-record prefetch into L2
  * and the AVX-512 loop's activation budget per pass (tile32_gemm_avx512.h). */
-#define PW__T32AG_MR PW__T32L_MR
+#define PW__T32AG_MR 4 /* rows of X per panel: 16 ymm registers */
 #define PW__T32AG_XL2 (4096u << 10)
 
 PW__T32A_INLINE void pw__t32ag_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,
