@@ -186,9 +186,9 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
      * level's i8g kernel. */
     const pw__kernel *i8mm = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "x8k8");
     const int x86 = simd != NULL && strncmp(simd->info.isa, "avx", 3) == 0;
-    const int family_first =
-        x86 || (simd != NULL && (t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM ||
-                                 (t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM_DOTPROD && i8mm == NULL)));
+    const int arm_first = t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM ||
+                          (t->arm_family_gemm == PW_TEST_ARM_FAMILY_GEMM_DOTPROD && i8mm == NULL);
+    const int family_first = x86 || (simd != NULL && arm_first);
     if (family_first) {
         const pw__kernel *gemm = pw_test_tiling_level_kernel(ctx, t->kernel_stem, "_gemm");
         CHECK(gemm != NULL && strcmp(ev.kernel, gemm->info.name) == 0 &&

@@ -183,7 +183,8 @@ Q6KXN_INLINE void q6kxn_panel(const uint8_t *rec, const pw__t32n_srec *rs, const
      * (pw__arm_chain_load): made once a record, not twice per register j */
     int32_t start[16][4 * Q6KXN_MR] __attribute__((aligned(16)));
     for (int s = 0; s < 16; ++s)
-        for (int i = 0; i < mr; ++i) vst1q_s32(start[s] + 4 * i, vdupq_n_s32(-32 * xb[i]->bsums[s]));
+        for (int i = 0; i < mr; ++i)
+            vst1q_s32(start[s] + 4 * i, vdupq_n_s32(-32 * xb[i]->bsums[s]));
     for (int j = 0; j < 4; ++j) {
         int32x4_t sl[Q6KXN_MR], sh[Q6KXN_MR];
         for (int i = 0; i < mr; ++i) sl[i] = sh[i] = vdupq_n_s32(0);

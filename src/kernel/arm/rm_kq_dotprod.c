@@ -61,18 +61,18 @@
  *   y += d * d_x * sum((t - 1) * q_x)                                 |sum| < 2^15
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q2_k_row, neoverse-v2: 22.79 cycles/iter, 0.271 cycles/weight byte,
- *     3.7 B/cycle: 37% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q2_k_row, apple-m1: 29.36 cycles/iter, 0.350 cycles/weight byte,
- *     2.9 B/cycle: 16% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q3_k_row, neoverse-v2: 31.05 cycles/iter, 0.282 cycles/weight byte,
- *     3.5 B/cycle: 35% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q3_k_row, apple-m1: 40.72 cycles/iter, 0.370 cycles/weight byte,
- *     2.7 B/cycle: 15% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q5_k_row, neoverse-v2: 27.80 cycles/iter, 0.158 cycles/weight byte,
- *     6.3 B/cycle: 63% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q5_k_row, apple-m1: 36.03 cycles/iter, 0.205 cycles/weight byte,
- *     4.9 B/cycle: 27% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q2_k_row, neoverse-v2: 18.80 cycles/iter, 0.224 cycles/weight byte,
+ *     4.5 B/cycle: 45% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q2_k_row, apple-m1: 24.04 cycles/iter, 0.286 cycles/weight byte,
+ *     3.5 B/cycle: 19% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q3_k_row, neoverse-v2: 26.86 cycles/iter, 0.244 cycles/weight byte,
+ *     4.1 B/cycle: 41% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q3_k_row, apple-m1: 35.06 cycles/iter, 0.319 cycles/weight byte,
+ *     3.1 B/cycle: 17% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5_k_row, neoverse-v2: 25.55 cycles/iter, 0.145 cycles/weight byte,
+ *     6.9 B/cycle: 69% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q5_k_row, apple-m1: 33.04 cycles/iter, 0.188 cycles/weight byte,
+ *     5.3 B/cycle: 29% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   tq1_0_row, neoverse-v2: 25.05 cycles/iter, 0.464 cycles/weight byte,
  *     2.2 B/cycle: 22% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   tq1_0_row, apple-m1: 32.05 cycles/iter, 0.594 cycles/weight byte,
@@ -85,9 +85,12 @@
 #define Q5_K_BYTES 176
 #define TQ1_0_BYTES 54
 
-/* sdot of 16 int8 codes with 16 activations, from zero. */
+/* sdot of 16 int8 codes with 16 activations, from zero (a loaded zero:
+ * pw__arm_chain_zeros). */
 PW__ALWAYS_INLINE int32x4_t dot16(int8x16_t q, const int8_t *xs) {
-    return vdotq_s32(vdupq_n_s32(0), q, vld1q_s8(xs));
+    int32x4_t z;
+    pw__arm_chain_zeros(&z, 1);
+    return vdotq_s32(z, q, vld1q_s8(xs));
 }
 
 PW__ALWAYS_INLINE int8x16_t s8(uint8x16_t v) { return vreinterpretq_s8_u8(v); }

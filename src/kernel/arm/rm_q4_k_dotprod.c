@@ -29,10 +29,10 @@
  *   activation pw__q8_256, 576 B: d at 0, bsums int16[16] at 8, qs at 64.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q4_k_row, neoverse-v2: 18.04 cycles/iter, 0.125 cycles/weight byte,
- *     8.0 B/cycle: 80% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q4_k_row, apple-m1: 22.71 cycles/iter, 0.158 cycles/weight byte,
- *     6.3 B/cycle: 35% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q4_k_row, neoverse-v2: 17.05 cycles/iter, 0.118 cycles/weight byte,
+ *     8.4 B/cycle: 84% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q4_k_row, apple-m1: 22.05 cycles/iter, 0.153 cycles/weight byte,
+ *     6.5 B/cycle: 36% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  */
 #include "kernel/arm/dotprod_util.h"
 
@@ -78,11 +78,11 @@ static float q4_k_row(const uint8_t *w, int64_t step, const uint8_t *xq, int64_t
     {                                                                                             \
         const uint8x16_t v0 = vld1q_u8(q + 32 * (c)), v1 = vld1q_u8(q + 32 * (c) + 16);           \
         const int8_t *xc = xs + 64 * (c);                                                         \
-        int32x4_t lo = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vandq_u8(v0, m4)),           \
-                                 vld1q_s8(xc));                                                   \
+        int32x4_t z[2]; /* loaded zeros (pw__arm_chain_zeros) */                                  \
+        pw__arm_chain_zeros(z, 2);                                                                \
+        int32x4_t lo = vdotq_s32(z[0], vreinterpretq_s8_u8(vandq_u8(v0, m4)), vld1q_s8(xc));      \
         lo = vdotq_s32(lo, vreinterpretq_s8_u8(vandq_u8(v1, m4)), vld1q_s8(xc + 16));             \
-        int32x4_t hi = vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(vshrq_n_u8(v0, 4)),          \
-                                 vld1q_s8(xc + 32));                                              \
+        int32x4_t hi = vdotq_s32(z[1], vreinterpretq_s8_u8(vshrq_n_u8(v0, 4)), vld1q_s8(xc + 32)); \
         hi = vdotq_s32(hi, vreinterpretq_s8_u8(vshrq_n_u8(v1, 4)), vld1q_s8(xc + 48));            \
         s0 = vmlaq_laneq_s32(s0, lo, scv, lane);                                                  \
         s1 = vmlaq_laneq_s32(s1, hi, scv, (lane) + 1);                                            \
