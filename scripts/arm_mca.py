@@ -99,9 +99,12 @@ class Loop:
     """One kernel loop to estimate."""
 
     def __init__(self, src, func, label, kernels, kind, dots, wbytes, note="", extra=0,
-                 dot=None):
+                 dot=None, level=None):
         self.src = src            # file under src/kernel/arm/
         self.func = func          # assembly function holding the loop
+        # its name in the report; level: src is another file built again at that level
+        # (q4x_i8mm.c: q4x_dotprod.c with +i8mm), whose functions keep their names
+        self.name = func + (" (%s)" % level if level else "")
         self.label = label        # short name of the loop in the report
         self.kernels = kernels    # kernel_list.h names it serves
         self.kind = kind          # "GEMV" or "GEMM"
@@ -191,6 +194,12 @@ LOOPS = [
          ["q4_1_q41x32k4_dotprod"], "GEMV", 64, 640),
     Loop("q4x_dotprod.c", "q51xn_run", "record loop, 32 rows x 1 block",
          ["q5_1_q51x32k4_dotprod"], "GEMV", 64, 768),
+    # the same records on i8mm (q4x_i8mm.c, q4x_dotprod.c built again): 32 SDOT on the
+    # low nibbles, 32 USDOT on the whole bytes
+    Loop("q4x_i8mm.c", "q4xn_run", "record loop, 32 rows x 1 block",
+         ["q4_0_q4x32k4_i8mm"], "GEMV", 64, 576, level="i8mm"),
+    Loop("q4x_i8mm.c", "q41xn_run", "record loop, 32 rows x 1 block",
+         ["q4_1_q41x32k4_i8mm"], "GEMV", 64, 640, level="i8mm"),
     Loop("q8x_dotprod.c", "q8xn_run", "record loop, 32 rows x 1 block",
          ["q8_0_q8x32k4_dotprod"], "GEMV", 64, 1088),
     # GEMM: a quarter of a record (8 rows: one q register a step and nibble / two
@@ -215,6 +224,8 @@ LOOPS = [
     # record, is outside the loop
     Loop("q4kx_dotprod.c", "q4kxn_run", "sub-block loop, 32 rows x 32 k (the scale work once a record after it not counted)",
          ["q4_k_q4kx32k4_dotprod"], "GEMV", 64, 4608 // 8),
+    Loop("q4kx_i8mm.c", "q4kxn_run", "sub-block loop, 32 rows x 32 k (the scale work once a record after it not counted)",
+         ["q4_k_q4kx32k4_i8mm"], "GEMV", 64, 4608 // 8, level="i8mm"),
     Loop("q4kx_dotprod.c", "q5kxn_run", "sub-block loop, 32 rows x 32 k (the scale work once a record after it not counted)",
          ["q5_k_q5kx32k4_dotprod"], "GEMV", 64, 5632 // 8),
     Loop("q6kx_dotprod.c", "q6kxn_run", "sub-block loop, 32 rows x 16 k (the scale work once a record after it not counted)",
@@ -329,7 +340,7 @@ def assembly(flags, src):
 LABEL = re.compile(r"^(\.L\w+|[A-Za-z_][\w.$]*):")
 BRANCH = re.compile(r"^\s*(b|b\.?(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)|cbn?z|tbn?z)\s+"
                     r".*?(\.L\w+)\s*$")
-DOT = re.compile(r"^\s*(sdot|smmla|usmopa)\b")
+DOT = re.compile(r"^\s*(sdot|usdot|smmla|usmopa)\b")
 
 
 def function_lines(lines, func):
@@ -414,7 +425,9 @@ def mca(tool, cpu, asm):
 
 def models(loop_asm):
     uses_mmla = any(re.match(r"^\s*smmla\b", l) for l in loop_asm)
-    return ["neoverse-v2", "apple-m2" if uses_mmla else "apple-m1"], ("smmla" if uses_mmla else "sdot")
+    # i8mm's USDOT (by element) runs on M2 and later, not M1
+    uses_i8mm = uses_mmla or any(re.match(r"^\s*usdot\b", l) for l in loop_asm)
+    return ["neoverse-v2", "apple-m2" if uses_i8mm else "apple-m1"], ("smmla" if uses_mmla else "sdot")
 
 
 def estimate(tool, flags):
@@ -435,7 +448,14 @@ def estimate(tool, flags):
                 die("%s on %s: %s" % (lp.func, cpu, err))
             wb = lp.wbytes * per
             macs = per * lp.dots * MACS[ins]
-            row = dict(loop=lp, cpu=cpu, insns=len(asm) - 1, ndot=ndot, ins=ins, cyc=cyc,
+            kinds = {}
+            for l in asm:
+                m = dot.match(l)
+                if m:
+                    k = l.split()[0].upper()
+                    kinds[k] = kinds.get(k, 0) + 1
+            dots = " + ".join("%d %s" % (n, k) for k, n in sorted(kinds.items(), key=lambda e: -e[1]))
+            row = dict(loop=lp, cpu=cpu, insns=len(asm) - 1, ndot=ndot, dots=dots, ins=ins, cyc=cyc,
                        bound=mca.bound, cause=mca.cause, wb=wb,
                        cpb=cyc / wb, macs=macs, mpc=macs / cyc)
             core = CORES[cpu]
@@ -483,7 +503,7 @@ def header_block(rows, src, sme_res):
         if lp.src != src:
             continue
         head = " *   %s, %s: %.2f cycles/iter, %.3f cycles/weight byte," % (
-            lp.func, r["cpu"], r["cyc"], r["cpb"])
+            lp.name, r["cpu"], r["cyc"], r["cpb"])
         if lp.kind == "GEMV":
             out.append(head)
             out.append(" *     %.1f B/cycle: %s of a core's streaming rate (%s)" % (
@@ -525,8 +545,8 @@ def report(rows, sme_res, ceilings, tool):
     for r in rows:
         lp = r["loop"]
         ks = ", ".join(lp.kernels)
-        o.append("| %s | %s (`%s`) | %s | %d | %d %s | %.2f | %.2f | %d | %.3f | %.1f | %s %s |" % (
-            ks, lp.label, lp.func, r["cpu"], r["insns"], r["ndot"], r["ins"].upper(), r["cyc"],
+        o.append("| %s | %s (`%s`) | %s | %d | %s | %.2f | %.2f | %d | %.3f | %.1f | %s %s |" % (
+            ks, lp.label, lp.name, r["cpu"], r["insns"], r["dots"], r["cyc"],
             r["bound"],
             r["wb"], r["cpb"], r["mpc"], fmt_pct(r["frac"]),
             "of stream" if lp.kind == "GEMV" else "of int8 peak"))
@@ -542,14 +562,16 @@ def report(rows, sme_res, ceilings, tool):
              "one core's loop keeps up with memory (the kernel is memory-bound on one core), "
              "below it the loop is the limit. By this estimate:")
     o.append("")
-    for cpu in ("neoverse-v2", "apple-m1"):
+    for cpu in ("neoverse-v2", "apple-m1", "apple-m2"):
         g = [r for r in rows if r["cpu"] == cpu and r["loop"].kind == "GEMV"]
-        over = [r["loop"].func for r in g if r["frac"] >= 1.0]
-        under = ["%s %s" % (r["loop"].func, fmt_pct(r["frac"])) for r in g if r["frac"] < 1.0]
+        if not g:
+            continue
+        over = [r["loop"].name for r in g if r["frac"] >= 1.0]
+        under = ["%s %s" % (r["loop"].name, fmt_pct(r["frac"])) for r in g if r["frac"] < 1.0]
         o.append("- %s (%.1f B/cycle): memory-bound: %s; loop-bound: %s." % (
             cpu, CORES[cpu]["stream"], ", ".join(over) or "none", ", ".join(under) or "none"))
     o.append("")
-    slow = ["%s on %s (%.2f vs %.2f: %s)" % (r["loop"].func, r["cpu"], r["cyc"], r["bound"],
+    slow = ["%s on %s (%.2f vs %.2f: %s)" % (r["loop"].name, r["cpu"], r["cyc"], r["bound"],
                                              r["cause"])
             for r in rows if r["cyc"] > 1.5 * r["bound"]]
     o.append("Loops whose cycles/iter exceed 1.5x their resource bound, with the larger cause in "

@@ -361,6 +361,8 @@ PW_KERNEL(q4_0_q4x32k4_gemm_avxvnni)
 #if defined(__aarch64__)
 PW_KERNEL(q4_0_q4x32k4_dotprod)
 PW_KERNEL(q4_0_q4x32k4_gemm_dotprod)
+/* the GEMV again on i8mm (USDOT on the whole bytes: tile32_neon.h) */
+PW_KERNEL(q4_0_q4x32k4_i8mm)
 #endif
 
 /* Q3_K tiled family (kernel/q3kx.h): the file's 3-bit quants, whole in a nibble for three
@@ -397,6 +399,8 @@ PW_KERNEL(q4_k_q4kx32k4_gemm_avxvnni)
 #if defined(__aarch64__)
 PW_KERNEL(q4_k_q4kx32k4_dotprod)
 PW_KERNEL(q4_k_q4kx32k4_gemm_dotprod)
+/* the GEMV again on i8mm (USDOT on the whole bytes: tile32_neon.h) */
+PW_KERNEL(q4_k_q4kx32k4_i8mm)
 #endif
 
 /* Q5_0 tiled family (kernel/q5x.h): a q4x32k4 record of the low 4 bits, then bit 4 as
@@ -454,6 +458,8 @@ PW_KERNEL(q5_1_q51x32k4_gemm_avxvnni)
 #if defined(__aarch64__)
 PW_KERNEL(q4_1_q41x32k4_dotprod)
 PW_KERNEL(q4_1_q41x32k4_gemm_dotprod)
+/* the GEMV again on i8mm (USDOT on the whole bytes: tile32_neon.h) */
+PW_KERNEL(q4_1_q41x32k4_i8mm)
 PW_KERNEL(q5_1_q51x32k4_dotprod)
 PW_KERNEL(q5_1_q51x32k4_gemm_dotprod)
 #endif

@@ -200,9 +200,11 @@ void pw_test_tiling_dispatch(pw_context *base, const pw_test_tiling *t) {
               "GEMM (n = %d) chose %s", N, ev.kernel);
     }
     if (simd && !family_first) {
+        /* the i8g kernel of the GEMV's level; an i8mm GEMV's (tile32_neon.h) is dotprod's,
+         * the i8g family having no i8mm build (its i8mm GEMM is the x8k8 family's, below) */
         const pw__kernel *i8g = pw_test_tiling_level_kernel(ctx, t->i8g_stem, "");
-        CHECK(i8g != NULL && strcmp(i8g->info.name + strlen(t->i8g_stem),
-                                    simd->info.name + strlen(t->kernel_stem)) == 0,
+        const char *level = strcmp(simd->info.isa, "i8mm") == 0 ? "dotprod" : simd->info.isa;
+        CHECK(i8g != NULL && strcmp(i8g->info.isa, level) == 0,
               "no i8g kernel %s at the level of %s", t->i8g_stem, simd->info.name);
         const pw__kernel *want = i8mm ? i8mm : i8g;
         CHECK(want != NULL && strcmp(ev.kernel, want->info.name) == 0,

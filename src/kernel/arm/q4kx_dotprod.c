@@ -38,7 +38,10 @@
  * GEMV (q4kxn_block): the record in address order, as the x86 kernels read it
  * (q4kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
  * the 64 steps, each sub-block's 8 group dots kept in L1 (1 KiB), then d, dmin and
- * the scales that weigh them. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT. The llvm-mca
+ * the scales that weigh them. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT (this file's
+ * i8mm build, q4kx_i8mm.c: 4 loads, 4 AND, 4 SDOT and 4 USDOT on the whole bytes for
+ * Q4_K, tile32_neon.h). Every sub-block's dots start from a loaded zero
+ * (pw__arm_chain_zeros): the MOVI they started from took a vector slot each. The llvm-mca
  * estimate below is of the sub-block loop only: the scale work once a record after it
  * is at most 308 more instructions (the rest of q4kxn_run) against 8 x 180 in the loop,
  * so up to 21% more cycles a record than the figure.
@@ -62,14 +65,14 @@
  * computed and not stored.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q4kxn_run, neoverse-v2: 36.52 cycles/iter, 0.063 cycles/weight byte,
- *     15.8 B/cycle: 158% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q4kxn_run, apple-m1: 46.02 cycles/iter, 0.080 cycles/weight byte,
- *     12.5 B/cycle: 69% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q5kxn_run, neoverse-v2: 79.52 cycles/iter, 0.113 cycles/weight byte,
+ *   q4kxn_run, neoverse-v2: 35.28 cycles/iter, 0.061 cycles/weight byte,
+ *     16.3 B/cycle: 163% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q4kxn_run, apple-m1: 44.36 cycles/iter, 0.077 cycles/weight byte,
+ *     13.0 B/cycle: 72% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5kxn_run, neoverse-v2: 78.69 cycles/iter, 0.112 cycles/weight byte,
  *     8.9 B/cycle: 89% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q5kxn_run, apple-m1: 85.69 cycles/iter, 0.122 cycles/weight byte,
- *     8.2 B/cycle: 45% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5kxn_run, apple-m1: 84.70 cycles/iter, 0.120 cycles/weight byte,
+ *     8.3 B/cycle: 46% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4kxn_panel_any, neoverse-v2: 22.04 cycles/iter, 0.153 cycles/weight byte,
  *     46.5 int8 MAC/cycle: 73% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4kxn_panel_any, apple-m1: 29.37 cycles/iter, 0.204 cycles/weight byte,
@@ -180,7 +183,24 @@ Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t
         const uint8_t *sb = rec + 512 * t, *pl = rec + PW__Q5KX_BITS + 128 * t;
         const int8x16_t a0 = vld1q_s8(xb->qs + 32 * t), a1 = vld1q_s8(xb->qs + 32 * t + 16);
         int32x4_t dot[8];
-        for (int q = 0; q < 8; ++q) dot[q] = vdupq_n_s32(0);
+        pw__arm_chain_zeros(dot, 8);
+#if PW__T32N_I8MM
+        /* Q4_K (tile32_neon.h): dot[4 + j] over the whole bytes is dot[j] + 16 x the high
+         * nibbles' dot */
+        if (!q5) {
+#define Q4KXN_STEP(s)                                                                          \
+    for (int j = 0; j < 4; ++j) {                                                              \
+        const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), a0, \
+                               a1, s);                                                         \
+        dot[4 + j] = PW__T32N_USDOT(dot[4 + j], v, a0, a1, s);                                 \
+    }
+            PW__T32N_STEPS(Q4KXN_STEP)
+#undef Q4KXN_STEP
+            for (int j = 0; j < 4; ++j) dot[4 + j] = vshrq_n_s32(vsubq_s32(dot[4 + j], dot[j]), 4);
+        } else
+#endif
+        {
 #define Q4KXN_STEP(s)                                                                          \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
@@ -189,8 +209,9 @@ Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t
         dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
         dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
-        PW__T32N_STEPS(Q4KXN_STEP)
+            PW__T32N_STEPS(Q4KXN_STEP)
 #undef Q4KXN_STEP
+        }
         for (int q = 0; q < 8; ++q) vst1q_s32(dots[t][q], dot[q]);
     }
     /* the scales and mins decoded where they are used, 16 rows at a time (the GEMM's
@@ -303,6 +324,14 @@ Q4KXN_INLINE void q5kxn_panel(const uint8_t *rec, const q4kxn_rec *rs, const uin
  * input-block-major Q4_K or Q5_K bytes as they are (records made one at a time from a
  * column's blocks, pw__q4kx_record_from_blocks, pw__q5kx_record_from_blocks), and the
  * three kernels of each (ranked in tile32_neon.h). */
+#if PW__T32N_I8MM
+/* The i8mm build (q4kx_i8mm.c): the Q4_K GEMV, USDOT on the whole bytes. */
+static void q4kxn_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    pw__t32n_run(c, o0, o1, i0, i1, PW__QK_K, PW__Q4KX_RECORD, sizeof(pw__q8_256), q4kxn_block);
+}
+const pw__kernel pw__k_q4_k_q4kx32k4_i8mm =
+    PW__Q4KX_KERNEL("i8mm", PW__T32N_I8MM_FEATURES, q4kxn_run, PW__PRIO_T32N_I8MM_GEMV);
+#else
 PW__T32N_KFAMILY(q4kxn, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_RECORD, pw__block_q4_K,
                  pw__q4kx_record_from_blocks, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR,
                  PW__Q4KX_KERNEL, PW__Q4KX_GEMM_KERNEL)
@@ -310,3 +339,4 @@ PW__T32N_KFAMILY(q4kxn, q4_k_q4kx32k4, q4_k, PW_FORMAT_Q4_K, PW__Q4KX_RECORD, pw
 PW__T32N_KFAMILY(q5kxn, q5_k_q5kx32k4, q5_k, PW_FORMAT_Q5_K, PW__Q5KX_RECORD, pw__block_q5_K,
                  pw__q5kx_record_from_blocks, q4kxn_rec, q4kxn_gemm_decode, Q4KXN_MR,
                  PW__Q5KX_KERNEL, PW__Q5KX_GEMM_KERNEL)
+#endif

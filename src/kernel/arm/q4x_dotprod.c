@@ -20,7 +20,8 @@
  * (AND, USHR): the AVX-512 kernel's "whole byte minus low nibble" trick needs the
  * byte (0..255) as an unsigned factor against signed activations, which is USDOT
  * (FEAT_I8MM), not this level; a signed view of the byte is not linear in the
- * high nibble. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT (GEMV); the activation
+ * high nibble. This file's i8mm build (q4x_i8mm.c, tile32_neon.h) does it for the
+ * Q4_0 and Q4_1 GEMVs. Per step: 4 loads, 4 AND, 4 USHR, 8 SDOT (GEMV); the activation
  * side is the indexed SDOT's lane (tile32_neon.h), nothing per step. Integer
  * range: |dot| <= 32 * 15 * 128 + 8 * 32 * 128, exact in int32 and f32.
  *
@@ -154,7 +155,31 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
     const int32x4_t c = vdupq_n_s32(q4xn_offset(f, xb));
     const uint8_t *pl = rec + PW__Q5X_BITS; /* Q5_0's planes (q5x.h) */
     int32x4_t dot[8];
-    for (int q = 0; q < 8; ++q) dot[q] = c;
+#if PW__T32N_I8MM
+    /* Q4_0, Q4_1 (tile32_neon.h): dot[4 + j] runs over the whole bytes from 17c, so that
+     * it ends at dot[j] + 16 (c + the high nibbles' dot), and that difference is exact */
+    if (f == PW__Q4X_Q4_0 || f == PW__Q4X_Q4_1) {
+        int32_t start[8] __attribute__((aligned(16)));
+        vst1q_s32(start, c);
+        vst1q_s32(start + 4, vmulq_n_s32(c, 17));
+        for (int j = 0; j < 4; ++j) {
+            pw__arm_chain_load(start, 1, &dot[j]);
+            pw__arm_chain_load(start + 4, 1, &dot[4 + j]);
+        }
+#define Q4XN_STEP(s)                                                                           \
+    for (int j = 0; j < 4; ++j) {                                                              \
+        const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
+        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), a0, \
+                               a1, s);                                                         \
+        dot[4 + j] = PW__T32N_USDOT(dot[4 + j], v, a0, a1, s);                                 \
+    }
+        PW__T32N_STEPS(Q4XN_STEP)
+#undef Q4XN_STEP
+        for (int j = 0; j < 4; ++j) dot[4 + j] = vshrq_n_s32(vsubq_s32(dot[4 + j], dot[j]), 4);
+    } else
+#endif
+    {
+        for (int q = 0; q < 8; ++q) dot[q] = c;
 #define Q4XN_STEP(s)                                                                           \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
@@ -163,8 +188,9 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
         dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(lo), a0, a1, s);                    \
         dot[4 + j] = PW__T32N_SDOT(dot[4 + j], vreinterpretq_s8_u8(hi), a0, a1, s);            \
     }
-    PW__T32N_STEPS(Q4XN_STEP)
+        PW__T32N_STEPS(Q4XN_STEP)
 #undef Q4XN_STEP
+    }
     const float xd = xb->d;
     const uint8_t *mins = rec + PW__Q4X_RECORD_OF(f) - 64; /* Q4_1, Q5_1 (q41x.h) */
     for (int q = 0; q < 8; ++q) {
@@ -300,6 +326,18 @@ Q4XN_INLINE void q51xn_gemm_block(const uint8_t *rec, const uint8_t *const *x,
         #id_, format_, Q8_32, "dotprod", Q4XN_FEATURES, pre_##_ibm_gemm_run,                   \
         PW__PRIO_DOTPROD + PW__PRIO_GEMM - 1, PW__T32NG_MR);
 
+#if PW__T32N_I8MM
+/* The i8mm build (q4x_i8mm.c): the Q4_0 and Q4_1 GEMVs, USDOT on the whole bytes. */
+#define Q4XN_I8MM_GEMV(pre_, sym_, record_, KERNEL_)                                           \
+    static void pre_##_run(const pw__mm_call *c, int64_t o0, int64_t o1, int64_t i0,          \
+                           int64_t i1) {                                                      \
+        pw__t32n_run(c, o0, o1, i0, i1, 32, record_, sizeof(pw__q8_32), pre_##_block);        \
+    }                                                                                         \
+    const pw__kernel pw__k_##sym_##_i8mm =                                                    \
+        KERNEL_("i8mm", PW__T32N_I8MM_FEATURES, pre_##_run, PW__PRIO_T32N_I8MM_GEMV);
+Q4XN_I8MM_GEMV(q4xn, q4_0_q4x32k4, PW__Q4X_RECORD, PW__Q4X_KERNEL)
+Q4XN_I8MM_GEMV(q41xn, q4_1_q41x32k4, PW__Q41X_RECORD, PW__Q41X_KERNEL)
+#else
 Q4XN_FAMILY(q4xn, q4_0_q4x32k4, q4_0, PW_FORMAT_Q4_0, PW__Q4X_RECORD, pw__block_q4_0,
             pw__q4x_record_from_blocks, PW__Q4X_KERNEL, PW__Q4X_GEMM_KERNEL)
 /* Q5_0's records (q5x.h) and IQ4_NL's (iq4x.h; its blocks are laid out as Q4_0's: the
@@ -313,3 +351,4 @@ Q4XN_FAMILY(q41xn, q4_1_q41x32k4, q4_1, PW_FORMAT_Q4_1, PW__Q41X_RECORD, pw__blo
             pw__q41x_record_from_blocks, PW__Q41X_KERNEL, PW__Q41X_GEMM_KERNEL)
 Q4XN_FAMILY(q51xn, q5_1_q51x32k4, q5_1, PW_FORMAT_Q5_1, PW__Q51X_RECORD, pw__block_q5_1,
             pw__q51x_record_from_blocks, PW__Q51X_KERNEL, PW__Q51X_GEMM_KERNEL)
+#endif

@@ -49,6 +49,38 @@
 
 #define PW__T32N_INLINE static inline __attribute__((always_inline))
 
+/*
+ * The i8mm build of a family's dotprod file. q4x_i8mm.c and q4kx_i8mm.c define
+ * PW_ARM_I8MM and #include q4x_dotprod.c and q4kx_dotprod.c (cmake gives *_i8mm.c
+ * +i8mm on top of the dotprod flags), as x86's *_avxvnni.c files build their AVX2
+ * sources again (x86/avx2_level.h). That build defines only the GEMVs of the 4-bit
+ * formats whose two nibbles of a byte are two rows at the same k (Q4_0, Q4_1, Q4_K):
+ * there USDOT (FEAT_I8MM: unsigned weight bytes, signed activations) takes the whole
+ * byte, as the x86 kernels do (q4x_avx512.c), and the high nibble's dot is the
+ * difference, so a 16-byte piece costs an AND, an SDOT and a USDOT where the dotprod
+ * GEMV spends an AND, a USHR and two SDOT. The GEMMs, which unpack a piece once for
+ * up to 6 rows of X, stay the dotprod file's.
+ *
+ * PW__PRIO_T32N_I8MM_GEMV ranks those GEMVs above the dotprod family GEMV
+ * (PW__PRIO_DOTPROD + 2) and below the family GEMM (PW__PRIO_DOTPROD + PW__PRIO_GEMM
+ * - 1), so that n >= 2 keeps the GEMM: a GEMV kernel serves any n (min_n = 1).
+ */
+#if defined(PW_ARM_I8MM)
+#if !defined(__ARM_FEATURE_MATMUL_INT8)
+#error "PW_ARM_I8MM builds need +i8mm (cmake gives *_i8mm.c the flag)"
+#endif
+#define PW__T32N_I8MM 1
+/* acc + the dots of w's four 4-byte groups, as unsigned bytes, with activation bytes
+ * 4s .. 4s+3 of a0 (0..15), a1 (16..31); s a literal. */
+#define PW__T32N_USDOT(acc, w, a0, a1, s)                                                      \
+    ((s) < 4 ? vusdotq_laneq_s32((acc), (w), (a0), (s) & 3)                                    \
+             : vusdotq_laneq_s32((acc), (w), (a1), (s) & 3))
+#else
+#define PW__T32N_I8MM 0
+#endif
+#define PW__PRIO_T32N_I8MM_GEMV (PW__PRIO_DOTPROD + 3)
+#define PW__T32N_I8MM_FEATURES (PW_CPU_NEON | PW_CPU_DOTPROD | PW_CPU_I8MM)
+
 /* The 8 k steps of a block, s a literal at each use (the SDOT lane is an immediate). */
 #define PW__T32N_STEPS(STEP) STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
 
