@@ -18,9 +18,16 @@
  *   D_q = -x.sum + sum_s sum_u sdot(t, a_s, lane u)     |.| <= 256 * (3 + 1) * 128 < 2^18
  *   acc_q += f32(D_q) * d_q * x.d                        per record
  *
- * GEMV (tq2xn_block): eight SDOT chains (one a group) over the whole record, 64 long:
- * per sub-block 8 loads, 48 unpacking ops, 32 SDOT (llvm-mca: 20.0 cycles a sub-block on
- * neoverse-v2 where SDOT from zero then an add per group took 24.0).
+ * GEMV (tq2xn_block): as TQ2_0 has no sub-block scales, a trit need not be shifted
+ * down to bits 0-1 before its SDOT: masked where it lies (P & 0x0C is 4t, P & 0x30 16t,
+ * each a valid signed byte) it goes to a chain of its own factor, and the chains are
+ * added once a record (an SSRA by 2 and by 4: exact, as every term of such a chain is a
+ * multiple of the factor). Sixteen chains (group j's steps 0, 1 and group 4 + j's 2, 3
+ * in place; group j's 2, 3 times 4; group 4 + j's 0, 1 times 16), per sub-block 8 loads,
+ * 32 unpacking ops (an AND or a USHR each), 32 SDOT, where the step code above took 48
+ * unpacking ops. llvm-mca, cycles a sub-block: neoverse-v2 16.02 and apple-m1 21.35
+ * (below), where one chain a group took 20.03 and 26.69 (and SDOT from zero then an add
+ * per group 24.0 on neoverse-v2).
  *
  * GEMM (tq2xn_panel, tile32_kgemm.h): per register j of the loads (8 rows), the trits
  * of every sub-block made once for the panel's mr rows of X: 2 loads, 12 unpacking
@@ -30,10 +37,10 @@
  * computed and not stored.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   tq2xn_run, neoverse-v2: 20.03 cycles/iter, 0.152 cycles/weight byte,
- *     6.6 B/cycle: 66% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   tq2xn_run, apple-m1: 26.69 cycles/iter, 0.202 cycles/weight byte,
- *     4.9 B/cycle: 27% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   tq2xn_run, neoverse-v2: 16.02 cycles/iter, 0.121 cycles/weight byte,
+ *     8.2 B/cycle: 82% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   tq2xn_run, apple-m1: 21.35 cycles/iter, 0.162 cycles/weight byte,
+ *     6.2 B/cycle: 34% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   tq2xn_panel_any, neoverse-v2: 11.03 cycles/iter, 0.334 cycles/weight byte,
  *     46.4 int8 MAC/cycle: 73% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   tq2xn_panel_any, apple-m1: 14.69 cycles/iter, 0.445 cycles/weight byte,
@@ -62,20 +69,39 @@
 /* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
 TQ2XN_INLINE void tq2xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    int32x4_t dot[8];
-    for (int q = 0; q < 8; ++q) dot[q] = vdupq_n_s32(-xb->sum);
+    const uint8x16_t m03 = vdupq_n_u8(0x03), m0c = vdupq_n_u8(0x0C), m30 = vdupq_n_u8(0x30);
+    /* chains by factor (the file's comment): one[j] and one[4 + j] the trits in place
+     * (group j's steps 0, 1; group 4 + j's steps 2, 3, P >> 6), four[j] group j's steps
+     * 2, 3 times 4, sixteen[j] group 4 + j's steps 0, 1 times 16 */
+    int32_t start[4] __attribute__((aligned(16)));
+    vst1q_s32(start, vdupq_n_s32(-xb->sum));
+    int32x4_t one[8], four[4], sixteen[4];
+    for (int q = 0; q < 8; ++q) pw__arm_chain_load(start, 1, &one[q]);
+    pw__arm_chain_zeros(four, 4);
+    pw__arm_chain_zeros(sixteen, 4);
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sb = rec + PW__TQ2X_SUB * s;
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
         for (int j = 0; j < 4; ++j) {
-            int8x16_t w[8];
-            pw__q2kxn_quants(sb, j, w);
-            dot[j] = pw__q2kxn_dot4(dot[j], w, a);
-            dot[4 + j] = pw__q2kxn_dot4(dot[4 + j], w + 4, a);
+            const uint8x16_t p0 = vld1q_u8(sb + 16 * j), p1 = vld1q_u8(sb + 64 + 16 * j);
+#define TQ2XN_DOT(acc, v, lane) (acc) = vdotq_laneq_s32((acc), vreinterpretq_s8_u8(v), a, (lane))
+            TQ2XN_DOT(one[j], vandq_u8(p0, m03), 0);
+            TQ2XN_DOT(one[j], vandq_u8(p1, m03), 1);
+            TQ2XN_DOT(four[j], vandq_u8(p0, m0c), 2);
+            TQ2XN_DOT(four[j], vandq_u8(p1, m0c), 3);
+            TQ2XN_DOT(sixteen[j], vandq_u8(p0, m30), 0);
+            TQ2XN_DOT(sixteen[j], vandq_u8(p1, m30), 1);
+            TQ2XN_DOT(one[4 + j], vshrq_n_u8(p0, 6), 2);
+            TQ2XN_DOT(one[4 + j], vshrq_n_u8(p1, 6), 3);
+#undef TQ2XN_DOT
         }
     }
+    for (int j = 0; j < 4; ++j) { /* exact: four[j], sixteen[j] are multiples of 4, 16 */
+        one[j] = vsraq_n_s32(one[j], four[j], 2);
+        one[4 + j] = vsraq_n_s32(one[4 + j], sixteen[j], 4);
+    }
     for (int q = 0; q < 8; ++q)
-        acc[q] = pw__t32n_scale_add(acc[q], dot[q], pw__t32n_f16x4(rec + PW__TQ2X_D + 8 * q), xb->d);
+        acc[q] = pw__t32n_scale_add(acc[q], one[q], pw__t32n_f16x4(rec + PW__TQ2X_D + 8 * q), xb->d);
 }
 
 /* ---- GEMM ---- */
