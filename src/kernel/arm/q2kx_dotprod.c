@@ -30,7 +30,11 @@
  *
  * GEMV (q2kxn_block): the record in address order, as the x86 kernels read it: the
  * 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales, d and
- * dmin. Per sub-block: 8 loads, 48 unpacking ops, 32 SDOT.
+ * dmin. Per sub-block: 8 loads, 32 unpacking ops, 32 SDOT into four chains per register
+ * (each quant masked where it lies: pw__q2kxn_dots_masked, arm/q2kx_neon.h), 8 SSRA
+ * that add them; with the quants shifted down first (pw__q2kxn_quants, as the GEMM
+ * makes them) it took 48 unpacking ops and llvm-mca 22.03 / 26.70 cycles a sub-block
+ * (neoverse-v2 / apple-m1).
  *
  * GEMM (q2kxn_panel, tile32_kgemm.h): the record's scales and mins widened once for
  * every panel (an L1 scratch, q2kxn_decode); per register j of the loads (8 rows) and
@@ -42,10 +46,10 @@
  * computed and not stored.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q2kxn_run, neoverse-v2: 22.03 cycles/iter, 0.131 cycles/weight byte,
- *     7.6 B/cycle: 76% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q2kxn_run, apple-m1: 26.70 cycles/iter, 0.159 cycles/weight byte,
- *     6.3 B/cycle: 35% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q2kxn_run, neoverse-v2: 20.54 cycles/iter, 0.122 cycles/weight byte,
+ *     8.2 B/cycle: 82% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q2kxn_run, apple-m1: 24.70 cycles/iter, 0.147 cycles/weight byte,
+ *     6.8 B/cycle: 38% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q2kxn_panel_any, neoverse-v2: 13.03 cycles/iter, 0.310 cycles/weight byte,
  *     39.3 int8 MAC/cycle: 61% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q2kxn_panel_any, apple-m1: 17.37 cycles/iter, 0.414 cycles/weight byte,
@@ -108,13 +112,12 @@ Q2KXN_INLINE void q2kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
         const uint8_t *sb = rec + PW__Q2KX_SUB * s;
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
         for (int j = 0; j < 4; ++j) {
-            int8x16_t w[8];
-            pw__q2kxn_quants(sb, j, w);
-            int32x4_t c[2]; /* low and high group: started by loads */
-            pw__arm_chain_zeros(c, 2);
-            pw__t32n_dot8(&c[0], &c[1], w, a);
-            vst1q_s32(dots[s][j], c[0]);
-            vst1q_s32(dots[s][4 + j], c[1]);
+            /* group j's t and 4t, group 4 + j's 16t and t, started by loads */
+            int32x4_t c[4];
+            pw__arm_chain_zeros(c, 4);
+            pw__q2kxn_dots_masked(sb, j, a, &c[0], &c[1], &c[2], &c[3]);
+            vst1q_s32(dots[s][j], vsraq_n_s32(c[0], c[1], 2));
+            vst1q_s32(dots[s][4 + j], vsraq_n_s32(c[3], c[2], 4));
         }
     }
     for (int h = 0; h < 2; ++h) { /* groups 4h .. 4h+3: rows 16h .. 16h+15 */

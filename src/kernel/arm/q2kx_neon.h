@@ -30,6 +30,30 @@ static inline __attribute__((always_inline)) void pw__q2kxn_quants(const uint8_t
     w[7] = vreinterpretq_s8_u8(vshrq_n_u8(p1, 6));
 }
 
+/* The eight SDOT of register j of the sub-block at sb against its 16 activation bytes
+ * a, each quant masked where it lies rather than shifted down (P & 0x0C is 4t, P & 0x30
+ * 16t: valid signed bytes): *lo += group j's steps 0, 1, *lo4 += its steps 2, 3 times 4,
+ * *hi16 += group 4 + j's steps 0, 1 times 16, *hi += its steps 2, 3 (P >> 6). Group j's
+ * dot is then lo + lo4 / 4, group 4 + j's hi + hi16 / 16, both exact (vsraq_n_s32 by 2
+ * and 4: every term of lo4 and hi16 is a multiple of the factor): eight unpacking
+ * operations where pw__q2kxn_quants takes twelve, for two more chains. */
+static inline __attribute__((always_inline)) void
+pw__q2kxn_dots_masked(const uint8_t *sb, int j, int8x16_t a, int32x4_t *lo, int32x4_t *lo4,
+                      int32x4_t *hi16, int32x4_t *hi) {
+    const uint8x16_t m03 = vdupq_n_u8(0x03), m0c = vdupq_n_u8(0x0C), m30 = vdupq_n_u8(0x30);
+    const uint8x16_t p0 = vld1q_u8(sb + 16 * j), p1 = vld1q_u8(sb + 64 + 16 * j);
+#define PW__Q2KXN_DOT(acc, v, lane) *(acc) = vdotq_laneq_s32(*(acc), vreinterpretq_s8_u8(v), a, (lane))
+    PW__Q2KXN_DOT(lo, vandq_u8(p0, m03), 0);
+    PW__Q2KXN_DOT(lo, vandq_u8(p1, m03), 1);
+    PW__Q2KXN_DOT(lo4, vandq_u8(p0, m0c), 2);
+    PW__Q2KXN_DOT(lo4, vandq_u8(p1, m0c), 3);
+    PW__Q2KXN_DOT(hi16, vandq_u8(p0, m30), 0);
+    PW__Q2KXN_DOT(hi16, vandq_u8(p1, m30), 1);
+    PW__Q2KXN_DOT(hi, vshrq_n_u8(p0, 6), 2);
+    PW__Q2KXN_DOT(hi, vshrq_n_u8(p1, 6), 3);
+#undef PW__Q2KXN_DOT
+}
+
 /* The four steps of one group's quants w[0..3] against the 16 activation bytes a of
  * the sub-block (step u takes lane u: indexed SDOT) added to acc. */
 static inline __attribute__((always_inline)) int32x4_t pw__q2kxn_dot4(int32x4_t acc,

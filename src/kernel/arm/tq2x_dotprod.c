@@ -18,14 +18,12 @@
  *   D_q = -x.sum + sum_s sum_u sdot(t, a_s, lane u)     |.| <= 256 * (3 + 1) * 128 < 2^18
  *   acc_q += f32(D_q) * d_q * x.d                        per record
  *
- * GEMV (tq2xn_block): as TQ2_0 has no sub-block scales, a trit need not be shifted
- * down to bits 0-1 before its SDOT: masked where it lies (P & 0x0C is 4t, P & 0x30 16t,
- * each a valid signed byte) it goes to a chain of its own factor, and the chains are
- * added once a record (an SSRA by 2 and by 4: exact, as every term of such a chain is a
- * multiple of the factor). Sixteen chains (group j's steps 0, 1 and group 4 + j's 2, 3
- * in place; group j's 2, 3 times 4; group 4 + j's 0, 1 times 16), per sub-block 8 loads,
- * 32 unpacking ops (an AND or a USHR each), 32 SDOT, where the step code above took 48
- * unpacking ops. llvm-mca, cycles a sub-block: neoverse-v2 16.02 and apple-m1 21.35
+ * GEMV (tq2xn_block): a trit need not be shifted down to bits 0-1 before its SDOT:
+ * masked where it lies it goes to a chain of its own factor (pw__q2kxn_dots_masked,
+ * arm/q2kx_neon.h), and as TQ2_0 has no sub-block scales the chains run over the whole
+ * record and are added once (an SSRA by 2 and by 4). Sixteen chains, per sub-block 8
+ * loads, 32 unpacking ops (an AND or a USHR each), 32 SDOT, where the step code above
+ * took 48 unpacking ops. llvm-mca, cycles a sub-block: neoverse-v2 16.02 and apple-m1 21.35
  * (below), where one chain a group took 20.03 and 26.69 (and SDOT from zero then an add
  * per group 24.0 on neoverse-v2).
  *
@@ -69,10 +67,8 @@
 /* GEMV record function (tile32_neon.h): acc[q] += group q's dots with block xbp. */
 TQ2XN_INLINE void tq2xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
-    const uint8x16_t m03 = vdupq_n_u8(0x03), m0c = vdupq_n_u8(0x0C), m30 = vdupq_n_u8(0x30);
-    /* chains by factor (the file's comment): one[j] and one[4 + j] the trits in place
-     * (group j's steps 0, 1; group 4 + j's steps 2, 3, P >> 6), four[j] group j's steps
-     * 2, 3 times 4, sixteen[j] group 4 + j's steps 0, 1 times 16 */
+    /* chains by factor over the whole record (pw__q2kxn_dots_masked): one[j] group j's
+     * trits in place, four[j] its 4t, sixteen[j] group 4 + j's 16t, one[4 + j] its t */
     int32_t start[4] __attribute__((aligned(16)));
     vst1q_s32(start, vdupq_n_s32(-xb->sum));
     int32x4_t one[8], four[4], sixteen[4];
@@ -82,21 +78,10 @@ TQ2XN_INLINE void tq2xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sb = rec + PW__TQ2X_SUB * s;
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
-        for (int j = 0; j < 4; ++j) {
-            const uint8x16_t p0 = vld1q_u8(sb + 16 * j), p1 = vld1q_u8(sb + 64 + 16 * j);
-#define TQ2XN_DOT(acc, v, lane) (acc) = vdotq_laneq_s32((acc), vreinterpretq_s8_u8(v), a, (lane))
-            TQ2XN_DOT(one[j], vandq_u8(p0, m03), 0);
-            TQ2XN_DOT(one[j], vandq_u8(p1, m03), 1);
-            TQ2XN_DOT(four[j], vandq_u8(p0, m0c), 2);
-            TQ2XN_DOT(four[j], vandq_u8(p1, m0c), 3);
-            TQ2XN_DOT(sixteen[j], vandq_u8(p0, m30), 0);
-            TQ2XN_DOT(sixteen[j], vandq_u8(p1, m30), 1);
-            TQ2XN_DOT(one[4 + j], vshrq_n_u8(p0, 6), 2);
-            TQ2XN_DOT(one[4 + j], vshrq_n_u8(p1, 6), 3);
-#undef TQ2XN_DOT
-        }
+        for (int j = 0; j < 4; ++j)
+            pw__q2kxn_dots_masked(sb, j, a, &one[j], &four[j], &sixteen[j], &one[4 + j]);
     }
-    for (int j = 0; j < 4; ++j) { /* exact: four[j], sixteen[j] are multiples of 4, 16 */
+    for (int j = 0; j < 4; ++j) {
         one[j] = vsraq_n_s32(one[j], four[j], 2);
         one[4 + j] = vsraq_n_s32(one[4 + j], sixteen[j], 4);
     }
