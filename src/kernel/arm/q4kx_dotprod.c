@@ -188,15 +188,7 @@ Q4KXN_INLINE void k4xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t
         /* Q4_K (tile32_neon.h): dot[4 + j] over the whole bytes is dot[j] + 16 x the high
          * nibbles' dot */
         if (!q5) {
-#define Q4KXN_STEP(s)                                                                          \
-    for (int j = 0; j < 4; ++j) {                                                              \
-        const uint8x16_t v = vld1q_u8(sb + 64 * (s) + 16 * j);                                 \
-        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), a0, \
-                               a1, s);                                                         \
-        dot[4 + j] = PW__T32N_USDOT(dot[4 + j], v, a0, a1, s);                                 \
-    }
-            PW__T32N_STEPS(Q4KXN_STEP)
-#undef Q4KXN_STEP
+            pw__t32n_usdot_steps(sb, a0, a1, dot, dot + 4);
             for (int j = 0; j < 4; ++j) dot[4 + j] = vshrq_n_s32(vsubq_s32(dot[4 + j], dot[j]), 4);
         } else
 #endif

@@ -166,15 +166,7 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
             pw__arm_chain_load(start, 1, &dot[j]);
             pw__arm_chain_load(start + 4, 1, &dot[4 + j]);
         }
-#define Q4XN_STEP(s)                                                                           \
-    for (int j = 0; j < 4; ++j) {                                                              \
-        const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
-        dot[j] = PW__T32N_SDOT(dot[j], vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), a0, \
-                               a1, s);                                                         \
-        dot[4 + j] = PW__T32N_USDOT(dot[4 + j], v, a0, a1, s);                                 \
-    }
-        PW__T32N_STEPS(Q4XN_STEP)
-#undef Q4XN_STEP
+        pw__t32n_usdot_steps(rec, a0, a1, dot, dot + 4);
         for (int j = 0; j < 4; ++j) dot[4 + j] = vshrq_n_s32(vsubq_s32(dot[4 + j], dot[j]), 4);
     } else
 #endif

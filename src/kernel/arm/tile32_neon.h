@@ -110,6 +110,25 @@
         }                                                                                      \
     } while (0)
 
+#if PW__T32N_I8MM
+/* The 8 k steps of 512 bytes at p, four q registers a step (register j: rows 4j .. 4j+3
+ * of the tile in the low nibbles, 16 + 4j .. in the high ones), against the block's
+ * activations a0 (0..15), a1 (16..31): lo[j] + the low nibbles' dots (SDOT), all[j] + the
+ * whole bytes' (USDOT), that is lo's + 16 x the high nibbles'. */
+PW__T32N_INLINE void pw__t32n_usdot_steps(const uint8_t *p, int8x16_t a0, int8x16_t a1,
+                                          int32x4_t lo[4], int32x4_t all[4]) {
+    const uint8x16_t m0f = vdupq_n_u8(0x0F);
+#define PW__T32N_USDOT_STEP(s)                                                                 \
+    for (int j = 0; j < 4; ++j) {                                                              \
+        const uint8x16_t v = vld1q_u8(p + 64 * (s) + 16 * j);                                  \
+        lo[j] = PW__T32N_SDOT(lo[j], vreinterpretq_s8_u8(vandq_u8(v, m0f)), a0, a1, s);         \
+        all[j] = PW__T32N_USDOT(all[j], v, a0, a1, s);                                         \
+    }
+    PW__T32N_STEPS(PW__T32N_USDOT_STEP)
+#undef PW__T32N_USDOT_STEP
+}
+#endif
+
 /* Four fp16 scales at p (any 2-byte alignment) as f32: FCVTL, exact. */
 PW__T32N_INLINE float32x4_t pw__t32n_f16x4(const uint8_t *p) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p)));
