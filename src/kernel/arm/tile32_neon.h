@@ -63,7 +63,9 @@
  *
  * PW__PRIO_T32N_I8MM_GEMV ranks those GEMVs above the dotprod family GEMV
  * (PW__PRIO_DOTPROD + 2) and below the family GEMM (PW__PRIO_DOTPROD + PW__PRIO_GEMM
- * - 1), so that n >= 2 keeps the GEMM: a GEMV kernel serves any n (min_n = 1).
+ * - 1), so that n >= 2 keeps the GEMM: a GEMV kernel serves any n (min_n = 1). It
+ * shares its number with kernel.h's PW__PRIO_I8G_ARM_BELOW, whose kernels serve only
+ * n >= 2, where the family GEMM outranks both.
  */
 #if defined(PW_ARM_I8MM)
 #if !defined(__ARM_FEATURE_MATMUL_INT8)
