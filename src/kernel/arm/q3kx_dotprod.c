@@ -28,7 +28,11 @@
  *
  * GEMV (q3kxn_block): the record in address order, as the x86 kernels read it: the
  * 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales
- * (decoded 16 rows of one sub-block at a time: q3kxn_scales) and d.
+ * (decoded 16 rows of one sub-block at a time: q3kxn_scales) and d. A sub-block's
+ * chains start by loads from a table of the 16 sub-blocks' c and 16c made once a
+ * record, where each was a register copy (llvm-mca, cycles a sub-block: neoverse-v2
+ * 24.53 -> 23.03, apple-m1 30.70 -> 28.03; the table is outside the loop the estimate
+ * below is of).
  *
  * GEMM (q3kxn_panel, tile32_kgemm.h): the record's scales decoded and widened once for
  * every panel (an L1 scratch, q3kxn_gemm_decode); per register j of the loads (8 rows) and
@@ -40,10 +44,10 @@
  * computed and not stored.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q3kxn_run, neoverse-v2: 24.53 cycles/iter, 0.112 cycles/weight byte,
- *     9.0 B/cycle: 90% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q3kxn_run, apple-m1: 30.70 cycles/iter, 0.140 cycles/weight byte,
- *     7.2 B/cycle: 40% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q3kxn_run, neoverse-v2: 23.03 cycles/iter, 0.105 cycles/weight byte,
+ *     9.6 B/cycle: 96% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q3kxn_run, apple-m1: 28.03 cycles/iter, 0.127 cycles/weight byte,
+ *     7.8 B/cycle: 43% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q3kxn_panel_any, neoverse-v2: 13.28 cycles/iter, 0.241 cycles/weight byte,
  *     38.5 int8 MAC/cycle: 60% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q3kxn_panel_any, apple-m1: 17.70 cycles/iter, 0.322 cycles/weight byte,
@@ -107,14 +111,22 @@ Q3KXN_INLINE void q3kxn_quants(const uint8_t *sb, int j, int8x16_t w[8]) {
 Q3KXN_INLINE void q3kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_t acc[8]) {
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     int32_t dots[16][8][4] __attribute__((aligned(16))); /* [s][q]: 2 KiB, L1 */
+    /* each sub-block's chains start from c and 16c by loads, not register copies */
+    int32_t start[16][2][4] __attribute__((aligned(16)));
+    for (int s = 0; s < 16; ++s) {
+        const int32x4_t c = vdupq_n_s32(-4 * xb->bsums[s]);
+        vst1q_s32(start[s][0], c);
+        vst1q_s32(start[s][1], vshlq_n_s32(c, 4));
+    }
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sb = rec + PW__Q3KX_SUB * s;
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
-        const int32x4_t c = vdupq_n_s32(-4 * xb->bsums[s]), c16 = vshlq_n_s32(c, 4);
         for (int j = 0; j < 4; ++j) {
             int8x16_t w[8];
             q3kxn_quants(sb, j, w);
-            int32x4_t lo = c, hi = c16;
+            int32x4_t lo, hi;
+            pw__arm_chain_load(start[s][0], 1, &lo);
+            pw__arm_chain_load(start[s][1], 1, &hi);
             pw__t32n_dot8(&lo, &hi, w, a);
             vst1q_s32(dots[s][j], lo);
             vst1q_s32(dots[s][4 + j], hi);

@@ -34,10 +34,13 @@
  * GEMV (q6kxn_block): the record in address order, as the x86 kernels read it
  * (q6kx_avx512.c has the Zen 4 measurement behind it; on Arm it is unmeasured):
  * the 16 sub-blocks, each one's 8 group dots kept in L1 (2 KiB), then the scales
- * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT. The llvm-mca estimate
- * below is of the sub-block loop only: the scale work once a record after it is at
- * most 220 more instructions (the rest of q6kxn_run) against 16 x 161 in the loop, so
- * up to 9% more cycles a record than the figure.
+ * and d. Per sub-block: 24 loads, 72 unpacking ops, 32 SDOT; its chains start by loads
+ * from a table of the 16 sub-blocks' offsets made once a record (a register copy of the
+ * offset a chain before: 32.03 -> 30.03 cycles a sub-block on neoverse-v2, 40.37 ->
+ * 37.37 on apple-m1). The llvm-mca estimate below is of the sub-block loop only: that
+ * table and the scale work once a record are about 250 more instructions (the rest of
+ * q6kxn_run) against 16 x 166 in the loop, so up to 10% more cycles a record than the
+ * figure.
  *
  * GEMM (q6kxn_panel, tile32_kgemm.h): the record's scales widened once for every
  * panel (an L1 scratch, q6kxn_gemm_decode; the GEMV widens them where it uses them); per
@@ -49,10 +52,10 @@
  * computed and not stored.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q6kxn_run, neoverse-v2: 32.03 cycles/iter, 0.076 cycles/weight byte,
- *     13.1 B/cycle: 131% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q6kxn_run, apple-m1: 40.37 cycles/iter, 0.096 cycles/weight byte,
- *     10.4 B/cycle: 57% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q6kxn_run, neoverse-v2: 30.03 cycles/iter, 0.072 cycles/weight byte,
+ *     14.0 B/cycle: 140% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q6kxn_run, apple-m1: 37.37 cycles/iter, 0.089 cycles/weight byte,
+ *     11.2 B/cycle: 62% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q6kxn_panel_any, neoverse-v2: 15.04 cycles/iter, 0.143 cycles/weight byte,
  *     34.0 int8 MAC/cycle: 53% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q6kxn_panel_any, apple-m1: 20.53 cycles/iter, 0.196 cycles/weight byte,
@@ -130,12 +133,16 @@ Q6KXN_INLINE void q6kxn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     const q6kxn_masks k = q6kxn_masks_make();
     int32_t dots[16][8][4] __attribute__((aligned(16))); /* [s][q]: 2 KiB, L1 */
+    /* each sub-block's chains start from -32 x its bsum by a load, not a register copy */
+    int32_t start[16][4] __attribute__((aligned(16)));
+    for (int s = 0; s < 16; ++s) vst1q_s32(start[s], vdupq_n_s32(-32 * xb->bsums[s]));
     for (int s = 0; s < 16; ++s) {
         const uint8_t *sb = rec + PW__Q6KX_SUB * s;
         const int8x16_t a = vld1q_s8(xb->qs + 16 * s);
-        const int32x4_t c = vdupq_n_s32(-32 * xb->bsums[s]);
         for (int j = 0; j < 4; ++j) {
-            int32x4_t lo = c, hi = c;
+            int32x4_t lo, hi;
+            pw__arm_chain_load(start[s], 1, &lo);
+            pw__arm_chain_load(start[s], 1, &hi);
             int8x16_t w[4];
             q6kxn_quants(sb, j, 0, k, w);
             q6kxn_dot4(&lo, &hi, w, a, 0);
