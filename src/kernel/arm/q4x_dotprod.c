@@ -70,26 +70,26 @@
  * acc += f32(m) * x.dsum per 4 rows (FMLA by a scalar), m the rows' fp16 minima.
  *
  * llvm-mca estimate (llvm 19, scripts/arm_mca.py; docs/arm_mca.md has the sources):
- *   q4xn_run, neoverse-v2: 46.29 cycles/iter, 0.080 cycles/weight byte,
- *     12.4 B/cycle: 124% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q4xn_run, apple-m1: 56.71 cycles/iter, 0.098 cycles/weight byte,
- *     10.2 B/cycle: 56% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q5xn_run, neoverse-v2: 85.03 cycles/iter, 0.121 cycles/weight byte,
- *     8.3 B/cycle: 83% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q5xn_run, apple-m1: 97.37 cycles/iter, 0.138 cycles/weight byte,
- *     7.2 B/cycle: 40% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   iq4xn_run, neoverse-v2: 62.79 cycles/iter, 0.109 cycles/weight byte,
- *     9.2 B/cycle: 92% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   iq4xn_run, apple-m1: 78.36 cycles/iter, 0.136 cycles/weight byte,
- *     7.4 B/cycle: 41% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q41xn_run, neoverse-v2: 52.55 cycles/iter, 0.082 cycles/weight byte,
- *     12.2 B/cycle: 122% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q41xn_run, apple-m1: 62.03 cycles/iter, 0.097 cycles/weight byte,
- *     10.3 B/cycle: 57% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q51xn_run, neoverse-v2: 88.03 cycles/iter, 0.115 cycles/weight byte,
- *     8.7 B/cycle: 87% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q51xn_run, apple-m1: 102.03 cycles/iter, 0.133 cycles/weight byte,
- *     7.5 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q4xn_run, neoverse-v2: 44.55 cycles/iter, 0.077 cycles/weight byte,
+ *     12.9 B/cycle: 129% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q4xn_run, apple-m1: 54.04 cycles/iter, 0.094 cycles/weight byte,
+ *     10.7 B/cycle: 59% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q5xn_run, neoverse-v2: 82.03 cycles/iter, 0.117 cycles/weight byte,
+ *     8.6 B/cycle: 86% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q5xn_run, apple-m1: 94.04 cycles/iter, 0.134 cycles/weight byte,
+ *     7.5 B/cycle: 41% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   iq4xn_run, neoverse-v2: 61.05 cycles/iter, 0.106 cycles/weight byte,
+ *     9.4 B/cycle: 94% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   iq4xn_run, apple-m1: 75.70 cycles/iter, 0.131 cycles/weight byte,
+ *     7.6 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q41xn_run, neoverse-v2: 50.80 cycles/iter, 0.079 cycles/weight byte,
+ *     12.6 B/cycle: 126% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q41xn_run, apple-m1: 59.37 cycles/iter, 0.093 cycles/weight byte,
+ *     10.8 B/cycle: 60% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
+ *   q51xn_run, neoverse-v2: 85.04 cycles/iter, 0.111 cycles/weight byte,
+ *     9.0 B/cycle: 90% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q51xn_run, apple-m1: 99.70 cycles/iter, 0.130 cycles/weight byte,
+ *     7.7 B/cycle: 43% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4xn_gemm_run, neoverse-v2: 44.03 cycles/iter, 0.306 cycles/weight byte,
  *     34.9 int8 MAC/cycle: 55% of the core's int8 peak (SDOT: 64 MAC/cycle)
  *   q4xn_gemm_run, apple-m1: 50.04 cycles/iter, 0.348 cycles/weight byte,
@@ -171,7 +171,9 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
     } else
 #endif
     {
-        for (int q = 0; q < 8; ++q) dot[q] = c;
+        int32_t start[4] __attribute__((aligned(16))); /* c: the chains start by loads */
+        vst1q_s32(start, c);
+        for (int q = 0; q < 8; ++q) pw__arm_chain_load(start, 1, &dot[q]);
 #define Q4XN_STEP(s)                                                                           \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \
