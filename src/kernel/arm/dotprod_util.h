@@ -21,7 +21,6 @@
 
 #define PW__ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* fp16 bits -> f32 with the FCVT every Armv8 core has (exact, as pw__f16_to_f32). */
 /* v[i] (i < n) = start[4 i .. 4 i + 3] by loads, to start int32 dot chains: MOVI or a
  * register copy takes a slot of the vector pipes the dot instructions fill, a load a
  * load pipe (Neoverse V2: four V pipes, three loads a cycle). The pointer passes
@@ -38,6 +37,15 @@ PW__ALWAYS_INLINE void pw__arm_chain_zeros(int32x4_t *v, int n) {
     pw__arm_chain_load(zero, n, v);
 }
 
+/* v[0 .. n) = c, each by a load from one copy stored on the stack (the chains of a
+ * record or sub-block that start from the same offset). */
+PW__ALWAYS_INLINE void pw__arm_chain_splat(int32x4_t c, int n, int32x4_t *v) {
+    int32_t start[4] __attribute__((aligned(16)));
+    vst1q_s32(start, c);
+    for (int i = 0; i < n; ++i) pw__arm_chain_load(start, 1, &v[i]);
+}
+
+/* fp16 bits -> f32 with the FCVT every Armv8 core has (exact, as pw__f16_to_f32). */
 PW__ALWAYS_INLINE float pw__arm_f16(uint16_t h) {
     return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
 }

@@ -74,21 +74,21 @@
  *     12.9 B/cycle: 129% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q4xn_run, apple-m1: 54.04 cycles/iter, 0.094 cycles/weight byte,
  *     10.7 B/cycle: 59% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q5xn_run, neoverse-v2: 82.03 cycles/iter, 0.117 cycles/weight byte,
+ *   q5xn_run, neoverse-v2: 82.04 cycles/iter, 0.117 cycles/weight byte,
  *     8.6 B/cycle: 86% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q5xn_run, apple-m1: 94.04 cycles/iter, 0.134 cycles/weight byte,
  *     7.5 B/cycle: 41% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   iq4xn_run, neoverse-v2: 61.05 cycles/iter, 0.106 cycles/weight byte,
  *     9.4 B/cycle: 94% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   iq4xn_run, apple-m1: 75.70 cycles/iter, 0.131 cycles/weight byte,
+ *   iq4xn_run, apple-m1: 75.71 cycles/iter, 0.131 cycles/weight byte,
  *     7.6 B/cycle: 42% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q41xn_run, neoverse-v2: 50.80 cycles/iter, 0.079 cycles/weight byte,
+ *   q41xn_run, neoverse-v2: 50.81 cycles/iter, 0.079 cycles/weight byte,
  *     12.6 B/cycle: 126% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q41xn_run, apple-m1: 59.37 cycles/iter, 0.093 cycles/weight byte,
  *     10.8 B/cycle: 60% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
- *   q51xn_run, neoverse-v2: 85.04 cycles/iter, 0.111 cycles/weight byte,
- *     9.0 B/cycle: 90% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q51xn_run, apple-m1: 99.70 cycles/iter, 0.130 cycles/weight byte,
+ *   q51xn_run, neoverse-v2: 86.04 cycles/iter, 0.112 cycles/weight byte,
+ *     8.9 B/cycle: 89% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q51xn_run, apple-m1: 99.37 cycles/iter, 0.129 cycles/weight byte,
  *     7.7 B/cycle: 43% of a core's streaming rate (18.1 B/cycle, 58 GB/s at 3.2 GHz)
  *   q4xn_gemm_run, neoverse-v2: 44.03 cycles/iter, 0.306 cycles/weight byte,
  *     34.9 int8 MAC/cycle: 55% of the core's int8 peak (SDOT: 64 MAC/cycle)
@@ -159,21 +159,14 @@ Q4XN_INLINE void q4xn_block_any(const uint8_t *rec, const uint8_t *xbp, float32x
     /* Q4_0, Q4_1 (tile32_neon.h): dot[4 + j] runs over the whole bytes from 17c, so that
      * it ends at dot[j] + 16 (c + the high nibbles' dot), and that difference is exact */
     if (f == PW__Q4X_Q4_0 || f == PW__Q4X_Q4_1) {
-        int32_t start[8] __attribute__((aligned(16)));
-        vst1q_s32(start, c);
-        vst1q_s32(start + 4, vmulq_n_s32(c, 17));
-        for (int j = 0; j < 4; ++j) {
-            pw__arm_chain_load(start, 1, &dot[j]);
-            pw__arm_chain_load(start + 4, 1, &dot[4 + j]);
-        }
+        pw__arm_chain_splat(c, 4, dot);
+        pw__arm_chain_splat(vmulq_n_s32(c, 17), 4, dot + 4);
         pw__t32n_usdot_steps(rec, a0, a1, dot, dot + 4);
         for (int j = 0; j < 4; ++j) dot[4 + j] = vshrq_n_s32(vsubq_s32(dot[4 + j], dot[j]), 4);
     } else
 #endif
     {
-        int32_t start[4] __attribute__((aligned(16))); /* c: the chains start by loads */
-        vst1q_s32(start, c);
-        for (int q = 0; q < 8; ++q) pw__arm_chain_load(start, 1, &dot[q]);
+        pw__arm_chain_splat(c, 8, dot);
 #define Q4XN_STEP(s)                                                                           \
     for (int j = 0; j < 4; ++j) {                                                              \
         const uint8x16_t v = vld1q_u8(rec + 64 * (s) + 16 * j);                                \

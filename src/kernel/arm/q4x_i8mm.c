@@ -10,9 +10,9 @@
  *     14.8 B/cycle: 148% of a core's streaming rate (10.0 B/cycle, assumed, no source)
  *   q4xn_run (i8mm), apple-m2: 46.71 cycles/iter, 0.081 cycles/weight byte,
  *     12.3 B/cycle: 68% of a core's streaming rate (18.1 B/cycle, M1's, assumed)
- *   q41xn_run (i8mm), neoverse-v2: 45.30 cycles/iter, 0.071 cycles/weight byte,
- *     14.1 B/cycle: 141% of a core's streaming rate (10.0 B/cycle, assumed, no source)
- *   q41xn_run (i8mm), apple-m2: 51.70 cycles/iter, 0.081 cycles/weight byte,
+ *   q41xn_run (i8mm), neoverse-v2: 45.06 cycles/iter, 0.070 cycles/weight byte,
+ *     14.2 B/cycle: 142% of a core's streaming rate (10.0 B/cycle, assumed, no source)
+ *   q41xn_run (i8mm), apple-m2: 51.71 cycles/iter, 0.081 cycles/weight byte,
  *     12.4 B/cycle: 68% of a core's streaming rate (18.1 B/cycle, M1's, assumed)
  */
 #define PW_ARM_I8MM 1

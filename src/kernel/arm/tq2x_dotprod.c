@@ -69,10 +69,8 @@ TQ2XN_INLINE void tq2xn_block(const uint8_t *rec, const uint8_t *xbp, float32x4_
     const pw__q8_256 *xb = (const pw__q8_256 *)xbp;
     /* chains by factor over the whole record (pw__q2kxn_dots_masked): one[j] group j's
      * trits in place, four[j] its 4t, sixteen[j] group 4 + j's 16t, one[4 + j] its t */
-    int32_t start[4] __attribute__((aligned(16)));
-    vst1q_s32(start, vdupq_n_s32(-xb->sum));
     int32x4_t one[8], four[4], sixteen[4];
-    for (int q = 0; q < 8; ++q) pw__arm_chain_load(start, 1, &one[q]);
+    pw__arm_chain_splat(vdupq_n_s32(-xb->sum), 8, one);
     pw__arm_chain_zeros(four, 4);
     pw__arm_chain_zeros(sixteen, 4);
     for (int s = 0; s < 16; ++s) {
